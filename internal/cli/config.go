@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/kubediff/kubediff/pkg/config"
+)
+
+// envPrefix is the prefix of environment variables: KUBEDIFF_OUTPUT,
+// KUBEDIFF_LOG_LEVEL, KUBEDIFF_DIFF_IGNOREPATHS.
+const envPrefix = "KUBEDIFF"
+
+// flagKeys maps flag names to the config keys they override.
+var flagKeys = map[string]string{
+	"kubeconfig":        "kubeconfig",
+	"context":           "context",
+	"namespace":         "namespaces",
+	"resources":         "resources",
+	"exclude-resources": "excludeResources",
+	"output":            "output",
+	"color":             "color",
+	"ignore-path":       "diff.ignorePaths",
+	"log-level":         "log.level",
+	"log-format":        "log.format",
+	"queue-size":        "queueSize",
+}
+
+func addGlobalFlags(root *cobra.Command) {
+	d := config.Default()
+	f := root.PersistentFlags()
+	f.String("config", "", "config file (YAML); also KUBEDIFF_CONFIG")
+	f.String("kubeconfig", "", "path to the kubeconfig file (default: KUBECONFIG, ~/.kube/config, or in-cluster)")
+	f.String("context", "", "kubeconfig context to use (default: the current context)")
+	f.String("log-level", d.Log.Level, "operational log level: debug, info, warn, error")
+	f.String("log-format", d.Log.Format, "operational log format on stderr: text, json")
+}
+
+// addSelectionFlags adds the flags choosing what to watch.
+func addSelectionFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringSliceP("namespace", "n", nil, "watch only this namespace (repeatable; default: all namespaces)")
+	f.BoolP("all-namespaces", "A", false, "watch all namespaces, overriding --namespace and the config file")
+	f.StringSlice("resources", nil, "watch only these types, as kubectl names them: plural, kind, short name, resource.group (default: all)")
+	f.StringSlice("exclude-resources", nil, "do not watch these types")
+}
+
+// loadConfig layers defaults, the config file, KUBEDIFF_* environment and
+// flags (each overriding the one before) and validates the result. Every
+// error is a usageError naming the key, and the file when it came from one.
+func loadConfig(cmd *cobra.Command) (config.Config, error) {
+	v := viper.New()
+	setDefaults(v, "", reflect.ValueOf(config.Default()))
+	v.SetEnvPrefix(envPrefix)
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+
+	path, _ := cmd.Flags().GetString("config")
+	if path == "" {
+		path = os.Getenv(envPrefix + "_CONFIG")
+	}
+	if path != "" {
+		if err := checkConfigFile(path); err != nil {
+			return config.Config{}, usageError{err}
+		}
+		v.SetConfigFile(path)
+		if err := v.ReadInConfig(); err != nil {
+			return config.Config{}, usageError{fmt.Errorf("config file %s: %w", path, err)}
+		}
+	}
+	for name, key := range flagKeys {
+		if fl := cmd.Flags().Lookup(name); fl != nil {
+			if err := v.BindPFlag(key, fl); err != nil {
+				return config.Config{}, err
+			}
+		}
+	}
+
+	var cfg config.Config
+	if err := v.Unmarshal(&cfg); err != nil {
+		return config.Config{}, usageError{fmt.Errorf("configuration from environment or flags: %w", err)}
+	}
+	if all, _ := cmd.Flags().GetBool("all-namespaces"); all {
+		cfg.Namespaces = nil
+	}
+	if err := cfg.Validate(); err != nil {
+		where := "invalid configuration"
+		if path != "" {
+			where = "invalid configuration (file " + path + ", environment and flags)"
+		}
+		return config.Config{}, usageError{fmt.Errorf("%s: %w", where, err)}
+	}
+	return cfg, nil
+}
+
+// checkConfigFile reads the file alone and decodes it strictly, so that an
+// unknown key or a value of the wrong type is reported with the file's name
+// instead of being ignored or blamed on the environment.
+func checkConfigFile(path string) error {
+	fv := viper.New()
+	fv.SetConfigFile(path)
+	if err := fv.ReadInConfig(); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	known := map[string]bool{}
+	knownKeys(reflect.TypeFor[config.Config](), "", known)
+	var unknown []string
+	for _, k := range fv.AllKeys() {
+		if !known[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return fmt.Errorf("config file %s: unknown key %s (config.example.yaml lists every key)", path, strings.Join(unknown, ", "))
+	}
+	var scratch config.Config
+	strict := func(dc *mapstructure.DecoderConfig) { dc.WeaklyTypedInput = false }
+	if err := fv.Unmarshal(&scratch, strict); err != nil {
+		return fmt.Errorf("config file %s: %w", path, unwrapDecodeError(err))
+	}
+	return nil
+}
+
+// unwrapDecodeError drops mapstructure's generic preamble so the message
+// starts with the key.
+func unwrapDecodeError(err error) error {
+	var de *mapstructure.DecodeError
+	if errors.As(err, &de) {
+		return de
+	}
+	return err
+}
+
+// knownKeys collects the lower-cased dotted keys of a config struct, as
+// viper reports them.
+func knownKeys(t reflect.Type, prefix string, into map[string]bool) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("mapstructure")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		key := strings.ToLower(prefix + tag)
+		if f.Type.Kind() == reflect.Struct {
+			knownKeys(f.Type, key+".", into)
+			continue
+		}
+		into[key] = true
+	}
+}
+
+// setDefaults registers every key with viper, which AutomaticEnv needs to
+// find environment variables for keys the file does not mention.
+func setDefaults(v *viper.Viper, prefix string, val reflect.Value) {
+	t := val.Type()
+	for i := 0; i < t.NumField(); i++ {
+		tag := t.Field(i).Tag.Get("mapstructure")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		if t.Field(i).Type.Kind() == reflect.Struct {
+			setDefaults(v, prefix+tag+".", val.Field(i))
+			continue
+		}
+		v.SetDefault(prefix+tag, val.Field(i).Interface())
+	}
+}

@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kubediff/kubediff/pkg/config"
+	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/notify"
+	"github.com/kubediff/kubediff/pkg/notify/stdout"
+	"github.com/kubediff/kubediff/pkg/watcher"
+)
+
+// drainTimeout bounds how long records still queued at shutdown may take to
+// be delivered.
+const drainTimeout = 10 * time.Second
+
+// progressInterval is how often sync progress is logged while caches fill.
+const progressInterval = 2 * time.Second
+
+func newWatchCommand(out, stderr io.Writer) *cobra.Command {
+	d := config.Default()
+	cmd := &cobra.Command{
+		Use:   "watch",
+		Short: "Watch every resource and print each change",
+		Long: `Watch every resource type the API server offers (custom resources
+included) and print one record per change on stdout: JSON lines by default,
+or readable text with -o text. Objects that exist when kubediff starts are
+not reported; only what changes afterwards.`,
+		Example: `  kubediff watch -o text
+  kubediff watch -n default -n prod --resources deployments,configmaps
+  kubediff watch -o json | jq 'select(.kind == "Deployment")'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			return runWatch(cmd.Context(), cfg, out, stderr)
+		},
+	}
+	addSelectionFlags(cmd)
+	f := cmd.Flags()
+	f.StringP("output", "o", d.Output, "record format on stdout: json, text")
+	f.String("color", d.Color, "colour in text output: auto (when stdout is a terminal and NO_COLOR is unset), always, never")
+	f.StringSlice("ignore-path", nil, "JSON Pointer of a field whose changes are not reported (repeatable; * matches any key)")
+	f.Int("queue-size", d.QueueSize, "records each sink may have waiting before new ones are dropped")
+	return cmd
+}
+
+func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) error {
+	log := newLogger(stderr, cfg.Log)
+	differ, err := diff.New(diff.Options{IgnorePaths: cfg.Diff.IgnorePaths})
+	if err != nil {
+		return usageError{err}
+	}
+	rc, err := restConfig(cfg)
+	if err != nil {
+		return err
+	}
+	resources, err := selectResources(ctx, rc, cfg, log)
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+
+	queue := notify.NewQueue("stdout", newStdoutSink(cfg, out), cfg.QueueSize, log)
+	drained := make(chan struct{})
+	drainCtx, cancelDrain := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelDrain()
+	go func() {
+		defer close(drained)
+		queue.Run(drainCtx)
+	}()
+
+	w := watcher.New(dyn, func(ev watcher.Event) {
+		if c, ok := differ.Diff(ev); ok {
+			queue.Enqueue(c)
+		}
+	}, watcher.Options{Namespaces: cfg.Namespaces, ResyncPeriod: cfg.ResyncPeriod, Logger: log})
+	if err := w.Watch(ctx, resources); err != nil {
+		return err
+	}
+	reportSyncProgress(ctx, w, log)
+
+	<-ctx.Done()
+	log.Info("stopping")
+	w.Wait()
+	queue.Close()
+	select {
+	case <-drained:
+	case <-time.After(drainTimeout):
+		cancelDrain()
+		<-drained
+	}
+	if s := queue.Stats(); s.Dropped > 0 || s.Failed > 0 {
+		log.Warn("some records were not delivered", "dropped", s.Dropped, "failed", s.Failed)
+	}
+	return nil
+}
+
+// reportSyncProgress logs progress while the caches fill, then one line
+// saying what is watched; it returns when synced or when ctx is done.
+func reportSyncProgress(ctx context.Context, w *watcher.Watcher, log *slog.Logger) {
+	start := time.Now()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	lastReport := start
+	for {
+		p := w.Progress()
+		if p.Synced == p.Informers {
+			log.Info("watching", "types", p.Types, "informers", p.Informers,
+				"objects", p.Objects, "syncTime", time.Since(start).Round(time.Millisecond).String())
+			return
+		}
+		if time.Since(lastReport) >= progressInterval {
+			lastReport = time.Now()
+			log.Info("syncing caches", "synced", p.Synced, "of", p.Informers, "objects", p.Objects)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func newStdoutSink(cfg config.Config, out io.Writer) notify.Notifier {
+	if cfg.Output == config.OutputText {
+		return stdout.NewText(out, useColor(cfg.Color, out))
+	}
+	return stdout.NewJSON(out)
+}
+
+// useColor follows --color, and in auto mode colours only a terminal and
+// respects NO_COLOR (https://no-color.org).
+func useColor(mode string, out io.Writer) bool {
+	switch mode {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	if os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := out.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,58 @@
+// Package diff turns watcher events into Change records: what object
+// changed, and for updates which fields, as JSON Pointers with their old
+// and new values. Ignore rules decide which fields are not worth reporting.
+package diff
+
+import (
+	"time"
+)
+
+// Operations on a field, named as in JSON Patch (RFC 6902).
+const (
+	OpAdd     = "add"
+	OpRemove  = "remove"
+	OpReplace = "replace"
+)
+
+// Change is one record: the contract that stdout, log stacks and webhooks
+// receive. Its JSON form is documented in README.md; add fields, never
+// rename or remove them.
+type Change struct {
+	Time            Timestamp `json:"time"`
+	Type            string    `json:"type"`
+	APIVersion      string    `json:"apiVersion"`
+	Kind            string    `json:"kind"`
+	Resource        string    `json:"resource"`
+	Namespace       string    `json:"namespace"`
+	Name            string    `json:"name"`
+	UID             string    `json:"uid"`
+	ResourceVersion string    `json:"resourceVersion"`
+	// Changed lists the changed fields' readable paths in one string
+	// ("spec.replicas, data.k") because log stacks index scalars, not arrays.
+	Changed string        `json:"changed,omitempty"`
+	Changes []FieldChange `json:"changes,omitempty"`
+}
+
+// FieldChange is one changed field. From is absent for an add, To for a
+// remove.
+type FieldChange struct {
+	Op   string `json:"op"`
+	Path string `json:"path"` // RFC 6901 JSON Pointer into the object
+	// Field is the readable form of Path: spec.containers[0].image.
+	Field string `json:"field"`
+	From  any    `json:"from,omitempty"`
+	To    any    `json:"to,omitempty"`
+}
+
+// Timestamp is a time encoded as RFC 3339 with milliseconds, in UTC.
+type Timestamp time.Time
+
+// MarshalJSON implements json.Marshaler.
+func (t Timestamp) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + t.String() + `"`), nil
+}
+
+// String formats the time as the JSON form does, without quotes.
+func (t Timestamp) String() string {
+	return time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}

@@ -1,0 +1,129 @@
+// Package discovery finds which resource types the API server offers that
+// kubediff can watch: every type with list and watch verbs, CRDs included,
+// one version each, and no type reachable through two APIs.
+package discovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+)
+
+// Resource is one watchable type.
+type Resource struct {
+	GVR        schema.GroupVersionResource
+	Kind       string
+	Namespaced bool
+	Singular   string
+	ShortNames []string
+}
+
+// APIVersion is the group/version as objects spell it ("v1", "apps/v1").
+func (r Resource) APIVersion() string { return r.GVR.GroupVersion().String() }
+
+// String names the resource the way kubectl does: "deployments.apps".
+func (r Resource) String() string {
+	if r.GVR.Group == "" {
+		return r.GVR.Resource
+	}
+	return r.GVR.Resource + "." + r.GVR.Group
+}
+
+// duplicateAPIs lists types that the server offers under two groups for the
+// same stored objects; the key is skipped when the value is also offered.
+var duplicateAPIs = map[schema.GroupResource]schema.GroupResource{
+	// events.k8s.io/v1 Events are the core v1 Events seen through another
+	// API; core is kept because it is what `kubectl get events` shows.
+	{Group: "events.k8s.io", Resource: "events"}: {Group: "", Resource: "events"},
+}
+
+// Discoverer lists the watchable resource types of one API server.
+type Discoverer struct {
+	client discovery.DiscoveryInterface
+}
+
+// New returns a Discoverer using the given discovery client. Pass a cached
+// client if repeated calls should not each cost a round of requests.
+func New(client discovery.DiscoveryInterface) *Discoverer {
+	return &Discoverer{client: client}
+}
+
+// Resources returns every watchable type, sorted by group then resource.
+// Groups whose discovery failed (an aggregated API that is down, say) are
+// reported in the returned error while the rest are still returned, so the
+// caller can warn and go on; a nil slice with an error means nothing at all
+// could be discovered.
+func (d *Discoverer) Resources(ctx context.Context) ([]Resource, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	lists, err := d.client.ServerPreferredResources()
+	var partial error
+	if err != nil {
+		var groupErr *discovery.ErrGroupDiscoveryFailed
+		if !errors.As(err, &groupErr) || len(lists) == 0 {
+			return nil, fmt.Errorf("discover API resources: %w", err)
+		}
+		partial = describeGroupFailures(groupErr)
+	}
+	return Watchable(lists), partial
+}
+
+// Watchable filters discovery results down to the types kubediff watches.
+func Watchable(lists []*metav1.APIResourceList) []Resource {
+	var out []Resource
+	offered := map[schema.GroupResource]bool{}
+	for _, list := range lists {
+		gv, err := schema.ParseGroupVersion(list.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range list.APIResources {
+			// Subresources (pods/log, deployments/scale) are not objects of
+			// their own.
+			if strings.Contains(r.Name, "/") {
+				continue
+			}
+			if !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") {
+				continue
+			}
+			res := Resource{
+				GVR:        gv.WithResource(r.Name),
+				Kind:       r.Kind,
+				Namespaced: r.Namespaced,
+				Singular:   r.SingularName,
+				ShortNames: r.ShortNames,
+			}
+			out = append(out, res)
+			offered[res.GVR.GroupResource()] = true
+		}
+	}
+	out = slices.DeleteFunc(out, func(r Resource) bool {
+		keep, dup := duplicateAPIs[r.GVR.GroupResource()]
+		return dup && offered[keep]
+	})
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].GVR, out[j].GVR
+		if a.Group != b.Group {
+			return a.Group < b.Group
+		}
+		return a.Resource < b.Resource
+	})
+	return out
+}
+
+func describeGroupFailures(err *discovery.ErrGroupDiscoveryFailed) error {
+	var errs []error
+	for gv, gerr := range err.Groups {
+		errs = append(errs, fmt.Errorf("API group %s is unavailable, its types are not watched: %w", gv, gerr))
+	}
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return errors.Join(errs...)
+}

@@ -1,0 +1,77 @@
+package discovery
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Select keeps the resources named in include (all when include is empty)
+// and drops those named in exclude. Names are what kubectl accepts: plural,
+// singular, kind or short name, optionally qualified by group
+// ("deployments.apps", "deploy.apps") or by version and group
+// ("deployments.v1.apps"), case-insensitively. A name that matches no
+// resource is an error naming it, because a typo would otherwise silently
+// watch nothing (or everything).
+func Select(all []Resource, include, exclude []string) ([]Resource, error) {
+	var errs []error
+	matchAny := func(key string, names []string) func(Resource) bool {
+		for _, n := range names {
+			if !slices.ContainsFunc(all, func(r Resource) bool { return r.Matches(n) }) {
+				errs = append(errs, fmt.Errorf("%s: no resource type named %q on this server", key, n))
+			}
+		}
+		return func(r Resource) bool {
+			return slices.ContainsFunc(names, r.Matches)
+		}
+	}
+	included := matchAny("resources", include)
+	excluded := matchAny("excludeResources", exclude)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var out []Resource
+	for _, r := range all {
+		if (len(include) == 0 || included(r)) && !excluded(r) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// Matches reports whether name designates this resource, as kubectl would
+// resolve it.
+func (r Resource) Matches(name string) bool {
+	name = strings.ToLower(strings.TrimSpace(name))
+	base, qualifier, qualified := strings.Cut(name, ".")
+	if !qualified {
+		return r.matchesBase(base)
+	}
+	if !r.matchesBase(base) {
+		return false
+	}
+	group := strings.ToLower(r.GVR.Group)
+	if qualifier == group {
+		return true
+	}
+	// "deployments.v1.apps": version then group.
+	version, g, ok := strings.Cut(qualifier, ".")
+	if ok && version == strings.ToLower(r.GVR.Version) && g == group {
+		return true
+	}
+	// "pods.v1": a core resource with its version.
+	return group == "" && qualifier == strings.ToLower(r.GVR.Version)
+}
+
+func (r Resource) matchesBase(name string) bool {
+	if name == strings.ToLower(r.GVR.Resource) || name == strings.ToLower(r.Singular) || name == strings.ToLower(r.Kind) {
+		return true
+	}
+	for _, s := range r.ShortNames {
+		if name == strings.ToLower(s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,40 @@
+// Package watcher runs one dynamic informer per watched type and namespace
+// scope and turns what the informers see into Events: objects added,
+// updated or deleted after the caches first synced.
+package watcher
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubediff/kubediff/pkg/discovery"
+)
+
+// EventType says what happened to an object.
+type EventType string
+
+// Event types, as they appear in change records.
+const (
+	Added   EventType = "added"
+	Updated EventType = "updated"
+	Deleted EventType = "deleted"
+)
+
+// Event is one observed change. Old is nil for Added, New is nil for
+// Deleted (Old then holds the last state kubediff knew).
+type Event struct {
+	Type     EventType
+	Resource discovery.Resource
+	Old, New *unstructured.Unstructured
+}
+
+// Object returns the newest known state: New, or Old for a deletion.
+func (e Event) Object() *unstructured.Unstructured {
+	if e.New != nil {
+		return e.New
+	}
+	return e.Old
+}
+
+// Handler receives events on the informer's goroutine. It must be quick and
+// must never block: a slow handler delays every later event of its type.
+type Handler func(Event)
