@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The demo behind `make demo`: starts a local control plane, runs
+# `kubediff watch -o text` against it, and makes a short series of real
+# changes so you can see what kubediff reports. DEMO_KEEP=1 keeps kubediff
+# and the control plane running afterwards until you press Ctrl-C.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+kubectl=.testenv/bin/kubectl
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+go build -o "$tmp/controlplane" ./hack/controlplane
+echo "» starting a local kube-apiserver and etcd..." >&2
+"$tmp/controlplane" -kubeconfig-out "$tmp/kubeconfig" >"$tmp/controlplane.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 240); do [ -s "$tmp/kubeconfig" ] && break; sleep 0.5; done
+[ -s "$tmp/kubeconfig" ] || { cat "$tmp/controlplane.log" >&2; exit 1; }
+export KUBECONFIG="$tmp/kubeconfig"
+
+# Until kubediff notices CRDs installed while it runs, install this one first.
+$kubectl apply -f hack/demo/widgets-crd.yaml >/dev/null
+$kubectl wait --for condition=established crd/widgets.demo.kubediff.io >/dev/null
+
+echo "» kubediff watch -o text (leases and events excluded to keep the demo short)" >&2
+bin/kubediff watch -o text --exclude-resources leases,events 2> >(tee "$tmp/kubediff.log" >&2) &
+pids+=($!)
+for _ in $(seq 1 120); do grep -q 'msg=watching' "$tmp/kubediff.log" 2>/dev/null && break; sleep 0.5; done
+
+step() { echo; echo "» $*" >&2; "$@" >/dev/null; sleep 1; }
+step $kubectl create namespace demo
+step $kubectl -n demo create deployment web --image=nginx:1.27 --replicas=1
+step $kubectl -n demo scale deployment web --replicas=3
+step $kubectl -n demo set image deployment/web nginx=nginx:1.28
+step $kubectl -n demo create configmap settings --from-literal=mode=fast
+step $kubectl -n demo patch configmap settings --type merge -p '{"data":{"retries":"3"}}'
+step $kubectl -n demo apply -f - <<'YAML'
+apiVersion: demo.kubediff.io/v1
+kind: Widget
+metadata: {name: gizmo}
+spec: {size: 1, color: blue}
+YAML
+step $kubectl -n demo patch widget gizmo --type merge -p '{"spec":{"size":2,"color":"red"}}'
+step $kubectl -n demo delete configmap settings
+step $kubectl -n demo delete widget gizmo
+step $kubectl -n demo delete deployment web
+
+if [ "${DEMO_KEEP:-0}" = 1 ]; then
+  echo "» still watching; try: KUBECONFIG=$KUBECONFIG $kubectl ... (Ctrl-C to stop)" >&2
+  wait "${pids[1]}" || true
+fi
+echo "» done" >&2
