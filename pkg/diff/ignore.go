@@ -112,5 +112,10 @@ func pruneChild(child any, key string, rules ignoreRules) (newChild any, drop, c
 		return child, false, false
 	}
 	newChild, changed = pruneValue(child, deeper)
+	// A map emptied by pruning (annotations holding only an ignored key)
+	// goes too, or its appearance would read as a change.
+	if m, ok := newChild.(map[string]any); ok && changed && len(m) == 0 {
+		return nil, true, false
+	}
 	return newChild, false, changed
 }

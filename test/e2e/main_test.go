@@ -1,0 +1,240 @@
+// Package e2e proves kubediff against a real kube-apiserver and etcd started
+// on this machine (see internal/testenv and `make testenv`).
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubediff/kubediff/internal/cli"
+	"github.com/kubediff/kubediff/internal/testenv"
+	"github.com/kubediff/kubediff/pkg/diff"
+)
+
+// deadline is how long tests wait for something to happen. Generous: the
+// machines are small and the control plane shares them.
+const deadline = 60 * time.Second
+
+var (
+	env      *testenv.Env
+	clients  *kubernetes.Clientset
+	binDir   string // where TestMain built the kubediff binary
+	kubediff string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	var err error
+	env, err = testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer env.Stop()
+	clients = kubernetes.NewForConfigOrDie(env.Config)
+
+	binDir, err = os.MkdirTemp("", "kubediff-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(binDir)
+	kubediff = filepath.Join(binDir, "kubediff")
+	build := exec.Command("go", "build", "-o", kubediff, "github.com/kubediff/kubediff/cmd/kubediff")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: build kubediff:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// syncBuffer is an io.Writer safe for the writer goroutine and a polling
+// test at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// run is one kubediff watch, in this process (so the race detector sees the
+// whole pipeline) or as the built binary.
+type run struct {
+	t              *testing.T
+	stdout, stderr *syncBuffer
+	done           chan int
+	stop           func()
+}
+
+// startWatch runs `kubediff watch` in-process with args and waits until its
+// caches have synced.
+func startWatch(t *testing.T, args ...string) *run {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &run{t: t, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan int, 1), stop: cancel}
+	full := append([]string{"watch", "--kubeconfig", env.Kubeconfig}, args...)
+	go func() { r.done <- cli.Run(ctx, full, r.stdout, r.stderr) }()
+	t.Cleanup(r.shutdown)
+	r.waitSynced()
+	return r
+}
+
+// startBinary runs the built kubediff binary with args.
+func startBinary(t *testing.T, args ...string) *run {
+	t.Helper()
+	r := &run{t: t, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan int, 1)}
+	cmd := exec.Command(kubediff, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig)
+	cmd.Stdout, cmd.Stderr = r.stdout, r.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_ = cmd.Wait()
+		r.done <- cmd.ProcessState.ExitCode()
+	}()
+	r.stop = func() { _ = cmd.Process.Signal(os.Interrupt) }
+	t.Cleanup(r.shutdown)
+	r.waitSynced()
+	return r
+}
+
+func (r *run) waitSynced() {
+	r.t.Helper()
+	eventually(r.t, "kubediff to sync its caches", func() bool {
+		select {
+		case code := <-r.done:
+			r.t.Fatalf("kubediff exited with %d before syncing; stderr:\n%s", code, r.stderr.String())
+		default:
+		}
+		return strings.Contains(r.stderr.String(), "msg=watching")
+	})
+}
+
+func (r *run) shutdown() {
+	r.stop()
+	select {
+	case code := <-r.done:
+		if code != 0 {
+			r.t.Errorf("kubediff exited with %d; stderr:\n%s", code, r.stderr.String())
+		}
+	case <-time.After(deadline):
+		r.t.Errorf("kubediff did not stop within %s", deadline)
+	}
+}
+
+// records parses every JSON line printed so far.
+func (r *run) records() []diff.Change {
+	r.t.Helper()
+	var out []diff.Change
+	sc := bufio.NewScanner(strings.NewReader(r.stdout.String()))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var c recordJSON
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			r.t.Fatalf("stdout line is not a JSON record: %v\n%s", err, sc.Text())
+		}
+		out = append(out, c.Change)
+	}
+	return out
+}
+
+// recordJSON reads a record back; Timestamp has no UnmarshalJSON since
+// kubediff only writes it.
+type recordJSON struct {
+	diff.Change
+	Time string `json:"time"`
+}
+
+// recordsFor returns the records about one object.
+func (r *run) recordsFor(kind, namespace, name string) []diff.Change {
+	var out []diff.Change
+	for _, c := range r.records() {
+		if c.Kind == kind && c.Namespace == namespace && c.Name == name {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// waitRecords waits until the object has at least n records and returns them.
+func (r *run) waitRecords(kind, namespace, name string, n int) []diff.Change {
+	r.t.Helper()
+	var got []diff.Change
+	eventually(r.t, fmt.Sprintf("%d records for %s %s/%s", n, kind, namespace, name), func() bool {
+		got = r.recordsFor(kind, namespace, name)
+		return len(got) >= n
+	})
+	return got
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	end := time.Now().Add(deadline)
+	for !cond() {
+		if time.Now().After(end) {
+			t.Fatalf("timed out after %s waiting for %s", deadline, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// newNamespace creates a namespace unique to the test and deletes it after.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	if len(name) > 50 {
+		name = name[:50]
+	}
+	name = fmt.Sprintf("%s-%d", strings.Trim(name, "-"), time.Now().UnixNano()%100000)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := clients.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = clients.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	return name
+}
+
+// kubectl runs the real kubectl against the test control plane.
+func kubectl(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(env.Kubectl, append([]string{"--kubeconfig", env.Kubeconfig}, args...)...)
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
