@@ -86,7 +86,7 @@ func loadConfig(cmd *cobra.Command) (config.Config, error) {
 
 	var cfg config.Config
 	if err := v.Unmarshal(&cfg); err != nil {
-		return config.Config{}, usageError{fmt.Errorf("configuration from environment or flags: %w", err)}
+		return config.Config{}, usageError{fmt.Errorf("configuration from environment or flags: %w", unwrapDecodeError(err))}
 	}
 	if all, _ := cmd.Flags().GetBool("all-namespaces"); all {
 		cfg.Namespaces = nil
@@ -114,13 +114,17 @@ func checkConfigFile(path string) error {
 	knownKeys(reflect.TypeFor[config.Config](), "", known)
 	var unknown []string
 	for _, k := range fv.AllKeys() {
-		if !known[k] {
+		if !known[k] && !underKnownKey(k, known) {
 			unknown = append(unknown, k)
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return fmt.Errorf("config file %s: unknown key %s (config.example.yaml lists every key)", path, strings.Join(unknown, ", "))
+		noun := "key"
+		if len(unknown) > 1 {
+			noun = "keys"
+		}
+		return fmt.Errorf("config file %s: unknown %s %s (config.example.yaml lists every key)", path, noun, strings.Join(unknown, ", "))
 	}
 	var scratch config.Config
 	strict := func(dc *mapstructure.DecoderConfig) { dc.WeaklyTypedInput = false }
@@ -138,6 +142,18 @@ func unwrapDecodeError(err error) error {
 		return de
 	}
 	return err
+}
+
+// underKnownKey reports whether key lies inside a known key's value, as
+// when a map is written where a list belongs: that is a type error, which
+// the strict decode reports against the known key.
+func underKnownKey(key string, known map[string]bool) bool {
+	for i := strings.LastIndex(key, "."); i > 0; i = strings.LastIndex(key[:i], ".") {
+		if known[key[:i]] {
+			return true
+		}
+	}
+	return false
 }
 
 // knownKeys collects the lower-cased dotted keys of a config struct, as

@@ -47,12 +47,13 @@ func (s *Sink) Notify(_ context.Context, c diff.Change) error {
 }
 
 func encodeJSON(w *bufio.Writer, c diff.Change) error {
-	b, err := json.Marshal(c)
-	if err != nil {
+	enc := json.NewEncoder(w)
+	// Values are shown as they are: "<none>" rather than "\u003cnone\u003e".
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(c); err != nil {
 		return fmt.Errorf("encode record: %w", err)
 	}
-	w.Write(b)
-	return w.WriteByte('\n')
+	return nil
 }
 
 // maxTextValue keeps one changed field on one readable line; the JSON

@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubediff/kubediff/pkg/config"
+)
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubediff.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// load parses args for `kubediff watch` and returns the layered config.
+func load(t *testing.T, args ...string) (config.Config, error) {
+	t.Helper()
+	root := newRootCommand(&bytes.Buffer{}, &bytes.Buffer{})
+	watch, _, err := root.Find([]string{"watch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := watch.ParseFlags(args); err != nil {
+		t.Fatal(err)
+	}
+	return loadConfig(watch)
+}
+
+func TestConfigPrecedenceFileThenEnvThenFlags(t *testing.T) {
+	file := writeFile(t, `
+output: text
+namespaces: [from-file]
+queueSize: 5
+log:
+  level: warn
+diff:
+  ignorePaths: [/status/observedGeneration]
+resyncPeriod: 10m
+`)
+	t.Setenv("KUBEDIFF_OUTPUT", "json")
+	t.Setenv("KUBEDIFF_LOG_LEVEL", "debug")
+	cfg, err := load(t, "--config", file, "-n", "from-flag", "--log-level", "error")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Output != "json" {
+		t.Errorf("output = %q: the environment should override the file", cfg.Output)
+	}
+	if cfg.Log.Level != "error" {
+		t.Errorf("log.level = %q: a flag should override the environment", cfg.Log.Level)
+	}
+	if !reflect.DeepEqual(cfg.Namespaces, []string{"from-flag"}) {
+		t.Errorf("namespaces = %v: a flag should override the file", cfg.Namespaces)
+	}
+	if cfg.QueueSize != 5 || cfg.ResyncPeriod != 10*time.Minute || !reflect.DeepEqual(cfg.Diff.IgnorePaths, []string{"/status/observedGeneration"}) {
+		t.Errorf("file values not applied: %+v", cfg)
+	}
+}
+
+func TestConfigDefaultsWithoutFile(t *testing.T) {
+	cfg, err := load(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg, config.Default()) {
+		t.Fatalf("config = %+v, want defaults %+v", cfg, config.Default())
+	}
+}
+
+func TestAllNamespacesOverridesNamespaces(t *testing.T) {
+	file := writeFile(t, "namespaces: [a, b]\n")
+	cfg, err := load(t, "--config", file, "-A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Namespaces) != 0 {
+		t.Fatalf("namespaces = %v with -A", cfg.Namespaces)
+	}
+}
+
+func TestConfigFileFromEnvironment(t *testing.T) {
+	t.Setenv("KUBEDIFF_CONFIG", writeFile(t, "output: text\n"))
+	cfg, err := load(t)
+	if err != nil || cfg.Output != "text" {
+		t.Fatalf("config = %+v, %v", cfg, err)
+	}
+}
+
+// Bad input exits 2 with one message naming what to fix.
+func TestBadConfigIsAUsageErrorNamingKeyAndFile(t *testing.T) {
+	tests := []struct {
+		name, file string
+		args       []string
+		env        map[string]string
+		want       []string
+	}{
+		{name: "unknown key", file: "output: json\nnamepsaces: [a]\n", want: []string{"unknown key namepsaces", "kubediff.yaml"}},
+		{name: "unknown nested key", file: "log:\n  colour: red\n", want: []string{"unknown key log.colour", "kubediff.yaml"}},
+		{name: "wrong type", file: "queueSize: lots\n", want: []string{"queueSize", "kubediff.yaml"}},
+		{name: "list given a map", file: "namespaces: {a: b}\n", want: []string{"namespaces", "kubediff.yaml"}},
+		{name: "bad value", file: "output: xml\n", want: []string{`output: "xml" is not one of json, text`, "kubediff.yaml"}},
+		{name: "bad ignore path", file: "diff:\n  ignorePaths: [status.x]\n", want: []string{"diff.ignorePaths", "JSON Pointer"}},
+		{name: "malformed YAML", file: "output: [json\n", want: []string{"kubediff.yaml"}},
+		{name: "missing file", args: []string{"--config", "/nonexistent/kubediff.yaml"}, want: []string{"/nonexistent/kubediff.yaml"}},
+		{name: "bad flag value", args: []string{"-o", "yaml"}, want: []string{`output: "yaml"`}},
+		{name: "bad env value", env: map[string]string{"KUBEDIFF_LOG_LEVEL": "loud"}, want: []string{`log.level: "loud"`}},
+		{name: "unknown flag", args: []string{"--bogus"}, want: []string{"unknown flag: --bogus"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			args := append([]string{"watch"}, tt.args...)
+			if tt.file != "" {
+				args = append(args, "--config", writeFile(t, tt.file))
+			}
+			var stdout, stderr bytes.Buffer
+			code := Run(context.Background(), args, &stdout, &stderr)
+			if code != exitUsage {
+				t.Fatalf("exit code = %d, want %d; stderr: %s", code, exitUsage, stderr.String())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
+				}
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout must stay clean for records, got %q", stdout.String())
+			}
+		})
+	}
+}
+
+func TestNoClusterIsAClearError(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"resources"}, &stdout, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "no cluster to talk to") {
+		t.Fatalf("exit %d, stderr: %s", code, stderr.String())
+	}
+}
+
+func TestExampleConfigIsValidAndComplete(t *testing.T) {
+	path := filepath.Join("..", "..", "config.example.yaml")
+	if err := checkConfigFile(path); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := load(t, "--config", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Compared as printed, so an empty list equals an unset one.
+	if fmt.Sprintf("%+v", cfg) != fmt.Sprintf("%+v", config.Default()) {
+		t.Errorf("config.example.yaml should show the defaults:\n got %+v\nwant %+v", cfg, config.Default())
+	}
+	// Every key is documented in the example.
+	data, _ := os.ReadFile(path)
+	known := map[string]bool{}
+	knownKeys(reflect.TypeFor[config.Config](), "", known)
+	for key := range known {
+		leaf := key[strings.LastIndex(key, ".")+1:]
+		if !strings.Contains(strings.ToLower(string(data)), leaf+":") {
+			t.Errorf("config.example.yaml does not document %s", key)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := Run(context.Background(), []string{"version"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.HasPrefix(stdout.String(), "kubediff ") || !strings.Contains(stdout.String(), "commit") {
+		t.Fatalf("version output = %q", stdout.String())
+	}
+}

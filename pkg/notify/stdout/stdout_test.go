@@ -1,0 +1,111 @@
+package stdout
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubediff/kubediff/pkg/diff"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+var at = diff.Timestamp(time.Date(2026, 11, 22, 10, 4, 5, 123000000, time.UTC))
+
+// records cover each record type and each kind of field change.
+var records = []diff.Change{
+	{Time: at, Type: "added", APIVersion: "v1", Kind: "ConfigMap", Resource: "configmaps", Namespace: "prod", Name: "settings", UID: "5f0c-1", ResourceVersion: "101"},
+	{Time: at, Type: "updated", APIVersion: "apps/v1", Kind: "Deployment", Resource: "deployments", Namespace: "prod", Name: "web", UID: "9a1b-2", ResourceVersion: "102",
+		Changed: "spec.replicas, spec.template.spec.containers[0].image, metadata.labels[\"app.kubernetes.io/version\"]",
+		Changes: []diff.FieldChange{
+			{Op: diff.OpReplace, Path: "/spec/replicas", Field: "spec.replicas", From: int64(1), To: int64(3)},
+			{Op: diff.OpReplace, Path: "/spec/template/spec/containers/0/image", Field: "spec.template.spec.containers[0].image", From: "nginx:1.27", To: "nginx:1.28"},
+			{Op: diff.OpAdd, Path: "/metadata/labels/app.kubernetes.io~1version", Field: `metadata.labels["app.kubernetes.io/version"]`, To: "1.28"},
+			{Op: diff.OpRemove, Path: "/spec/paused", Field: "spec.paused", From: false},
+			{Op: diff.OpReplace, Path: "/data/big", Field: "data.big", From: strings.Repeat("a", 200), To: "line1\nline2"},
+		}},
+	{Time: at, Type: "deleted", APIVersion: "stable.example.com/v1", Kind: "CronTab", Resource: "crontabs", Name: "cluster-wide", UID: "77-3", ResourceVersion: "103"},
+}
+
+func TestGolden(t *testing.T) {
+	for _, tt := range []struct {
+		file string
+		sink func(*bytes.Buffer) *Sink
+	}{
+		{"records.jsonl", func(b *bytes.Buffer) *Sink { return NewJSON(b) }},
+		{"records.txt", func(b *bytes.Buffer) *Sink { return NewText(b, false) }},
+		{"records.color.txt", func(b *bytes.Buffer) *Sink { return NewText(b, true) }},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			var buf bytes.Buffer
+			s := tt.sink(&buf)
+			for _, c := range records {
+				if err := s.Notify(context.Background(), c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			golden := filepath.Join("testdata", tt.file)
+			if *update {
+				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if !bytes.Equal(buf.Bytes(), want) {
+				t.Fatalf("output differs from %s (go test -update rewrites it):\n%s", golden, buf.String())
+			}
+		})
+	}
+}
+
+func TestJSONIsOneObjectPerLineWithTheDocumentedFields(t *testing.T) {
+	var buf bytes.Buffer
+	s := NewJSON(&buf)
+	for _, c := range records {
+		_ = s.Notify(context.Background(), c)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != len(records) {
+		t.Fatalf("%d lines for %d records", len(lines), len(records))
+	}
+	for i, line := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %d is not JSON: %v", i, err)
+		}
+		for _, key := range []string{"time", "type", "apiVersion", "kind", "resource", "namespace", "name", "uid", "resourceVersion"} {
+			if _, ok := m[key]; !ok {
+				t.Errorf("line %d lacks %q: %s", i, key, line)
+			}
+		}
+		if records[i].Type == "updated" {
+			if _, ok := m["changed"].(string); !ok {
+				t.Errorf("update record lacks the string field changed: %s", line)
+			}
+			changes, _ := m["changes"].([]any)
+			if len(changes) != len(records[i].Changes) {
+				t.Errorf("update record has %d changes, want %d", len(changes), len(records[i].Changes))
+			}
+		}
+	}
+}
+
+func TestTextWithoutColorHasNoEscapes(t *testing.T) {
+	var buf bytes.Buffer
+	s := NewText(&buf, false)
+	for _, c := range records {
+		_ = s.Notify(context.Background(), c)
+	}
+	if strings.Contains(buf.String(), "\x1b") {
+		t.Fatal("uncoloured text output contains escape sequences")
+	}
+}

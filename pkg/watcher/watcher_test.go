@@ -1,0 +1,116 @@
+package watcher
+
+import (
+	"reflect"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubediff/kubediff/pkg/discovery"
+)
+
+var configMaps = discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
+
+func cm(name, rv string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind("ConfigMap")
+	u.SetNamespace("ns")
+	u.SetName(name)
+	u.SetResourceVersion(rv)
+	return u
+}
+
+func collect() (*Watcher, *[]Event) {
+	var got []Event
+	w := New(nil, func(ev Event) { got = append(got, ev) }, Options{})
+	return w, &got
+}
+
+func TestEventHandler(t *testing.T) {
+	tests := []struct {
+		name  string
+		drive func(h cache.ResourceEventHandler)
+		want  []Event
+	}{
+		{
+			name:  "objects in the initial list are not reported",
+			drive: func(h cache.ResourceEventHandler) { h.OnAdd(cm("a", "1"), true) },
+		},
+		{
+			name:  "objects added later are",
+			drive: func(h cache.ResourceEventHandler) { h.OnAdd(cm("a", "1"), false) },
+			want:  []Event{{Type: Added, Resource: configMaps, New: cm("a", "1")}},
+		},
+		{
+			name:  "a resync (same resourceVersion) is not an update",
+			drive: func(h cache.ResourceEventHandler) { h.OnUpdate(cm("a", "5"), cm("a", "5")) },
+		},
+		{
+			name:  "a new resourceVersion is",
+			drive: func(h cache.ResourceEventHandler) { h.OnUpdate(cm("a", "5"), cm("a", "6")) },
+			want:  []Event{{Type: Updated, Resource: configMaps, Old: cm("a", "5"), New: cm("a", "6")}},
+		},
+		{
+			name:  "deletes are reported with the last state",
+			drive: func(h cache.ResourceEventHandler) { h.OnDelete(cm("a", "7")) },
+			want:  []Event{{Type: Deleted, Resource: configMaps, Old: cm("a", "7")}},
+		},
+		{
+			name: "a tombstone from a missed delete is unwrapped",
+			drive: func(h cache.ResourceEventHandler) {
+				h.OnDelete(cache.DeletedFinalStateUnknown{Key: "ns/a", Obj: cm("a", "7")})
+			},
+			want: []Event{{Type: Deleted, Resource: configMaps, Old: cm("a", "7")}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, got := collect()
+			tt.drive(w.eventHandler(configMaps))
+			if !reflect.DeepEqual(*got, tt.want) {
+				t.Fatalf("events = %+v, want %+v", *got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStripForCacheKeepsOnlyTheNewestManager(t *testing.T) {
+	u := cm("a", "1")
+	u.Object["metadata"].(map[string]any)["managedFields"] = []any{
+		map[string]any{"manager": "kubectl-create", "operation": "Update", "time": "2026-11-22T10:00:00Z", "fieldsV1": map[string]any{"f:data": map[string]any{}}},
+		map[string]any{"manager": "kubectl-scale", "operation": "Update", "time": "2026-11-22T10:05:00Z", "subresource": "scale", "fieldsV1": map[string]any{"f:spec": map[string]any{}}},
+		map[string]any{"manager": "helm", "operation": "Apply", "time": "2026-11-22T10:01:00Z", "fieldsV1": map[string]any{}},
+	}
+	out, err := stripForCache(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*unstructured.Unstructured).Object["metadata"].(map[string]any)["managedFields"]
+	want := []any{map[string]any{"manager": "kubectl-scale", "operation": "Update", "time": "2026-11-22T10:05:00Z", "subresource": "scale"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("managedFields = %v, want %v", got, want)
+	}
+}
+
+func TestScopes(t *testing.T) {
+	nodes := discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Kind: "Node"}
+	all := New(nil, nil, Options{})
+	some := New(nil, nil, Options{Namespaces: []string{"a", "b"}})
+	for _, tt := range []struct {
+		w    *Watcher
+		r    discovery.Resource
+		want []string
+	}{
+		{all, configMaps, []string{""}},
+		{all, nodes, []string{""}},
+		{some, configMaps, []string{"a", "b"}},
+		{some, nodes, nil},
+	} {
+		if got := tt.w.scopes(tt.r); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("scopes(%s) with namespaces %v = %v, want %v", tt.r.GVR.Resource, tt.w.opts.Namespaces, got, tt.want)
+		}
+	}
+}
