@@ -93,8 +93,8 @@ func TestDiff(t *testing.T) {
 			wantNothing: true,
 		},
 		{
-			name:        "a value changing type",
-			ev:          update(t, cm(t, "1", 1, "x", "m", `{"k":"v"}`), `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"app","namespace":"ns","uid":"u-1","resourceVersion":"2"},"data":{"k":{"nested":true}}}`),
+			name: "a value changing type",
+			ev:   update(t, cm(t, "1", 1, "x", "m", `{"k":"v"}`), `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"app","namespace":"ns","uid":"u-1","resourceVersion":"2"},"data":{"k":{"nested":true}}}`),
 			wantChanges: []FieldChange{
 				{Op: OpReplace, Path: "/data/k", Field: "data.k", From: "v", To: map[string]any{"nested": true}},
 				{Op: OpRemove, Path: "/metadata/annotations", Field: "metadata.annotations", From: map[string]any{"team": "a"}},
