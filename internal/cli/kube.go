@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -13,7 +15,7 @@ import (
 // restConfig resolves the cluster connection the way kubectl does: the
 // --kubeconfig file, else KUBECONFIG, else ~/.kube/config, and the
 // in-cluster service account when none of those exists.
-func restConfig(cfg config.Config) (*rest.Config, error) {
+func restConfig(cfg config.Config, log *slog.Logger) (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = cfg.Kubeconfig
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: cfg.Context}
@@ -28,5 +30,29 @@ func restConfig(cfg config.Config) (*rest.Config, error) {
 	// One LIST per watched type at start: the client-go default of 5 QPS
 	// would make the initial sync of ~60 types take over ten seconds.
 	rc.QPS, rc.Burst = 50, 100
+	rc.WarningHandler = &warningLogger{log: log, seen: map[string]bool{}}
 	return rc, nil
+}
+
+// warningLogger logs each distinct API server warning (such as "v1
+// Endpoints is deprecated") once, instead of once per list and watch
+// request for the life of the process.
+type warningLogger struct {
+	log  *slog.Logger
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+// HandleWarningHeader implements rest.WarningHandler.
+func (w *warningLogger) HandleWarningHeader(code int, _ string, text string) {
+	if code != 299 || text == "" {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seen[text] {
+		return
+	}
+	w.seen[text] = true
+	w.log.Warn("API server warning", "warning", text)
 }

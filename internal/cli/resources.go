@@ -29,7 +29,7 @@ version per type, filtered by --resources and --exclude-resources.`,
 				return err
 			}
 			log := newLogger(stderr, cfg.Log)
-			rc, err := restConfig(cfg)
+			rc, err := restConfig(cfg, log)
 			if err != nil {
 				return err
 			}

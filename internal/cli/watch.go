@@ -61,7 +61,7 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	if err != nil {
 		return usageError{err}
 	}
-	rc, err := restConfig(cfg)
+	rc, err := restConfig(cfg, log)
 	if err != nil {
 		return err
 	}
