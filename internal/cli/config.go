@@ -29,6 +29,8 @@ var flagKeys = map[string]string{
 	"output":            "output",
 	"color":             "color",
 	"ignore-path":       "diff.ignorePaths",
+	"patch":             "diff.patch",
+	"diff-style":        "diff.style",
 	"log-level":         "log.level",
 	"log-format":        "log.format",
 	"queue-size":        "queueSize",
@@ -127,7 +129,10 @@ func checkConfigFile(path string) error {
 		return fmt.Errorf("config file %s: unknown %s %s (config.example.yaml lists every key)", path, noun, strings.Join(unknown, ", "))
 	}
 	var scratch config.Config
-	strict := func(dc *mapstructure.DecoderConfig) { dc.WeaklyTypedInput = false }
+	strict := func(dc *mapstructure.DecoderConfig) {
+		dc.WeaklyTypedInput = false
+		dc.ErrorUnused = true // keys inside list items (diff.ignore[0].pathz)
+	}
 	if err := fv.Unmarshal(&scratch, strict); err != nil {
 		return fmt.Errorf("config file %s: %w", path, unwrapDecodeError(err))
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -66,6 +67,13 @@ func selectResources(ctx context.Context, rc *rest.Config, cfg config.Config, lo
 	selected, err := discovery.Select(all, cfg.Resources, cfg.ExcludeResources)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	if cfg.Diff.Defaults.Events {
+		// Events are a stream of their own, not changes to the cluster:
+		// watched only when asked for by name.
+		selected = slices.DeleteFunc(selected, func(r discovery.Resource) bool {
+			return r.Kind == "Event" && !slices.ContainsFunc(cfg.Resources, r.Matches)
+		})
 	}
 	return selected, nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -9,10 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	k8sdiscovery "k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubediff/kubediff/pkg/config"
 	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/listkeys"
 	"github.com/kubediff/kubediff/pkg/notify"
 	"github.com/kubediff/kubediff/pkg/notify/stdout"
 	"github.com/kubediff/kubediff/pkg/watcher"
@@ -51,17 +55,19 @@ not reported; only what changes afterwards.`,
 	f.StringP("output", "o", d.Output, "record format on stdout: json, text")
 	f.String("color", d.Color, "colour in text output: auto (when stdout is a terminal and NO_COLOR is unset), always, never")
 	f.StringSlice("ignore-path", nil, "JSON Pointer of a field whose changes are not reported (repeatable; * matches any key)")
+	f.Bool("patch", d.Diff.Patch, "add an RFC 6902 JSON Patch to each update record")
+	f.String("diff-style", d.Diff.Style, "how -o text shows an update: compact (one line per field) or unified (YAML diff)")
 	f.Int("queue-size", d.QueueSize, "records each sink may have waiting before new ones are dropped")
 	return cmd
 }
 
 func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) error {
 	log := newLogger(stderr, cfg.Log)
-	differ, err := diff.New(diff.Options{IgnorePaths: cfg.Diff.IgnorePaths})
-	if err != nil {
-		return usageError{err}
-	}
 	rc, err := restConfig(cfg, log)
+	if err != nil {
+		return err
+	}
+	differ, err := newDiffer(cfg, rc, log)
 	if err != nil {
 		return err
 	}
@@ -133,6 +139,37 @@ func reportSyncProgress(ctx context.Context, w *watcher.Watcher, log *slog.Logge
 		case <-tick.C:
 		}
 	}
+}
+
+func newDiffer(cfg config.Config, rc *rest.Config, log *slog.Logger) (*diff.Differ, error) {
+	dc, err := k8sdiscovery.NewDiscoveryClientForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("discovery client: %w", err)
+	}
+	d := cfg.Diff
+	rules := diff.Rules{
+		Paths: d.IgnorePaths,
+		Defaults: diff.Defaults{
+			Bookkeeping:        d.Defaults.Bookkeeping,
+			LeaseRenewals:      d.Defaults.LeaseRenewals,
+			DeploymentRevision: d.Defaults.DeploymentRevision,
+			StatusTimestamps:   d.Defaults.StatusTimestamps,
+		},
+	}
+	for _, r := range d.Ignore {
+		rules.PerResource = append(rules.PerResource, diff.ResourceRule{Resources: r.Resources, Paths: r.Paths})
+	}
+	differ, err := diff.New(diff.Options{
+		Rules:    rules,
+		Redact:   diff.RedactOptions{Paths: d.Redact.Paths, Keys: d.Redact.Keys},
+		ListKeys: listkeys.New(dc.OpenAPIV3(), log),
+		Patch:    d.Patch,
+		Unified:  cfg.Output == config.OutputText && d.Style == config.StyleUnified,
+	})
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return differ, nil
 }
 
 func newStdoutSink(cfg config.Config, out io.Writer) notify.Notifier {

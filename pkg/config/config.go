@@ -55,7 +55,51 @@ type DiffConfig struct {
 	// reported, on top of the built-in defaults. A segment "*" matches any
 	// key or list index.
 	IgnorePaths []string `mapstructure:"ignorePaths"`
+	// Ignore are paths ignored for some resource types only.
+	Ignore []IgnoreRule `mapstructure:"ignore"`
+	// Defaults switches the built-in quiet rules on and off.
+	Defaults DefaultRules `mapstructure:"defaults"`
+	// Redact hides values on top of Secrets, which are always hidden.
+	Redact RedactConfig `mapstructure:"redact"`
+	// Patch adds an RFC 6902 patch to each update record.
+	Patch bool `mapstructure:"patch"`
+	// Style is how text output shows an update: compact or unified.
+	Style string `mapstructure:"style"`
 }
+
+// IgnoreRule ignores paths on some resource types.
+type IgnoreRule struct {
+	Resources []string `mapstructure:"resources"`
+	Paths     []string `mapstructure:"paths"`
+}
+
+// DefaultRules are the built-in rules that keep an idle cluster quiet.
+type DefaultRules struct {
+	Bookkeeping        bool `mapstructure:"bookkeeping"`
+	LeaseRenewals      bool `mapstructure:"leaseRenewals"`
+	DeploymentRevision bool `mapstructure:"deploymentRevision"`
+	StatusTimestamps   bool `mapstructure:"statusTimestamps"`
+	// Events leaves Event objects unwatched unless resources names them.
+	Events bool `mapstructure:"events"`
+}
+
+// RedactConfig hides values.
+type RedactConfig struct {
+	// Paths are JSON Pointers redacted in every type.
+	Paths []string `mapstructure:"paths"`
+	// Keys are glob patterns of ConfigMap keys and env var names.
+	Keys []string `mapstructure:"keys"`
+}
+
+// Text output styles.
+const (
+	StyleCompact = "compact"
+	StyleUnified = "unified"
+)
+
+// DefaultRedactKeys are the key-name patterns whose values are hidden in
+// ConfigMaps and env vars unless configured otherwise.
+var DefaultRedactKeys = []string{"*password*", "*passwd*", "*secret*", "*token*", "*apikey*", "*api_key*", "*api-key*", "*credential*", "*private*key*"}
 
 // LogConfig configures operational logs.
 type LogConfig struct {
@@ -68,8 +112,13 @@ type LogConfig struct {
 // Default returns the configuration used when nothing is set.
 func Default() Config {
 	return Config{
-		Output:    OutputJSON,
-		Color:     "auto",
+		Output: OutputJSON,
+		Color:  "auto",
+		Diff: DiffConfig{
+			Defaults: DefaultRules{Bookkeeping: true, LeaseRenewals: true, DeploymentRevision: true, StatusTimestamps: true, Events: true},
+			Redact:   RedactConfig{Keys: slices.Clone(DefaultRedactKeys)},
+			Style:    StyleCompact,
+		},
 		Log:       LogConfig{Level: "info", Format: "text"},
 		QueueSize: 10000,
 	}
@@ -102,12 +151,32 @@ func (c Config) Validate() error {
 			errs = append(errs, errors.New("namespaces: an entry is empty"))
 		}
 	}
-	for _, p := range c.Diff.IgnorePaths {
-		if !strings.HasPrefix(p, "/") {
-			errs = append(errs, fmt.Errorf("diff.ignorePaths: %q is not a JSON Pointer (it must start with /)", p))
+	errs = append(errs, checkPointers("diff.ignorePaths", c.Diff.IgnorePaths)...)
+	errs = append(errs, checkPointers("diff.redact.paths", c.Diff.Redact.Paths)...)
+	for i, r := range c.Diff.Ignore {
+		key := fmt.Sprintf("diff.ignore[%d]", i)
+		if len(r.Resources) == 0 {
+			errs = append(errs, fmt.Errorf("%s.resources: empty (use diff.ignorePaths for every type)", key))
 		}
+		if len(r.Paths) == 0 {
+			errs = append(errs, fmt.Errorf("%s.paths: empty", key))
+		}
+		errs = append(errs, checkPointers(key+".paths", r.Paths)...)
+	}
+	if !oneOf(c.Diff.Style, StyleCompact, StyleUnified) {
+		errs = append(errs, fmt.Errorf("diff.style: %q is not one of compact, unified", c.Diff.Style))
 	}
 	return errors.Join(errs...)
+}
+
+func checkPointers(key string, pointers []string) []error {
+	var errs []error
+	for _, p := range pointers {
+		if !strings.HasPrefix(p, "/") || p == "/" {
+			errs = append(errs, fmt.Errorf("%s: %q is not a JSON Pointer to a field (it must start with / and name one)", key, p))
+		}
+	}
+	return errs
 }
 
 func oneOf(s string, allowed ...string) bool { return slices.Contains(allowed, s) }

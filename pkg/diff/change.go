@@ -31,6 +31,12 @@ type Change struct {
 	// ("spec.replicas, data.k") because log stacks index scalars, not arrays.
 	Changed string        `json:"changed,omitempty"`
 	Changes []FieldChange `json:"changes,omitempty"`
+	// Manager is who made the change, when the server recorded it.
+	Manager *Manager `json:"manager,omitempty"`
+	// Patch is the RFC 6902 patch from old to new, when asked for.
+	Patch []PatchOperation `json:"patch,omitempty"`
+	// Unified is a unified YAML diff for text output, when asked for.
+	Unified string `json:"-"`
 }
 
 // FieldChange is one changed field. From is absent for an add, To for a

@@ -20,21 +20,38 @@ const maxChangedFields = 50
 
 // Options configure a Differ.
 type Options struct {
-	// IgnorePaths are JSON Pointers ignored on top of DefaultIgnorePaths.
-	IgnorePaths []string
+	// Rules decide which fields are ignored.
+	Rules Rules
+	// Redact adds redaction on top of Secrets, which are always redacted.
+	Redact RedactOptions
+	// ListKeys tells which lists are keyed; nil compares all by position.
+	ListKeys ListKeys
+	// Patch adds an RFC 6902 JSON Patch to update records.
+	Patch bool
+	// Unified adds a unified YAML diff to update records (for text output).
+	Unified bool
 	// Now returns the record time; nil means time.Now.
 	Now func() time.Time
 }
 
-// Differ turns events into change records.
+// Differ turns events into change records. It is safe for concurrent use:
+// every informer calls it from its own goroutine.
 type Differ struct {
-	ignore ignoreRules
-	now    func() time.Time
+	rules    *compiledRules
+	redactor *redactor
+	keys     ListKeys
+	patch    bool
+	unified  bool
+	now      func() time.Time
 }
 
-// New returns a Differ, or an error naming a malformed ignore path.
+// New returns a Differ, or an error naming a malformed rule.
 func New(opts Options) (*Differ, error) {
-	rules, err := parseIgnoreRules(append(slices.Clone(DefaultIgnorePaths), opts.IgnorePaths...))
+	rules, err := compileRules(opts.Rules)
+	if err != nil {
+		return nil, err
+	}
+	red, err := newRedactor(opts.Redact)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +59,7 @@ func New(opts Options) (*Differ, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Differ{ignore: rules, now: now}, nil
+	return &Differ{rules: rules, redactor: red, keys: opts.ListKeys, patch: opts.Patch, unified: opts.Unified, now: now}, nil
 }
 
 // Diff returns the record for ev, and false when there is nothing worth
@@ -60,91 +77,192 @@ func (d *Differ) Diff(ev watcher.Event) (Change, bool) {
 		UID:             string(obj.GetUID()),
 		ResourceVersion: obj.GetResourceVersion(),
 	}
-	if ev.Type != watcher.Updated {
+	switch ev.Type {
+	case watcher.Added:
+		c.Manager = attribute(nil, ev.New.Object)
+		return c, true
+	case watcher.Deleted:
 		return c, true
 	}
-	oldObj, _ := prune(ev.Old.Object, d.ignore).(map[string]any)
-	newObj, _ := prune(ev.New.Object, d.ignore).(map[string]any)
-	c.Changes = diffObjects(oldObj, newObj)
+
+	// Ignored fields go first so that everything after works on less, and
+	// redaction comes before any value can reach a record.
+	ignore := d.rules.forResource(ev.Resource)
+	oldObj := d.redactor.redact(prune(ev.Old.Object, ignore), ev.Resource)
+	newObj := d.redactor.redact(prune(ev.New.Object, ignore), ev.Resource)
+	var tree *KeyTree
+	if d.keys != nil {
+		tree = d.keys.KeyTree(ev.New.GroupVersionKind())
+	}
+	c.Changes = diffObjects(oldObj, newObj, tree)
 	if len(c.Changes) == 0 {
 		return Change{}, false
 	}
 	c.Changed = summarize(c.Changes)
+	c.Manager = attribute(ev.Old.Object, ev.New.Object)
+	if d.patch {
+		c.Patch = jsonPatch(oldObj, newObj)
+	}
+	if d.unified {
+		c.Unified = unifiedDiff(oldObj, newObj, c)
+	}
 	return c, true
 }
 
 // diffObjects compares top-level fields first and runs the reflection-based
 // r3labs/diff only on those that differ: status churn leaves spec and
 // metadata alone, and those are most of an object.
-func diffObjects(oldObj, newObj map[string]any) []FieldChange {
+func diffObjects(oldObj, newObj map[string]any, tree *KeyTree) []FieldChange {
 	var changes []FieldChange
 	for _, key := range unionKeys(oldObj, newObj) {
 		o, inOld := oldObj[key]
 		n, inNew := newObj[key]
+		if inOld && inNew && reflect.DeepEqual(o, n) {
+			continue
+		}
+		var raw []rawChange
 		switch {
 		case !inOld:
-			changes = append(changes, FieldChange{Op: OpAdd, Path: FormatPointer([]string{key}), To: n})
+			raw = []rawChange{{op: OpAdd, to: n}}
 		case !inNew:
-			changes = append(changes, FieldChange{Op: OpRemove, Path: FormatPointer([]string{key}), From: o})
-		case !reflect.DeepEqual(o, n):
-			changes = append(changes, diffValues([]string{key}, o, n)...)
+			raw = []rawChange{{op: OpRemove, from: o}}
+		default:
+			sub := tree.field(key)
+			raw = diffValues(normalize(o, sub), normalize(n, sub))
 		}
-	}
-	for i := range changes {
-		segs, _ := ParsePointer(changes[i].Path)
-		changes[i].Field = readableField(segs, indexChecker(segs, oldObj, newObj))
+		for _, rc := range raw {
+			segs := append([]string{key}, rc.path...)
+			// Values come from the objects, not from normalized space where
+			// a keyed list is a map.
+			ptr, field, from, to := locate(segs, oldObj, newObj, tree, rc.op)
+			fc := FieldChange{Op: rc.op, Path: FormatPointer(ptr), Field: field, From: from, To: to}
+			if rc.op == OpAdd {
+				fc.From = nil
+			}
+			if rc.op == OpRemove {
+				fc.To = nil
+			}
+			changes = append(changes, fc)
+		}
 	}
 	sort.SliceStable(changes, func(i, j int) bool { return pointerLess(changes[i].Path, changes[j].Path) })
 	return changes
 }
 
-func diffValues(prefix []string, o, n any) []FieldChange {
+// rawChange is a change in normalized space: keyed list items appear as map
+// entries named by their key ("name=web").
+type rawChange struct {
+	op       string
+	path     []string
+	from, to any
+}
+
+func diffValues(o, n any) []rawChange {
 	cl, err := r3diff.Diff(o, n, r3diff.SliceOrdering(true), r3diff.AllowTypeMismatch(true))
 	if err != nil {
 		// r3labs only fails on types that JSON never produces; report the
 		// subtree as replaced rather than lose the change.
-		return []FieldChange{{Op: OpReplace, Path: FormatPointer(prefix), From: o, To: n}}
+		return []rawChange{{op: OpReplace, from: o, to: n}}
 	}
-	out := make([]FieldChange, 0, len(cl))
+	out := make([]rawChange, 0, len(cl))
 	for _, ch := range cl {
-		fc := FieldChange{Path: FormatPointer(append(slices.Clone(prefix), ch.Path...)), From: ch.From, To: ch.To}
+		rc := rawChange{path: ch.Path, from: ch.From, to: ch.To}
 		switch ch.Type {
 		case r3diff.CREATE:
-			fc.Op, fc.From = OpAdd, nil
+			rc.op, rc.from = OpAdd, nil
 		case r3diff.DELETE:
-			fc.Op, fc.To = OpRemove, nil
+			rc.op, rc.to = OpRemove, nil
 		default:
-			fc.Op = OpReplace
+			rc.op = OpReplace
 		}
-		out = append(out, fc)
+		out = append(out, rc)
 	}
 	return out
 }
 
-// indexChecker reports which segments of a path are list indices, by
-// walking the object that contains the path (new, or old for removals).
-func indexChecker(segs []string, objs ...map[string]any) func(int) bool {
-	isIndex := make([]bool, len(segs))
-	for _, root := range objs {
-		var cur any = root
-		for i, s := range segs {
-			switch t := cur.(type) {
-			case map[string]any:
-				cur = t[s]
-			case []any:
-				isIndex[i] = true
-				idx, err := strconv.Atoi(s)
-				if err != nil || idx < 0 || idx >= len(t) {
-					cur = nil
-				} else {
-					cur = t[idx]
-				}
-			default:
-				cur = nil
-			}
+// locate maps a path in normalized space back to the objects: a JSON
+// Pointer (a keyed item's index in the new object, or in the old one for a
+// removal), a readable field (spec.containers[name=web].image), and the
+// values found there in the old and new object.
+func locate(segs []string, oldRoot, newRoot map[string]any, tree *KeyTree, op string) (ptr []string, field string, oldVal, newVal any) {
+	ptr = make([]string, 0, len(segs))
+	var b strings.Builder
+	var oldCur, newCur any = oldRoot, newRoot
+	t := tree
+	for _, seg := range segs {
+		// Removed items are found where they were; others where they are.
+		cur := newCur
+		if op == OpRemove || cur == nil {
+			cur = oldCur
 		}
+		list, isList := cur.([]any)
+		if !isList {
+			ptr = append(ptr, seg)
+			writeKey(&b, seg)
+			oldCur, newCur, t = child(oldCur, seg), child(newCur, seg), t.field(seg)
+			continue
+		}
+		if keys, ok := itemKeys(list, t.itemsKeys()); ok {
+			idx := slices.Index(keys, seg)
+			ptr = append(ptr, strconv.Itoa(idx))
+			b.WriteString("[" + seg + "]")
+			oldCur, newCur = keyedItem(oldCur, t.itemsKeys(), seg), keyedItem(newCur, t.itemsKeys(), seg)
+		} else {
+			ptr = append(ptr, seg)
+			b.WriteString("[" + seg + "]")
+			oldCur, newCur = child(oldCur, seg), child(newCur, seg)
+		}
+		t = t.items()
 	}
-	return func(i int) bool { return isIndex[i] }
+	return ptr, b.String(), oldCur, newCur
+}
+
+// itemsKeys returns the key fields of the list this node describes.
+func (t *KeyTree) itemsKeys() []string {
+	if t == nil {
+		return nil
+	}
+	return t.Keys
+}
+
+func child(v any, seg string) any {
+	switch t := v.(type) {
+	case map[string]any:
+		return t[seg]
+	case []any:
+		i, err := strconv.Atoi(seg)
+		if err != nil || i < 0 || i >= len(t) {
+			return nil
+		}
+		return t[i]
+	}
+	return nil
+}
+
+func keyedItem(v any, keys []string, key string) any {
+	list, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	itemKeys, ok := itemKeys(list, keys)
+	if !ok {
+		return nil
+	}
+	if i := slices.Index(itemKeys, key); i >= 0 {
+		return list[i]
+	}
+	return nil
+}
+
+func writeKey(b *strings.Builder, key string) {
+	if plainKey.MatchString(key) {
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(key)
+		return
+	}
+	b.WriteString("[" + strconv.Quote(key) + "]")
 }
 
 func summarize(changes []FieldChange) string {

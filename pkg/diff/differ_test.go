@@ -71,7 +71,7 @@ func TestDiff(t *testing.T) {
 		{
 			name:        "configured ignore path with a wildcard",
 			ev:          update(t, cm(t, "1", 1, "x", "m", `{"k":"v","t1":"a"}`), cm(t, "2", 1, "x", "m", `{"k":"v","t1":"b"}`)),
-			opts:        Options{IgnorePaths: []string{"/*/t1"}},
+			opts:        Options{Rules: Rules{Paths: []string{"/*/t1"}}},
 			wantNothing: true,
 		},
 		{
@@ -116,6 +116,7 @@ func TestDiff(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.opts.Now = fixedNow
+			tt.opts.Rules.Defaults = AllDefaults
 			d, err := New(tt.opts)
 			if err != nil {
 				t.Fatal(err)
@@ -145,7 +146,7 @@ func TestDiff(t *testing.T) {
 func TestDiffNeverModifiesTheCachedObjects(t *testing.T) {
 	ev := update(t, cm(t, "1", 1, "a", "m", `{"k":"v1"}`), cm(t, "2", 2, "b", "m", `{"k":"v2"}`))
 	before := ev.Old.DeepCopy()
-	d, _ := New(Options{IgnorePaths: []string{"/data/k"}})
+	d, _ := New(Options{Rules: Rules{Paths: []string{"/data/k"}, Defaults: AllDefaults}})
 	d.Diff(ev)
 	if !reflect.DeepEqual(before.Object, ev.Old.Object) {
 		t.Fatal("Diff modified the old object, which belongs to the informer cache")
@@ -165,6 +166,9 @@ func TestAddedAndDeletedRecordsIdentifyTheObject(t *testing.T) {
 		c, ok := d.Diff(ev)
 		want := Change{Time: Timestamp(fixedNow()), Type: string(ev.Type), APIVersion: "v1", Kind: "ConfigMap",
 			Resource: "configmaps", Namespace: "ns", Name: "app", UID: "u-1", ResourceVersion: "7"}
+		if ev.Type == watcher.Added {
+			want.Manager = &Manager{Name: "m", Operation: "Update"}
+		}
 		if !ok || !reflect.DeepEqual(c, want) {
 			t.Errorf("%s: got %+v, want %+v", ev.Type, c, want)
 		}
@@ -173,7 +177,7 @@ func TestAddedAndDeletedRecordsIdentifyTheObject(t *testing.T) {
 
 func TestNewRejectsMalformedIgnorePaths(t *testing.T) {
 	for _, p := range []string{"data.k", ""} {
-		if _, err := New(Options{IgnorePaths: []string{p}}); err == nil {
+		if _, err := New(Options{Rules: Rules{Paths: []string{p}}}); err == nil {
 			t.Errorf("ignore path %q accepted", p)
 		}
 	}

@@ -3,7 +3,6 @@ package diff
 import (
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 )
 
@@ -33,25 +32,5 @@ func FormatPointer(segs []string) string {
 	return b.String()
 }
 
+// plainKey matches map keys a readable field shows without quotes.
 var plainKey = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$-]*$`)
-
-// readableField renders segments as a field path a person reads at a
-// glance: spec.containers[0].image, metadata.labels["app.kubernetes.io/name"].
-// isIndex says which segments are list indices rather than map keys.
-func readableField(segs []string, isIndex func(i int) bool) string {
-	var b strings.Builder
-	for i, s := range segs {
-		switch {
-		case isIndex(i):
-			b.WriteString("[" + s + "]")
-		case plainKey.MatchString(s):
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(s)
-		default:
-			b.WriteString("[" + strconv.Quote(s) + "]")
-		}
-	}
-	return b.String()
-}

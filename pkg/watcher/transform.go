@@ -5,9 +5,10 @@ import (
 )
 
 // stripForCache runs on every object before the informer caches it.
-// managedFields is the largest part of most objects once decoded (~40%) and
-// is never reported; only the newest entry's manager, operation and time are
-// kept, which is what attribution needs to say who made a change.
+// managedFields' fieldsV1 sets are the largest part of most objects once
+// decoded (~40%) and are never reported; each entry keeps its manager,
+// operation, time and subresource, which is what attribution compares
+// between the old and new object to say who made a change.
 func stripForCache(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
@@ -21,38 +22,20 @@ func stripForCache(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	if newest := newestManager(entries); newest != nil {
-		meta["managedFields"] = []any{newest}
-	} else {
-		delete(meta, "managedFields")
-	}
-	return obj, nil
-}
-
-// newestManager returns the entry with the latest time, reduced to the
-// fields attribution uses. Times are RFC 3339 strings in UTC with second
-// precision, so comparing them as strings orders them.
-func newestManager(entries []any) map[string]any {
-	var newest map[string]any
-	var newestTime string
+	kept := make([]any, 0, len(entries))
 	for _, e := range entries {
 		m, ok := e.(map[string]any)
 		if !ok {
 			continue
 		}
-		t, _ := m["time"].(string)
-		if newest == nil || t >= newestTime {
-			newest, newestTime = m, t
+		slim := make(map[string]any, 4)
+		for _, k := range []string{"manager", "operation", "time", "subresource"} {
+			if v, ok := m[k]; ok {
+				slim[k] = v
+			}
 		}
+		kept = append(kept, slim)
 	}
-	if newest == nil {
-		return nil
-	}
-	kept := map[string]any{}
-	for _, k := range []string{"manager", "operation", "time", "subresource"} {
-		if v, ok := newest[k]; ok {
-			kept[k] = v
-		}
-	}
-	return kept
+	meta["managedFields"] = kept
+	return obj, nil
 }

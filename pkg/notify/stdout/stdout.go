@@ -73,8 +73,15 @@ func encodeText(w *bufio.Writer, c diff.Change, p palette) error {
 	if c.Namespace != "" {
 		name = c.Namespace + "/" + name
 	}
-	fmt.Fprintf(w, "%s%s%s %s%-7s%s %s%s %s%s\n",
-		p.dim, c.Time, p.reset, typeColor, c.Type, p.reset, p.bold, c.Kind, name, p.reset)
+	by := ""
+	if c.Manager != nil {
+		by = " " + p.dim + "by " + c.Manager.Name + p.reset
+	}
+	fmt.Fprintf(w, "%s%s%s %s%-7s%s %s%s %s%s%s\n",
+		p.dim, c.Time, p.reset, typeColor, c.Type, p.reset, p.bold, c.Kind, name, p.reset, by)
+	if c.Unified != "" {
+		return writeUnified(w, c.Unified, p)
+	}
 	for _, fc := range c.Changes {
 		switch fc.Op {
 		case diff.OpAdd:
@@ -84,6 +91,29 @@ func encodeText(w *bufio.Writer, c diff.Change, p palette) error {
 		default:
 			fmt.Fprintf(w, "  %s~ %s: %s → %s%s\n", p.yellow, fc.Field, textValue(fc.From), textValue(fc.To), p.reset)
 		}
+	}
+	return nil
+}
+
+// writeUnified indents a unified diff under its header, colouring added
+// and removed lines.
+func writeUnified(w *bufio.Writer, text string, p palette) error {
+	for _, line := range strings.SplitAfter(text, "\n") {
+		if line == "" {
+			continue
+		}
+		color := ""
+		switch {
+		case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):
+			color = p.bold
+		case strings.HasPrefix(line, "+"):
+			color = p.green
+		case strings.HasPrefix(line, "-"):
+			color = p.red
+		case strings.HasPrefix(line, "@@"):
+			color = p.dim
+		}
+		fmt.Fprintf(w, "  %s%s%s\n", color, strings.TrimSuffix(line, "\n"), p.reset)
 	}
 	return nil
 }

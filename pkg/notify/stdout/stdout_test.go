@@ -30,6 +30,10 @@ var records = []diff.Change{
 			{Op: diff.OpRemove, Path: "/spec/paused", Field: "spec.paused", From: false},
 			{Op: diff.OpReplace, Path: "/data/big", Field: "data.big", From: strings.Repeat("a", 200), To: "line1\nline2"},
 		}},
+	{Time: at, Type: "updated", APIVersion: "v1", Kind: "ConfigMap", Resource: "configmaps", Namespace: "prod", Name: "settings", UID: "5f0c-1", ResourceVersion: "104",
+		Changed: "data.mode", Manager: &diff.Manager{Name: "kubectl-edit", Operation: "Update", Time: "2026-11-22T10:04:05Z"},
+		Changes: []diff.FieldChange{{Op: diff.OpReplace, Path: "/data/mode", Field: "data.mode", From: "fast", To: "safe"}},
+		Unified: "--- ConfigMap prod/settings (old)\n+++ ConfigMap prod/settings (new)\n@@ -1,5 +1,5 @@\n apiVersion: v1\n data:\n-  mode: fast\n+  mode: safe\n kind: ConfigMap\n metadata:\n"},
 	{Time: at, Type: "deleted", APIVersion: "stable.example.com/v1", Kind: "CronTab", Resource: "crontabs", Name: "cluster-wide", UID: "77-3", ResourceVersion: "103"},
 }
 

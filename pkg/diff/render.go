@@ -1,0 +1,53 @@
+package diff
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"gomodules.xyz/jsonpatch/v2"
+	"sigs.k8s.io/yaml"
+)
+
+// PatchOperation is one RFC 6902 operation.
+type PatchOperation = jsonpatch.Operation
+
+// jsonPatch returns the RFC 6902 patch that turns the old object into the
+// new one (both already without ignored fields and with values redacted).
+func jsonPatch(oldObj, newObj map[string]any) []PatchOperation {
+	a, err1 := json.Marshal(oldObj)
+	b, err2 := json.Marshal(newObj)
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	ops, err := jsonpatch.CreatePatch(a, b)
+	if err != nil {
+		return nil
+	}
+	return ops
+}
+
+// unifiedDiff renders both objects as YAML and returns a unified diff with
+// three lines of context around each change, as kubectl diff shows it.
+func unifiedDiff(oldObj, newObj map[string]any, c Change) string {
+	a, err1 := yaml.Marshal(oldObj)
+	b, err2 := yaml.Marshal(newObj)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	name := c.Name
+	if c.Namespace != "" {
+		name = c.Namespace + "/" + name
+	}
+	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A:        difflib.SplitLines(string(a)),
+		B:        difflib.SplitLines(string(b)),
+		FromFile: fmt.Sprintf("%s %s (old)", c.Kind, name),
+		ToFile:   fmt.Sprintf("%s %s (new)", c.Kind, name),
+		Context:  3,
+	})
+	if err != nil {
+		return ""
+	}
+	return text
+}
