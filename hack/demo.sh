@@ -27,8 +27,8 @@ export KUBECONFIG="$tmp/kubeconfig"
 $kubectl apply -f hack/demo/widgets-crd.yaml >/dev/null
 $kubectl wait --for condition=established crd/widgets.demo.kubediff.io >/dev/null
 
-echo "» kubediff watch -o text (leases and events excluded to keep the demo short)" >&2
-bin/kubediff watch -o text --exclude-resources leases,events 2> >(tee "$tmp/kubediff.log" >&2) &
+echo "» kubediff watch -o text" >&2
+bin/kubediff watch -o text 2> >(tee "$tmp/kubediff.log" >&2) &
 pids+=($!)
 for _ in $(seq 1 120); do grep -q 'msg=watching' "$tmp/kubediff.log" 2>/dev/null && break; sleep 0.5; done
 
@@ -43,10 +43,13 @@ step $kubectl -n demo apply -f - <<'YAML'
 apiVersion: demo.kubediff.io/v1
 kind: Widget
 metadata: {name: gizmo}
-spec: {size: 1, color: blue}
+spec: {size: 1, color: blue, parts: [{name: bolt, count: 4}, {name: nut, count: 4}]}
 YAML
-step $kubectl -n demo patch widget gizmo --type merge -p '{"spec":{"size":2,"color":"red"}}'
-step $kubectl -n demo delete configmap settings
+step $kubectl -n demo patch widget gizmo --type merge -p '{"spec":{"size":2,"parts":[{"name":"washer","count":8},{"name":"bolt","count":6},{"name":"nut","count":4}]}}'
+step $kubectl -n demo create secret generic db --from-literal=password=hunter2
+step $kubectl -n demo patch secret db -p '{"stringData":{"password":"correct-horse"}}'
+step $kubectl -n demo set env deployment/web LOG_LEVEL=debug
+step $kubectl -n demo delete configmap/settings secret/db
 step $kubectl -n demo delete widget gizmo
 step $kubectl -n demo delete deployment web
 

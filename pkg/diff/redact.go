@@ -78,7 +78,7 @@ func (r *redactor) Redacted(v any) string {
 	}
 	mac := hmac.New(sha256.New, r.salt)
 	mac.Write([]byte(b))
-	return "<redacted " + hex.EncodeToString(mac.Sum(nil)[:4]) + ">"
+	return "*** redacted " + hex.EncodeToString(mac.Sum(nil)[:4]) + " ***"
 }
 
 func (r *redactor) replaceValue(v any) (any, action) { return r.Redacted(v), replace }
