@@ -226,3 +226,37 @@ func equalJSON(a, b any) bool {
 	y, _ := json.Marshal(b)
 	return bytes.Equal(x, y)
 }
+
+func TestPatchAndUnifiedShowOnlyWhatChanged(t *testing.T) {
+	d, err := diff.New(diff.Options{
+		Rules:    diff.Rules{Defaults: diff.AllDefaults},
+		ListKeys: loadKeys(t),
+		Patch:    true,
+		Unified:  true,
+		Redact:   diff.RedactOptions{Keys: []string{"*password*"}, Salt: []byte("x")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := d.Diff(loadCase(t, filepath.Join("testdata", "corpus", "configmap-keys")))
+	if !ok {
+		t.Fatal("no record")
+	}
+	patch, _ := json.Marshal(c.Patch)
+	for _, want := range []string{`{"op":"replace","path":"/data/mode","value":"safe"}`, `{"op":"remove","path":"/data/retries"}`, `{"op":"add","path":"/data/timeout","value":"30s"}`} {
+		if !strings.Contains(string(patch), want) {
+			t.Errorf("patch lacks %s: %s", want, patch)
+		}
+	}
+	if strings.Contains(string(patch), "resourceVersion") || strings.Contains(string(patch), "managedFields") {
+		t.Errorf("patch carries ignored fields: %s", patch)
+	}
+	for _, want := range []string{"-  mode: fast\n", "+  mode: safe\n", "-  retries: \"3\"\n", "+  timeout: 30s\n"} {
+		if !strings.Contains(c.Unified, want) {
+			t.Errorf("unified diff lacks %q:\n%s", want, c.Unified)
+		}
+	}
+	if strings.Contains(c.Unified, "hunter2") || strings.Contains(string(patch), "hunter2") {
+		t.Errorf("redacted value leaked into patch or unified diff")
+	}
+}
