@@ -34,6 +34,7 @@ var flagKeys = map[string]string{
 	"log-level":         "log.level",
 	"log-format":        "log.format",
 	"queue-size":        "queueSize",
+	"drain-timeout":     "drainTimeout",
 }
 
 func addGlobalFlags(root *cobra.Command) {

@@ -34,7 +34,7 @@ version per type, filtered by --resources and --exclude-resources.`,
 			if err != nil {
 				return err
 			}
-			resources, err := selectResources(cmd.Context(), rc, cfg, log)
+			_, resources, err := selectResources(cmd.Context(), rc, cfg, log)
 			if err != nil {
 				return err
 			}
@@ -50,23 +50,24 @@ version per type, filtered by --resources and --exclude-resources.`,
 	return cmd
 }
 
-// selectResources discovers the watchable types and applies the config's
-// selection. Groups that fail discovery are logged as warnings and left out.
-func selectResources(ctx context.Context, rc *rest.Config, cfg config.Config, log *slog.Logger) ([]discovery.Resource, error) {
+// selectResources discovers the watchable types (all) and applies the
+// config's selection (selected). Groups that fail discovery are logged as
+// warnings and left out.
+func selectResources(ctx context.Context, rc *rest.Config, cfg config.Config, log *slog.Logger) (all, selected []discovery.Resource, err error) {
 	dc, err := k8sdiscovery.NewDiscoveryClientForConfig(rc)
 	if err != nil {
-		return nil, fmt.Errorf("discovery client: %w", err)
+		return nil, nil, fmt.Errorf("discovery client: %w", err)
 	}
-	all, err := discovery.New(dc).Resources(ctx)
+	all, err = discovery.New(dc).Resources(ctx)
 	if all == nil && err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err != nil {
 		log.Warn("some API groups could not be discovered", "err", err)
 	}
-	selected, err := discovery.Select(all, cfg.Resources, cfg.ExcludeResources)
+	selected, err = discovery.Select(all, cfg.Resources, cfg.ExcludeResources)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, nil, usageError{err}
 	}
 	if cfg.Diff.Defaults.Events {
 		// Events are a stream of their own, not changes to the cluster:
@@ -75,5 +76,5 @@ func selectResources(ctx context.Context, rc *rest.Config, cfg config.Config, lo
 			return r.Kind == "Event" && !slices.ContainsFunc(cfg.Resources, r.Matches)
 		})
 	}
-	return selected, nil
+	return all, selected, nil
 }

@@ -22,10 +22,6 @@ import (
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
-// drainTimeout bounds how long records still queued at shutdown may take to
-// be delivered.
-const drainTimeout = 10 * time.Second
-
 // progressInterval is how often sync progress is logged while caches fill.
 const progressInterval = 2 * time.Second
 
@@ -52,12 +48,13 @@ not reported; only what changes afterwards.`,
 	}
 	addSelectionFlags(cmd)
 	f := cmd.Flags()
-	f.StringP("output", "o", d.Output, "record format on stdout: json, text")
+	f.StringP("output", "o", d.Output, "record format on stdout: json, text, none (only the configured sinks)")
 	f.String("color", d.Color, "colour in text output: auto (when stdout is a terminal and NO_COLOR is unset), always, never")
 	f.StringSlice("ignore-path", nil, "JSON Pointer of a field whose changes are not reported (repeatable; * matches any key)")
 	f.Bool("patch", d.Diff.Patch, "add an RFC 6902 JSON Patch to each update record")
 	f.String("diff-style", d.Diff.Style, "how -o text shows an update: compact (one line per field) or unified (YAML diff)")
 	f.Int("queue-size", d.QueueSize, "records each sink may have waiting before new ones are dropped")
+	f.Duration("drain-timeout", d.DrainTimeout, "at shutdown, how long queued records may take to be delivered")
 	return cmd
 }
 
@@ -71,7 +68,7 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	resources, err := selectResources(ctx, rc, cfg, log)
+	all, resources, err := selectResources(ctx, rc, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -80,18 +77,14 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 		return err
 	}
 
-	queue := notify.NewQueue("stdout", newStdoutSink(cfg, out), cfg.QueueSize, log)
-	drained := make(chan struct{})
-	drainCtx, cancelDrain := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelDrain()
-	go func() {
-		defer close(drained)
-		queue.Run(drainCtx)
-	}()
+	sinks, err := startSinks(ctx, cfg, all, out, log)
+	if err != nil {
+		return err
+	}
 
 	w := watcher.New(dyn, func(ev watcher.Event) {
 		if c, ok := differ.Diff(ev); ok {
-			queue.Enqueue(c)
+			sinks.router.Dispatch(c)
 		}
 	}, watcher.Options{Namespaces: cfg.Namespaces, ResyncPeriod: cfg.ResyncPeriod, Logger: log})
 	if err := w.Watch(ctx, resources); err != nil {
@@ -102,16 +95,7 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	<-ctx.Done()
 	log.Info("stopping")
 	w.Wait()
-	queue.Close()
-	select {
-	case <-drained:
-	case <-time.After(drainTimeout):
-		cancelDrain()
-		<-drained
-	}
-	if s := queue.Stats(); s.Dropped > 0 || s.Failed > 0 {
-		log.Warn("some records were not delivered", "dropped", s.Dropped, "failed", s.Failed)
-	}
+	sinks.drain(cfg.DrainTimeout, log)
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 const (
 	OutputJSON = "json"
 	OutputText = "text"
+	OutputNone = "none" // only the configured sinks
 )
 
 // Config is everything kubediff can be told. Field tags are the keys users
@@ -47,6 +48,51 @@ type Config struct {
 	// QueueSize is how many records each sink may have waiting before new
 	// ones are dropped (with a log line and a counter).
 	QueueSize int `mapstructure:"queueSize"`
+	// DrainTimeout bounds how long records still queued at shutdown may
+	// take to be delivered.
+	DrainTimeout time.Duration `mapstructure:"drainTimeout"`
+	// Sinks are where records go besides stdout.
+	Sinks []SinkConfig `mapstructure:"sinks"`
+}
+
+// Sink types.
+const (
+	SinkWebhook = "webhook"
+	SinkSlack   = "slack"
+)
+
+// SinkConfig is one destination. Token, secret, url and header values may
+// name environment variables as ${NAME}.
+type SinkConfig struct {
+	Name  string      `mapstructure:"name"`
+	Type  string      `mapstructure:"type"`
+	Match MatchConfig `mapstructure:"match"`
+	// QueueSize overrides the global queueSize for this sink.
+	QueueSize int `mapstructure:"queueSize"`
+
+	// Webhook.
+	URL                string            `mapstructure:"url"`
+	Headers            map[string]string `mapstructure:"headers"`
+	Secret             string            `mapstructure:"secret"`
+	SecretFile         string            `mapstructure:"secretFile"`
+	Format             string            `mapstructure:"format"`
+	Timeout            time.Duration     `mapstructure:"timeout"`
+	InsecureSkipVerify bool              `mapstructure:"insecureSkipVerify"`
+
+	// Slack.
+	Token     string `mapstructure:"token"`
+	TokenFile string `mapstructure:"tokenFile"`
+	Channel   string `mapstructure:"channel"`
+	APIURL    string `mapstructure:"apiURL"`
+}
+
+// MatchConfig selects the records a sink receives; empty matches all.
+type MatchConfig struct {
+	Resources  []string `mapstructure:"resources"`
+	Namespaces []string `mapstructure:"namespaces"`
+	Types      []string `mapstructure:"types"`
+	// Labels is a label selector: "team=a,tier in (web,api)".
+	Labels string `mapstructure:"labels"`
 }
 
 // DiffConfig configures the diff stage.
@@ -119,8 +165,9 @@ func Default() Config {
 			Redact:   RedactConfig{Keys: slices.Clone(DefaultRedactKeys)},
 			Style:    StyleCompact,
 		},
-		Log:       LogConfig{Level: "info", Format: "text"},
-		QueueSize: 10000,
+		Log:          LogConfig{Level: "info", Format: "text"},
+		QueueSize:    10000,
+		DrainTimeout: 10 * time.Second,
 	}
 }
 
@@ -128,8 +175,8 @@ func Default() Config {
 // names the key so the user knows what to fix.
 func (c Config) Validate() error {
 	var errs []error
-	if c.Output != OutputJSON && c.Output != OutputText {
-		errs = append(errs, fmt.Errorf("output: %q is not one of json, text", c.Output))
+	if !oneOf(c.Output, OutputJSON, OutputText, OutputNone) {
+		errs = append(errs, fmt.Errorf("output: %q is not one of json, text, none", c.Output))
 	}
 	if !oneOf(c.Color, "auto", "always", "never") {
 		errs = append(errs, fmt.Errorf("color: %q is not one of auto, always, never", c.Color))
@@ -163,6 +210,17 @@ func (c Config) Validate() error {
 		}
 		errs = append(errs, checkPointers(key+".paths", r.Paths)...)
 	}
+	if c.DrainTimeout < 0 {
+		errs = append(errs, fmt.Errorf("drainTimeout: %s is negative", c.DrainTimeout))
+	}
+	names := map[string]bool{}
+	for i, s := range c.Sinks {
+		key := fmt.Sprintf("sinks[%d]", i)
+		if s.Name != "" {
+			key = fmt.Sprintf("sinks[%s]", s.Name)
+		}
+		errs = append(errs, s.validate(key, names)...)
+	}
 	if !oneOf(c.Diff.Style, StyleCompact, StyleUnified) {
 		errs = append(errs, fmt.Errorf("diff.style: %q is not one of compact, unified", c.Diff.Style))
 	}
@@ -180,3 +238,44 @@ func checkPointers(key string, pointers []string) []error {
 }
 
 func oneOf(s string, allowed ...string) bool { return slices.Contains(allowed, s) }
+
+func (s SinkConfig) validate(key string, seen map[string]bool) []error {
+	var errs []error
+	switch {
+	case s.Name == "":
+		errs = append(errs, fmt.Errorf("%s.name: empty", key))
+	case s.Name == "stdout" || seen[s.Name]:
+		errs = append(errs, fmt.Errorf("%s.name: %q is used twice (stdout is taken)", key, s.Name))
+	}
+	seen[s.Name] = true
+	switch s.Type {
+	case SinkWebhook:
+		if s.URL == "" {
+			errs = append(errs, fmt.Errorf("%s.url: empty", key))
+		}
+		if !oneOf(s.Format, "", "record", "cloudevents") {
+			errs = append(errs, fmt.Errorf("%s.format: %q is not one of record, cloudevents", key, s.Format))
+		}
+		if s.Secret != "" && s.SecretFile != "" {
+			errs = append(errs, fmt.Errorf("%s: set secret or secretFile, not both", key))
+		}
+	case SinkSlack:
+		if s.Channel == "" {
+			errs = append(errs, fmt.Errorf("%s.channel: empty", key))
+		}
+		if (s.Token == "") == (s.TokenFile == "") {
+			errs = append(errs, fmt.Errorf("%s: set exactly one of token, tokenFile", key))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("%s.type: %q is not one of webhook, slack", key, s.Type))
+	}
+	if s.Timeout < 0 || s.QueueSize < 0 {
+		errs = append(errs, fmt.Errorf("%s: timeout and queueSize must not be negative", key))
+	}
+	for _, t := range s.Match.Types {
+		if !oneOf(t, "added", "updated", "deleted") {
+			errs = append(errs, fmt.Errorf("%s.match.types: %q is not one of added, updated, deleted", key, t))
+		}
+	}
+	return errs
+}

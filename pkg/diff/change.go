@@ -27,6 +27,8 @@ type Change struct {
 	Name            string    `json:"name"`
 	UID             string    `json:"uid"`
 	ResourceVersion string    `json:"resourceVersion"`
+	// Labels are the object's labels, for routing and log queries.
+	Labels map[string]string `json:"labels,omitempty"`
 	// Changed lists the changed fields' readable paths in one string
 	// ("spec.replicas, data.k") because log stacks index scalars, not arrays.
 	Changed string        `json:"changed,omitempty"`

@@ -76,6 +76,7 @@ func (d *Differ) Diff(ev watcher.Event) (Change, bool) {
 		Name:            obj.GetName(),
 		UID:             string(obj.GetUID()),
 		ResourceVersion: obj.GetResourceVersion(),
+		Labels:          obj.GetLabels(),
 	}
 	switch ev.Type {
 	case watcher.Added:

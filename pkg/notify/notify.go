@@ -1,20 +1,32 @@
 // Package notify delivers change records to sinks. A sink implements
-// Notifier; behaviour shared by all sinks (queueing, and later retry,
-// metrics and routing) wraps a Notifier instead of living inside it.
+// Notifier and only moves bytes; what every sink needs (its own bounded
+// queue, retries with backoff, routing by match rules, counters) wraps it
+// here, the way Alertmanager's notify package stages its integrations.
 package notify
 
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/kubediff/kubediff/pkg/diff"
 )
 
-// Notifier delivers one record to one destination.
+// Notifier delivers records to one destination.
 type Notifier interface {
-	// Notify delivers c. An error wrapping ErrTransient may succeed if
-	// tried again; any other error will not.
+	// Notify delivers c. Return an error from Transient or RetryAfter when
+	// trying again may succeed; any other error is final.
 	Notify(ctx context.Context, c diff.Change) error
+}
+
+// BatchNotifier is a Notifier that can deliver several records at once
+// (Slack: one message for a burst of records instead of one per second).
+type BatchNotifier interface {
+	Notifier
+	// MaxBatch is how many records one NotifyBatch call may take.
+	MaxBatch() int
+	// NotifyBatch delivers records in order, all or none.
+	NotifyBatch(ctx context.Context, cs []diff.Change) error
 }
 
 // NotifierFunc adapts a function to Notifier.
@@ -23,5 +35,31 @@ type NotifierFunc func(ctx context.Context, c diff.Change) error
 // Notify implements Notifier.
 func (f NotifierFunc) Notify(ctx context.Context, c diff.Change) error { return f(ctx, c) }
 
-// ErrTransient marks failures worth retrying (timeouts, 5xx, 429).
-var ErrTransient = errors.New("transient failure")
+// transientError marks a failure that may succeed if tried again.
+type transientError struct {
+	err        error
+	retryAfter time.Duration // exactly how long to wait, when the receiver said so
+}
+
+func (e *transientError) Error() string { return e.err.Error() }
+func (e *transientError) Unwrap() error { return e.err }
+
+// Transient marks err as worth retrying (a timeout, a refused connection, a
+// 5xx answer).
+func Transient(err error) error { return &transientError{err: err} }
+
+// RetryAfter marks err as worth retrying after exactly d, as a 429 answer's
+// Retry-After header says.
+func RetryAfter(err error, d time.Duration) error {
+	return &transientError{err: err, retryAfter: d}
+}
+
+// IsTransient reports whether err may succeed if tried again, and how long
+// the receiver asked to wait (0 when it did not say).
+func IsTransient(err error) (bool, time.Duration) {
+	var te *transientError
+	if errors.As(err, &te) {
+		return true, te.retryAfter
+	}
+	return false, 0
+}

@@ -5,37 +5,56 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/kubediff/kubediff/pkg/diff"
 )
 
-// Queue decouples one sink from the informers: Enqueue never blocks, and a
-// single goroutine delivers records in the order they were enqueued, so a
-// slow sink delays only itself.
+// QueueOptions configure a Queue.
+type QueueOptions struct {
+	// Size is how many records may wait; when full, new ones are dropped.
+	Size int
+	// Backoff is the retry policy for transient failures.
+	Backoff Backoff
+	// Log receives drops, retries and failures.
+	Log *slog.Logger
+}
+
+// Queue decouples one sink from the informers and from the other sinks:
+// Enqueue never blocks, and one goroutine delivers records in the order
+// they came, retrying transient failures before moving on, so each
+// object's records arrive in order and a slow sink delays only itself.
 type Queue struct {
 	name string
 	sink Notifier
-	log  *slog.Logger
+	opts QueueOptions
 
 	mu     sync.Mutex // guards closed against Enqueue racing Close
 	closed bool
 	ch     chan diff.Change
 
-	dropped   atomic.Uint64
-	failed    atomic.Uint64
-	delivered atomic.Uint64
+	delivered, failed, dropped, retries atomic.Uint64
 }
 
-// NewQueue returns a queue holding at most size records for sink.
-func NewQueue(name string, sink Notifier, size int, log *slog.Logger) *Queue {
-	if log == nil {
-		log = slog.Default()
+// NewQueue returns a queue in front of sink.
+func NewQueue(name string, sink Notifier, opts QueueOptions) *Queue {
+	if opts.Log == nil {
+		opts.Log = slog.Default()
 	}
-	return &Queue{name: name, sink: sink, log: log, ch: make(chan diff.Change, size)}
+	if opts.Size < 1 {
+		opts.Size = 1
+	}
+	if opts.Backoff == (Backoff{}) {
+		opts.Backoff = DefaultBackoff
+	}
+	return &Queue{name: name, sink: sink, opts: opts, ch: make(chan diff.Change, opts.Size)}
 }
+
+// Name is the sink's name.
+func (q *Queue) Name() string { return q.name }
 
 // Enqueue adds c without blocking. When the queue is full or closed, c is
-// dropped, counted and logged, never silently lost.
+// dropped, counted and logged: never silently lost.
 func (q *Queue) Enqueue(c diff.Change) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -47,30 +66,61 @@ func (q *Queue) Enqueue(c diff.Change) bool {
 		}
 	}
 	n := q.dropped.Add(1)
-	q.log.Warn("record dropped: sink queue full", "sink", q.name, "kind", c.Kind,
-		"namespace", c.Namespace, "name", c.Name, "type", c.Type, "droppedTotal", n)
+	q.opts.Log.Warn("record dropped: sink queue full", append(identity(c), "sink", q.name, "droppedTotal", n)...)
 	return false
 }
 
 // Run delivers records until the queue is closed and empty. ctx bounds
-// delivery: once it is done, what remains is counted as dropped.
+// delivery, retries included: once it is done, what remains is counted and
+// logged as dropped.
 func (q *Queue) Run(ctx context.Context) {
+	batcher, _ := q.sink.(BatchNotifier)
 	for c := range q.ch {
+		batch := []diff.Change{c}
+		if batcher != nil {
+			batch = q.fill(batch, batcher.MaxBatch())
+		}
 		if ctx.Err() != nil {
-			q.dropped.Add(1)
+			q.dropped.Add(uint64(len(batch)))
 			continue
 		}
-		if err := q.sink.Notify(ctx, c); err != nil {
-			q.failed.Add(1)
-			q.log.Error("record not delivered", "sink", q.name, "kind", c.Kind,
-				"namespace", c.Namespace, "name", c.Name, "type", c.Type, "err", err)
+		err := q.opts.Backoff.retry(ctx, func(ctx context.Context) error {
+			if batcher != nil {
+				return batcher.NotifyBatch(ctx, batch)
+			}
+			return q.sink.Notify(ctx, batch[0])
+		}, func(err error, wait time.Duration) {
+			q.retries.Add(1)
+			q.opts.Log.Warn("delivery failed, retrying", "sink", q.name, "records", len(batch), "retryIn", wait.Round(time.Millisecond).String(), "err", err)
+		})
+		if err != nil {
+			q.failed.Add(uint64(len(batch)))
+			for _, c := range batch {
+				q.opts.Log.Error("record not delivered", append(identity(c), "sink", q.name, "err", err)...)
+			}
 			continue
 		}
-		q.delivered.Add(1)
+		q.delivered.Add(uint64(len(batch)))
 	}
 	if n := q.dropped.Load(); n > 0 {
-		q.log.Warn("records dropped", "sink", q.name, "count", n)
+		q.opts.Log.Warn("records dropped", "sink", q.name, "count", n)
 	}
+}
+
+// fill adds to batch the records already waiting, up to max.
+func (q *Queue) fill(batch []diff.Change, max int) []diff.Change {
+	for len(batch) < max {
+		select {
+		case c, ok := <-q.ch:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, c)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // Close stops accepting records; Run returns once the rest are delivered.
@@ -85,8 +135,8 @@ func (q *Queue) Close() {
 
 // Stats are a queue's counters.
 type Stats struct {
-	Delivered, Failed, Dropped uint64
-	Waiting                    int
+	Delivered, Failed, Dropped, Retries uint64
+	Waiting                             int
 }
 
 // Stats returns the queue's counters.
@@ -95,6 +145,12 @@ func (q *Queue) Stats() Stats {
 		Delivered: q.delivered.Load(),
 		Failed:    q.failed.Load(),
 		Dropped:   q.dropped.Load(),
+		Retries:   q.retries.Load(),
 		Waiting:   len(q.ch),
 	}
+}
+
+// identity are log attributes naming a record's object, never its values.
+func identity(c diff.Change) []any {
+	return []any{"type", c.Type, "kind", c.Kind, "namespace", c.Namespace, "name", c.Name, "resourceVersion", c.ResourceVersion}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"log/slog"
 	"strings"
 	"sync"
@@ -32,11 +33,13 @@ func (r *recorder) got() []string {
 	return append([]string(nil), r.names...)
 }
 
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
 func record(i int) diff.Change { return diff.Change{Kind: "ConfigMap", Name: fmt.Sprintf("cm-%d", i)} }
 
 func TestQueueDeliversInOrderAndDrainsOnClose(t *testing.T) {
 	rec := &recorder{}
-	q := NewQueue("test", rec, 100, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	q := NewQueue("test", rec, QueueOptions{Size: 100, Log: quiet})
 	for i := range 50 {
 		if !q.Enqueue(record(i)) {
 			t.Fatalf("record %d refused by a queue with room", i)
@@ -62,7 +65,7 @@ func TestQueueDeliversInOrderAndDrainsOnClose(t *testing.T) {
 
 func TestFullQueueDropsLoudlyWithoutBlocking(t *testing.T) {
 	var logs strings.Builder
-	q := NewQueue("slow", &recorder{}, 2, slog.New(slog.NewTextHandler(&logs, nil)))
+	q := NewQueue("slow", &recorder{}, QueueOptions{Size: 2, Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	results := make(chan bool, 3)
 	go func() {
 		for i := range 3 {
@@ -96,11 +99,130 @@ func TestFullQueueDropsLoudlyWithoutBlocking(t *testing.T) {
 func TestFailedDeliveryIsCountedAndLogged(t *testing.T) {
 	var logs strings.Builder
 	failing := NotifierFunc(func(context.Context, diff.Change) error { return errors.New("receiver said no") })
-	q := NewQueue("broken", failing, 10, slog.New(slog.NewTextHandler(&logs, nil)))
+	q := NewQueue("broken", failing, QueueOptions{Size: 10, Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	q.Enqueue(record(1))
 	q.Close()
 	q.Run(context.Background())
 	if q.Stats().Failed != 1 || !strings.Contains(logs.String(), "receiver said no") {
 		t.Fatalf("stats = %+v, logs = %s", q.Stats(), logs.String())
+	}
+}
+
+// fast keeps retry tests quick; the policy's shape is what they check.
+var fast = Backoff{Initial: 10 * time.Millisecond, Max: 40 * time.Millisecond}
+
+func TestTransientFailuresAreRetriedInOrderUntilDelivered(t *testing.T) {
+	rec := &recorder{}
+	var mu sync.Mutex
+	calls := 0
+	flaky := NotifierFunc(func(ctx context.Context, c diff.Change) error {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n%3 != 0 { // two failures before each success
+			return Transient(errors.New("503 Service Unavailable"))
+		}
+		return rec.Notify(ctx, c)
+	})
+	q := NewQueue("flaky", flaky, QueueOptions{Size: 10, Backoff: fast, Log: quiet})
+	for i := range 5 {
+		q.Enqueue(record(i))
+	}
+	q.Close()
+	q.Run(context.Background())
+	want := []string{"cm-0", "cm-1", "cm-2", "cm-3", "cm-4"}
+	if got := rec.got(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("delivered %v, want %v", got, want)
+	}
+	if s := q.Stats(); s.Retries != 10 || s.Delivered != 5 || s.Failed != 0 {
+		t.Fatalf("stats = %+v, want 10 retries and 5 delivered", s)
+	}
+}
+
+func TestRetryAfterIsWaitedExactly(t *testing.T) {
+	var times []time.Time
+	sink := NotifierFunc(func(context.Context, diff.Change) error {
+		times = append(times, time.Now())
+		if len(times) == 1 {
+			return RetryAfter(errors.New("429 Too Many Requests"), 300*time.Millisecond)
+		}
+		return nil
+	})
+	// A backoff far longer than Retry-After proves which one was used.
+	q := NewQueue("limited", sink, QueueOptions{Size: 1, Backoff: Backoff{Initial: time.Hour, Max: time.Hour}, Log: quiet})
+	q.Enqueue(record(0))
+	q.Close()
+	q.Run(context.Background())
+	if len(times) != 2 {
+		t.Fatalf("%d attempts, want 2", len(times))
+	}
+	if gap := times[1].Sub(times[0]); gap < 300*time.Millisecond {
+		t.Fatalf("retried after %s, before Retry-After's 300ms", gap)
+	}
+}
+
+func TestPermanentFailureIsNotRetried(t *testing.T) {
+	calls := 0
+	sink := NotifierFunc(func(context.Context, diff.Change) error {
+		calls++
+		return errors.New("400 Bad Request: unknown field")
+	})
+	q := NewQueue("strict", sink, QueueOptions{Size: 1, Backoff: fast, Log: quiet})
+	q.Enqueue(record(0))
+	q.Close()
+	q.Run(context.Background())
+	if calls != 1 || q.Stats().Failed != 1 {
+		t.Fatalf("calls = %d, stats = %+v; want one call, one failure", calls, q.Stats())
+	}
+}
+
+func TestDeliveryGivesUpWhenTheDrainDeadlinePasses(t *testing.T) {
+	down := NotifierFunc(func(context.Context, diff.Change) error { return Transient(errors.New("connection refused")) })
+	q := NewQueue("down", down, QueueOptions{Size: 5, Backoff: fast, Log: quiet})
+	for i := range 3 {
+		q.Enqueue(record(i))
+	}
+	q.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan struct{})
+	go func() { q.Run(ctx); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run kept retrying past its deadline")
+	}
+	if s := q.Stats(); s.Failed+s.Dropped != 3 || s.Delivered != 0 {
+		t.Fatalf("stats = %+v: all 3 must be counted as not delivered", s)
+	}
+}
+
+type batchRecorder struct {
+	recorder
+	batches [][]string
+}
+
+func (b *batchRecorder) MaxBatch() int { return 3 }
+func (b *batchRecorder) NotifyBatch(_ context.Context, cs []diff.Change) error {
+	var names []string
+	for _, c := range cs {
+		names = append(names, c.Name)
+	}
+	b.batches = append(b.batches, names)
+	return nil
+}
+
+func TestWaitingRecordsAreBatchedForBatchSinks(t *testing.T) {
+	b := &batchRecorder{}
+	q := NewQueue("slack", b, QueueOptions{Size: 10, Log: quiet})
+	for i := range 7 {
+		q.Enqueue(record(i))
+	}
+	q.Close()
+	q.Run(context.Background())
+	want := [][]string{{"cm-0", "cm-1", "cm-2"}, {"cm-3", "cm-4", "cm-5"}, {"cm-6"}}
+	if !reflect.DeepEqual(b.batches, want) {
+		t.Fatalf("batches = %v, want %v", b.batches, want)
 	}
 }

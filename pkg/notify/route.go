@@ -1,0 +1,62 @@
+package notify
+
+import (
+	"path"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubediff/kubediff/pkg/diff"
+)
+
+// Match selects the records a sink receives. Empty fields match everything.
+type Match struct {
+	// Resources are the types to send, resolved from the names users write.
+	Resources []schema.GroupResource
+	// Namespaces are glob patterns (prod-*); cluster-scoped objects match
+	// only when this is empty.
+	Namespaces []string
+	// Types are record types: added, updated, deleted.
+	Types []string
+	// Labels selects by the object's labels; nil matches everything.
+	Labels labels.Selector
+}
+
+// Matches reports whether c is for this sink.
+func (m Match) Matches(c diff.Change) bool {
+	if len(m.Types) > 0 && !slices.Contains(m.Types, c.Type) {
+		return false
+	}
+	if len(m.Resources) > 0 {
+		gv, _ := schema.ParseGroupVersion(c.APIVersion)
+		if !slices.Contains(m.Resources, schema.GroupResource{Group: gv.Group, Resource: c.Resource}) {
+			return false
+		}
+	}
+	if len(m.Namespaces) > 0 && !slices.ContainsFunc(m.Namespaces, func(p string) bool {
+		ok, _ := path.Match(p, c.Namespace)
+		return ok && c.Namespace != ""
+	}) {
+		return false
+	}
+	return m.Labels == nil || m.Labels.Matches(labels.Set(c.Labels))
+}
+
+// Route is one sink's queue and what it wants.
+type Route struct {
+	Queue *Queue
+	Match Match
+}
+
+// Router hands each record to every sink whose match selects it.
+type Router []Route
+
+// Dispatch enqueues c on each matching sink; it never blocks.
+func (r Router) Dispatch(c diff.Change) {
+	for _, route := range r {
+		if route.Match.Matches(c) {
+			route.Queue.Enqueue(c)
+		}
+	}
+}

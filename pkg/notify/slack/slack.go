@@ -1,0 +1,199 @@
+// Package slack posts change records to a Slack channel with
+// chat.postMessage and Block Kit, batching bursts into one message and
+// posting at most once per second per channel.
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+	"golang.org/x/time/rate"
+
+	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/notify"
+)
+
+// Slack's limits (https://api.slack.com/reference/block-kit/blocks).
+const (
+	maxBlocks      = 50
+	maxSectionText = 3000
+	maxHeaderText  = 150
+	// A record takes at most two blocks (section, divider) and one is kept
+	// for the "more" note, so a batch always fits in one message.
+	maxBatch = (maxBlocks - 1) / 2
+)
+
+// Options configure a Slack sink.
+type Options struct {
+	Token   string
+	Channel string
+	// APIURL overrides https://slack.com/api/ (Enterprise proxies, tests).
+	APIURL string
+	// Interval is the least time between two messages; 0 means 1 s, which
+	// is Slack's limit for posting to one channel.
+	Interval time.Duration
+}
+
+// Sink posts to one channel.
+type Sink struct {
+	client  *slack.Client
+	channel string
+	limiter *rate.Limiter
+}
+
+// New returns a Slack sink, or an error naming what is missing.
+func New(opts Options) (*Sink, error) {
+	if opts.Token == "" {
+		return nil, errors.New("token: empty (set token or tokenFile)")
+	}
+	if opts.Channel == "" {
+		return nil, errors.New("channel: empty")
+	}
+	if opts.Interval <= 0 {
+		opts.Interval = time.Second
+	}
+	var clientOpts []slack.Option
+	if opts.APIURL != "" {
+		u := opts.APIURL
+		if !strings.HasSuffix(u, "/") {
+			u += "/"
+		}
+		clientOpts = append(clientOpts, slack.OptionAPIURL(u))
+	}
+	return &Sink{
+		client:  slack.New(opts.Token, clientOpts...),
+		channel: opts.Channel,
+		limiter: rate.NewLimiter(rate.Every(opts.Interval), 1),
+	}, nil
+}
+
+// MaxBatch implements notify.BatchNotifier.
+func (s *Sink) MaxBatch() int { return maxBatch }
+
+// Notify implements notify.Notifier.
+func (s *Sink) Notify(ctx context.Context, c diff.Change) error {
+	return s.NotifyBatch(ctx, []diff.Change{c})
+}
+
+// NotifyBatch posts records as one message.
+func (s *Sink) NotifyBatch(ctx context.Context, cs []diff.Change) error {
+	if err := s.limiter.Wait(ctx); err != nil {
+		return notify.Transient(err)
+	}
+	blocks, fallback := Blocks(cs)
+	_, _, err := s.client.PostMessageContext(ctx, s.channel,
+		slack.MsgOptionBlocks(blocks...), slack.MsgOptionText(fallback, false))
+	return classify(err)
+}
+
+// classify sorts Slack's answers: rate limits wait as told, server and
+// network failures retry, anything else (channel_not_found, invalid_auth)
+// is final. slack-go's errors never include the token.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var rl *slack.RateLimitedError
+	if errors.As(err, &rl) {
+		return notify.RetryAfter(fmt.Errorf("slack: %w", err), rl.RetryAfter)
+	}
+	var sc slack.StatusCodeError
+	if errors.As(err, &sc) && sc.Code >= 500 {
+		return notify.Transient(fmt.Errorf("slack: %w", err))
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) {
+		return notify.Transient(fmt.Errorf("slack: %w", err))
+	}
+	return fmt.Errorf("slack: %w", err)
+}
+
+// Blocks renders records as Block Kit blocks within Slack's limits, and a
+// plain-text fallback for notifications.
+func Blocks(cs []diff.Change) ([]slack.Block, string) {
+	var blocks []slack.Block
+	if len(cs) == 1 {
+		blocks = append(blocks, slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, truncate(title(cs[0]), maxHeaderText), false, false)))
+	}
+	var titles []string
+	for i, c := range cs {
+		if i > 0 {
+			blocks = append(blocks, slack.NewDividerBlock())
+		}
+		text := sectionText(c, len(cs) > 1)
+		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil))
+		titles = append(titles, title(c))
+	}
+	return blocks, strings.Join(titles, "; ")
+}
+
+func title(c diff.Change) string {
+	name := c.Name
+	if c.Namespace != "" {
+		name = c.Namespace + "/" + name
+	}
+	return fmt.Sprintf("%s %s %s", c.Type, c.Kind, name)
+}
+
+// sectionText lists a record's changed fields, one per line, cut to fit a
+// section with a note of how many were left out.
+func sectionText(c diff.Change, withTitle bool) string {
+	var head []string
+	if withTitle {
+		head = append(head, "*"+escape(title(c))+"*")
+	}
+	meta := []string{"`" + c.APIVersion + "`"}
+	if c.Manager != nil {
+		meta = append(meta, "by *"+escape(c.Manager.Name)+"*")
+	}
+	head = append(head, strings.Join(meta, " "))
+	text := strings.Join(head, "\n")
+	for i, fc := range c.Changes {
+		line := "\n• " + changeLine(fc)
+		more := fmt.Sprintf("\n… and %d more changes", len(c.Changes)-i)
+		if len(text)+len(line)+len(more) > maxSectionText {
+			return text + more
+		}
+		text += line
+	}
+	return text
+}
+
+func changeLine(fc diff.FieldChange) string {
+	field := "`" + escape(fc.Field) + "`"
+	switch fc.Op {
+	case diff.OpAdd:
+		return field + " added: " + value(fc.To)
+	case diff.OpRemove:
+		return field + " removed (was " + value(fc.From) + ")"
+	}
+	return field + ": " + value(fc.From) + " → " + value(fc.To)
+}
+
+// value shows a field's value in code style, short enough for a list line.
+func value(v any) string {
+	s, ok := v.(string)
+	if !ok {
+		b, _ := json.Marshal(v)
+		s = string(b)
+	}
+	return "`" + escape(truncate(strings.ReplaceAll(s, "`", "'"), 200)) + "`"
+}
+
+// escape applies Slack's mrkdwn escaping.
+func escape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
