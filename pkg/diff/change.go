@@ -4,6 +4,7 @@
 package diff
 
 import (
+	"encoding/json"
 	"time"
 )
 
@@ -58,6 +59,20 @@ type Timestamp time.Time
 // MarshalJSON implements json.Marshaler.
 func (t Timestamp) MarshalJSON() ([]byte, error) {
 	return []byte(`"` + t.String() + `"`), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler, for programs reading records.
+func (t *Timestamp) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	parsed, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return err
+	}
+	*t = Timestamp(parsed)
+	return nil
 }
 
 // String formats the time as the JSON form does, without quotes.

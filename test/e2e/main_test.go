@@ -158,20 +158,13 @@ func (r *run) records() []diff.Change {
 	sc := bufio.NewScanner(strings.NewReader(r.stdout.String()))
 	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
-		var c recordJSON
+		var c diff.Change
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
 			r.t.Fatalf("stdout line is not a JSON record: %v\n%s", err, sc.Text())
 		}
-		out = append(out, c.Change)
+		out = append(out, c)
 	}
 	return out
-}
-
-// recordJSON reads a record back; Timestamp has no UnmarshalJSON since
-// kubediff only writes it.
-type recordJSON struct {
-	diff.Change
-	Time string `json:"time"`
 }
 
 // recordsFor returns the records about one object.

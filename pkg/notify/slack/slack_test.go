@@ -1,0 +1,234 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/notify"
+)
+
+const token = "xoxb-canary-token-4d5e6f"
+
+// post is one chat.postMessage call as the server saw it.
+type post struct {
+	at      time.Time
+	channel string
+	text    string
+	blocks  []map[string]any
+	auth    string
+}
+
+// slackAPI speaks enough of Slack's Web API for chat.postMessage: form or
+// JSON bodies, bearer auth, ok/error answers and 429 with Retry-After.
+type slackAPI struct {
+	mu      sync.Mutex
+	posts   []post
+	attempt int
+	// limit answers 429 with this Retry-After on the given attempts.
+	limit map[int]string
+}
+
+func (s *slackAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasSuffix(r.URL.Path, "/chat.postMessage") {
+		http.NotFound(w, r)
+		return
+	}
+	s.mu.Lock()
+	s.attempt++
+	if after, ok := s.limit[s.attempt]; ok {
+		s.posts = append(s.posts, post{at: time.Now()}) // the attempt, even if refused
+		s.mu.Unlock()
+		w.Header().Set("Retry-After", after)
+		w.WriteHeader(http.StatusTooManyRequests)
+		return
+	}
+	s.mu.Unlock()
+	body, _ := io.ReadAll(r.Body)
+	form, _ := url.ParseQuery(string(body))
+	p := post{at: time.Now(), channel: form.Get("channel"), text: form.Get("text"), auth: r.Header.Get("Authorization")}
+	if p.auth == "" {
+		p.auth = "Bearer " + form.Get("token")
+	}
+	_ = json.Unmarshal([]byte(form.Get("blocks")), &p.blocks)
+	s.mu.Lock()
+	s.posts = append(s.posts, p)
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	if p.channel == "#missing" {
+		fmt.Fprint(w, `{"ok":false,"error":"channel_not_found"}`)
+		return
+	}
+	fmt.Fprintf(w, `{"ok":true,"channel":%q,"ts":"1700000000.000100"}`, p.channel)
+}
+
+func (s *slackAPI) delivered() []post {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []post
+	for _, p := range s.posts {
+		if p.channel != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func start(t *testing.T, api *slackAPI) string {
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/api/"
+}
+
+func update(name string, n int) diff.Change {
+	c := diff.Change{Type: "updated", APIVersion: "apps/v1", Kind: "Deployment", Resource: "deployments", Namespace: "prod", Name: name,
+		Manager: &diff.Manager{Name: "kubectl-set"}}
+	for i := range n {
+		field := fmt.Sprintf("spec.template.spec.containers[name=c%d].image", i)
+		c.Changes = append(c.Changes, diff.FieldChange{Op: "replace", Field: field, Path: "/x", From: "nginx:1.27", To: "nginx:1.28"})
+	}
+	return c
+}
+
+func deliver(t *testing.T, sink notify.Notifier, records []diff.Change) *notify.Queue {
+	t.Helper()
+	q := notify.NewQueue("slack", sink, notify.QueueOptions{Size: len(records), Backoff: notify.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	for _, c := range records {
+		q.Enqueue(c)
+	}
+	q.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	q.Run(ctx)
+	return q
+}
+
+func allText(p post) string {
+	b, _ := json.Marshal(p.blocks)
+	return string(b)
+}
+
+func TestMessageNamesObjectFieldAndManager(t *testing.T) {
+	api := &slackAPI{}
+	sink, err := New(Options{Token: token, Channel: "#changes", APIURL: start(t, api)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliver(t, sink, []diff.Change{update("web", 1)})
+	posts := api.delivered()
+	if len(posts) != 1 {
+		t.Fatalf("%d posts", len(posts))
+	}
+	p := posts[0]
+	if p.channel != "#changes" || p.auth != "Bearer "+token {
+		t.Errorf("channel %q, auth %q", p.channel, p.auth)
+	}
+	if p.blocks[0]["type"] != "header" {
+		t.Errorf("first block is %v, want a header", p.blocks[0]["type"])
+	}
+	text := allText(p)
+	for _, want := range []string{"updated Deployment prod/web", "kubectl-set", "spec.template.spec.containers[name=c0].image", "nginx:1.27", "nginx:1.28"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("message lacks %q: %s", want, text)
+		}
+	}
+	if !strings.Contains(p.text, "updated Deployment prod/web") {
+		t.Errorf("fallback text = %q", p.text)
+	}
+}
+
+func TestRetryAfterIsHonoured(t *testing.T) {
+	api := &slackAPI{limit: map[int]string{1: "2"}}
+	sink, _ := New(Options{Token: token, Channel: "#changes", APIURL: start(t, api)})
+	deliver(t, sink, []diff.Change{update("web", 1)})
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	if len(api.posts) != 2 {
+		t.Fatalf("%d attempts, want 2", len(api.posts))
+	}
+	if gap := api.posts[1].at.Sub(api.posts[0].at); gap < 2*time.Second {
+		t.Fatalf("next post %s after a 429 with Retry-After: 2", gap)
+	}
+}
+
+func TestBurstIsBatchedAndPostedAtMostOncePerSecond(t *testing.T) {
+	api := &slackAPI{}
+	sink, _ := New(Options{Token: token, Channel: "#changes", APIURL: start(t, api)})
+	var records []diff.Change
+	for i := range 60 {
+		records = append(records, update(fmt.Sprintf("app-%d", i), 1))
+	}
+	q := deliver(t, sink, records)
+	posts := api.delivered()
+	if q.Stats().Delivered != 60 {
+		t.Fatalf("delivered %d of 60", q.Stats().Delivered)
+	}
+	if len(posts) >= 60 || len(posts) < 3 {
+		t.Fatalf("%d messages for 60 records: want them batched (at most %d a message)", len(posts), maxBatch)
+	}
+	for i := 1; i < len(posts); i++ {
+		if gap := posts[i].at.Sub(posts[i-1].at); gap < 900*time.Millisecond {
+			t.Fatalf("messages %d and %d were %s apart: more than one per second", i-1, i, gap)
+		}
+	}
+	seen := 0
+	for _, p := range posts {
+		if len(p.blocks) > maxBlocks {
+			t.Fatalf("message has %d blocks, Slack allows %d", len(p.blocks), maxBlocks)
+		}
+		seen += strings.Count(allText(p), "updated Deployment prod/app-")
+	}
+	if seen != 60 {
+		t.Fatalf("messages name %d of the 60 records", seen)
+	}
+}
+
+func TestHugeChangeListIsTruncatedWithinLimits(t *testing.T) {
+	blocks, _ := Blocks([]diff.Change{update("big", 500)})
+	raw, _ := json.Marshal(blocks)
+	var parsed []map[string]any
+	_ = json.Unmarshal(raw, &parsed)
+	for _, b := range parsed {
+		if b["type"] != "section" {
+			continue
+		}
+		text := b["text"].(map[string]any)["text"].(string)
+		if len(text) > maxSectionText {
+			t.Fatalf("section has %d characters, Slack allows %d", len(text), maxSectionText)
+		}
+		if !strings.Contains(text, "more changes") {
+			t.Fatalf("truncated section does not say how many changes were left out:\n%s", text)
+		}
+	}
+}
+
+func TestPermanentErrorIsNotRetriedAndTokenNeverLeaks(t *testing.T) {
+	api := &slackAPI{}
+	sink, _ := New(Options{Token: token, Channel: "#missing", APIURL: start(t, api)})
+	err := sink.Notify(context.Background(), update("web", 1))
+	if err == nil || !strings.Contains(err.Error(), "channel_not_found") {
+		t.Fatalf("err = %v", err)
+	}
+	if ok, _ := notify.IsTransient(err); ok {
+		t.Fatalf("channel_not_found must not be retried")
+	}
+	if strings.Contains(err.Error(), token) {
+		t.Fatalf("token in error: %v", err)
+	}
+	// A server that is down: the error names no token either.
+	down, _ := New(Options{Token: token, Channel: "#c", APIURL: "http://127.0.0.1:1/api/"})
+	err = down.Notify(context.Background(), update("web", 1))
+	if ok, _ := notify.IsTransient(err); !ok || strings.Contains(err.Error(), token) {
+		t.Fatalf("err = %v (want transient, without the token)", err)
+	}
+}
