@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -189,5 +191,55 @@ func TestVersion(t *testing.T) {
 	}
 	if !strings.HasPrefix(stdout.String(), "kubediff ") || !strings.Contains(stdout.String(), "commit") {
 		t.Fatalf("version output = %q", stdout.String())
+	}
+}
+
+// The commented sinks example in config.example.yaml is a valid config.
+func TestExampleSinksAreValid(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "config.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(data), "# --- sinks example begin")
+	block, _, found := strings.Cut(rest, "# --- sinks example end")
+	if !found {
+		t.Fatal("config.example.yaml has no sinks example")
+	}
+	var lines []string
+	for _, line := range strings.Split(block, "\n")[1:] {
+		lines = append(lines, strings.TrimPrefix(line, "# "))
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"hmac", "slack-token"} {
+		_ = os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o600)
+	}
+	example := strings.ReplaceAll(strings.Join(lines, "\n"), "/etc/kubediff", dir)
+	cfg, err := load(t, "--config", writeFile(t, example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Sinks) != 2 || cfg.Sinks[1].Match.Labels == "" || cfg.Sinks[0].Headers["x-team"] != "platform" {
+		t.Fatalf("sinks = %+v", cfg.Sinks)
+	}
+	for _, sc := range cfg.Sinks {
+		if _, err := newSink(sc, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+			t.Errorf("sink %s: %v", sc.Name, err)
+		}
+	}
+}
+
+func TestBadSinkConfig(t *testing.T) {
+	for _, tt := range []struct{ file, want string }{
+		{"sinks:\n  - name: a\n    type: email\n", `sinks[a].type: "email"`},
+		{"sinks:\n  - name: a\n    type: slack\n    channel: x\n", "sinks[a]: set exactly one of token, tokenFile"},
+		{"sinks:\n  - type: webhook\n    url: http://x\n", "sinks[0].name: empty"},
+		{"sinks:\n  - name: a\n    type: webhook\n    url: http://x\n    match: {types: [created]}\n", `sinks[a].match.types: "created"`},
+		{"sinks:\n  - name: a\n    type: webhook\n    url: http://x\n    retries: 3\n", "retries"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := Run(context.Background(), []string{"watch", "--config", writeFile(t, tt.file)}, &stdout, &stderr)
+		if code != exitUsage || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("config %q: exit %d, stderr %q; want exit 2 naming %q", tt.file, code, stderr.String(), tt.want)
+		}
 	}
 }
