@@ -21,20 +21,24 @@ const envPrefix = "KUBEDIFF"
 
 // flagKeys maps flag names to the config keys they override.
 var flagKeys = map[string]string{
-	"kubeconfig":        "kubeconfig",
-	"context":           "context",
-	"namespace":         "namespaces",
-	"resources":         "resources",
-	"exclude-resources": "excludeResources",
-	"output":            "output",
-	"color":             "color",
-	"ignore-path":       "diff.ignorePaths",
-	"patch":             "diff.patch",
-	"diff-style":        "diff.style",
-	"log-level":         "log.level",
-	"log-format":        "log.format",
-	"queue-size":        "queueSize",
-	"drain-timeout":     "drainTimeout",
+	"kubeconfig":           "kubeconfig",
+	"context":              "context",
+	"namespace":            "namespaces",
+	"resources":            "resources",
+	"exclude-resources":    "excludeResources",
+	"exclude-namespace":    "excludeNamespaces",
+	"selector":             "labelSelector",
+	"field-selector":       "fieldSelector",
+	"rediscovery-interval": "rediscoveryInterval",
+	"output":               "output",
+	"color":                "color",
+	"ignore-path":          "diff.ignorePaths",
+	"patch":                "diff.patch",
+	"diff-style":           "diff.style",
+	"log-level":            "log.level",
+	"log-format":           "log.format",
+	"queue-size":           "queueSize",
+	"drain-timeout":        "drainTimeout",
 }
 
 func addGlobalFlags(root *cobra.Command) {
@@ -50,7 +54,10 @@ func addGlobalFlags(root *cobra.Command) {
 // addSelectionFlags adds the flags choosing what to watch.
 func addSelectionFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringSliceP("namespace", "n", nil, "watch only this namespace (repeatable; default: all namespaces)")
+	f.StringSliceP("namespace", "n", nil, "watch only this namespace, a name or a glob (repeatable; default: all namespaces)")
+	f.StringSlice("exclude-namespace", nil, "never watch this namespace, a name or a glob (repeatable)")
+	f.StringP("selector", "l", "", "label selector the API server filters every type by")
+	f.String("field-selector", "", "field selector the API server filters every type by")
 	f.BoolP("all-namespaces", "A", false, "watch all namespaces, overriding --namespace and the config file")
 	f.StringSlice("resources", nil, "watch only these types, as kubectl names them: plural, kind, short name, resource.group (default: all)")
 	f.StringSlice("exclude-resources", nil, "do not watch these types")

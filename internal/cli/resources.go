@@ -1,28 +1,26 @@
 package cli
 
 import (
-	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"slices"
+	"sort"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	k8sdiscovery "k8s.io/client-go/discovery"
-	"k8s.io/client-go/rest"
 
-	"github.com/kubediff/kubediff/pkg/config"
 	"github.com/kubediff/kubediff/pkg/discovery"
 )
 
 func newResourcesCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "resources",
-		Short: "List the resource types that watch would watch",
-		Long: `List the resource types that 'kubediff watch' would watch with the same
-flags: every type with list and watch verbs, custom resources included, one
-version per type, filtered by --resources and --exclude-resources.`,
+		Short: "List every resource type and whether watch would watch it",
+		Long: `List every resource type the API server offers and whether 'kubediff watch'
+with the same flags and config would watch it: watched, excluded by config,
+forbidden (with the verb and scope the credentials lack), or not watchable
+(no list and watch verbs). Custom resources are included.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(cmd)
@@ -34,47 +32,70 @@ version per type, filtered by --resources and --exclude-resources.`,
 			if err != nil {
 				return err
 			}
-			_, resources, err := selectResources(cmd.Context(), rc, cfg, log)
+			c, err := newClients(rc)
 			if err != nil {
 				return err
 			}
+			plan, err := newPlanner(cfg, c).Plan(cmd.Context())
+			if plan.All == nil && err != nil {
+				return planError(err)
+			}
+			if err != nil {
+				log.Warn("some API groups could not be discovered", "err", err)
+			}
+			statuses := plan.Statuses
+			sort.SliceStable(statuses, func(i, j int) bool {
+				a, b := statuses[i].Resource.GVR, statuses[j].Resource.GVR
+				if a.Group != b.Group {
+					return a.Group < b.Group
+				}
+				return a.Resource < b.Resource
+			})
+			if format, _ := cmd.Flags().GetString("format"); format == "json" {
+				return writeStatusJSON(stdout, statuses)
+			}
 			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "GROUP\tVERSION\tRESOURCE\tKIND\tNAMESPACED")
-			for _, r := range resources {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%t\n", r.GVR.Group, r.GVR.Version, r.GVR.Resource, r.Kind, r.Namespaced)
+			fmt.Fprintln(tw, "GROUP\tVERSION\tRESOURCE\tKIND\tNAMESPACED\tSTATUS\tREASON")
+			for _, s := range statuses {
+				r := s.Resource
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%t\t%s\t%s\n", r.GVR.Group, r.GVR.Version, r.GVR.Resource, r.Kind, r.Namespaced, s.State, s.Reason)
 			}
 			return tw.Flush()
 		},
 	}
 	addSelectionFlags(cmd)
+	// Not "output": that key is watch's record format.
+	cmd.Flags().StringP("format", "o", "table", "table or json")
 	return cmd
 }
 
-// selectResources discovers the watchable types (all) and applies the
-// config's selection (selected). Groups that fail discovery are logged as
-// warnings and left out.
-func selectResources(ctx context.Context, rc *rest.Config, cfg config.Config, log *slog.Logger) (all, selected []discovery.Resource, err error) {
-	dc, err := k8sdiscovery.NewDiscoveryClientForConfig(rc)
-	if err != nil {
-		return nil, nil, fmt.Errorf("discovery client: %w", err)
+type statusJSON struct {
+	Group      string `json:"group"`
+	Version    string `json:"version"`
+	Resource   string `json:"resource"`
+	Kind       string `json:"kind"`
+	Namespaced bool   `json:"namespaced"`
+	Status     string `json:"status"`
+	Reason     string `json:"reason,omitempty"`
+}
+
+func writeStatusJSON(w io.Writer, statuses []discovery.Status) error {
+	out := make([]statusJSON, 0, len(statuses))
+	for _, s := range statuses {
+		r := s.Resource
+		out = append(out, statusJSON{r.GVR.Group, r.GVR.Version, r.GVR.Resource, r.Kind, r.Namespaced, s.State, s.Reason})
 	}
-	all, err = discovery.New(dc).Resources(ctx)
-	if all == nil && err != nil {
-		return nil, nil, err
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// planError marks selection mistakes (an unknown --resources name, a
+// namespace glob without permission to list namespaces) as usage errors.
+func planError(err error) error {
+	var se *discovery.SelectionError
+	if errors.As(err, &se) {
+		return usageError{err}
 	}
-	if err != nil {
-		log.Warn("some API groups could not be discovered", "err", err)
-	}
-	selected, err = discovery.Select(all, cfg.Resources, cfg.ExcludeResources)
-	if err != nil {
-		return nil, nil, usageError{err}
-	}
-	if cfg.Diff.Defaults.Events {
-		// Events are a stream of their own, not changes to the cluster:
-		// watched only when asked for by name.
-		selected = slices.DeleteFunc(selected, func(r discovery.Resource) bool {
-			return r.Kind == "Event" && !slices.ContainsFunc(cfg.Resources, r.Matches)
-		})
-	}
-	return all, selected, nil
+	return err
 }

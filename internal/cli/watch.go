@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -10,12 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-	k8sdiscovery "k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
+	"k8s.io/client-go/metadata"
 
 	"github.com/kubediff/kubediff/pkg/config"
 	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/listkeys"
 	"github.com/kubediff/kubediff/pkg/notify"
 	"github.com/kubediff/kubediff/pkg/notify/stdout"
@@ -55,6 +54,7 @@ not reported; only what changes afterwards.`,
 	f.String("diff-style", d.Diff.Style, "how -o text shows an update: compact (one line per field) or unified (YAML diff)")
 	f.Int("queue-size", d.QueueSize, "records each sink may have waiting before new ones are dropped")
 	f.Duration("drain-timeout", d.DrainTimeout, "at shutdown, how long queued records may take to be delivered")
+	f.Duration("rediscovery-interval", d.RediscoveryInterval, "how often to look for new or removed types, besides whenever a CRD or APIService changes")
 	return cmd
 }
 
@@ -64,39 +64,98 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	differ, err := newDiffer(cfg, rc, log)
+	c, err := newClients(rc)
 	if err != nil {
 		return err
 	}
-	all, resources, err := selectResources(ctx, rc, cfg, log)
+	differ, err := newDiffer(cfg, c, log)
 	if err != nil {
 		return err
+	}
+	planner := newPlanner(cfg, c)
+	plan, err := planner.Plan(ctx)
+	if plan.All == nil && err != nil {
+		return planError(err)
+	}
+	if err != nil {
+		log.Warn("some API groups could not be discovered", "err", err)
 	}
 	dyn, err := dynamic.NewForConfig(rc)
 	if err != nil {
 		return err
 	}
-
-	sinks, err := startSinks(ctx, cfg, all, out, log)
+	meta, err := metadata.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	sinks, err := startSinks(ctx, cfg, plan.All, out, log)
 	if err != nil {
 		return err
 	}
 
 	w := watcher.New(dyn, func(ev watcher.Event) {
+		// Namespaces created after the plan that match an exclusion glob
+		// are not filtered by the server.
+		if ns := ev.Object().GetNamespace(); ns != "" && discovery.MatchesAny(cfg.ExcludeNamespaces, ns) {
+			return
+		}
 		if c, ok := differ.Diff(ev); ok {
 			sinks.router.Dispatch(c)
 		}
-	}, watcher.Options{Namespaces: cfg.Namespaces, ResyncPeriod: cfg.ResyncPeriod, Logger: log})
-	if err := w.Watch(ctx, resources); err != nil {
+	}, watcher.Options{ResyncPeriod: cfg.ResyncPeriod, Logger: log})
+	forbidden := &forbiddenLog{log: log, warned: map[string]bool{}}
+	forbidden.report(plan.Statuses)
+	if err := w.Sync(ctx, plan.Targets); err != nil {
 		return err
 	}
 	reportSyncProgress(ctx, w, log)
 
+	monitor := &discovery.Monitor{Metadata: meta, Access: planner.Access, Interval: cfg.RediscoveryInterval, Log: log}
+	monitorDone := make(chan struct{})
+	go func() {
+		defer close(monitorDone)
+		monitor.Run(ctx, func(ctx context.Context) {
+			plan, err := planner.Plan(ctx)
+			if plan.All == nil && err != nil {
+				if ctx.Err() == nil {
+					log.Warn("rediscovery failed; still watching what was found before", "err", err)
+				}
+				return
+			}
+			forbidden.report(plan.Statuses)
+			if err := w.Sync(ctx, plan.Targets); err != nil {
+				log.Warn("could not start watching a type", "err", err)
+			}
+		})
+	}()
+
 	<-ctx.Done()
 	log.Info("stopping")
+	<-monitorDone
 	w.Wait()
 	sinks.drain(cfg.DrainTimeout, log)
 	return nil
+}
+
+// forbiddenLog warns once per forbidden type, and again only if access was
+// granted and then withdrawn.
+type forbiddenLog struct {
+	log    *slog.Logger
+	warned map[string]bool
+}
+
+func (f *forbiddenLog) report(statuses []discovery.Status) {
+	for _, s := range statuses {
+		key := s.Resource.GVR.String()
+		switch {
+		case s.State == discovery.StateForbidden && !f.warned[key]:
+			f.warned[key] = true
+			f.log.Warn("not watching a type kubediff may not read", "resource", s.Resource.String(), "reason", s.Reason)
+		case s.State == discovery.StateWatched && f.warned[key]:
+			delete(f.warned, key)
+			f.log.Info("access granted: now watching", "resource", s.Resource.String())
+		}
+	}
 }
 
 // reportSyncProgress logs progress while the caches fill, then one line
@@ -125,11 +184,7 @@ func reportSyncProgress(ctx context.Context, w *watcher.Watcher, log *slog.Logge
 	}
 }
 
-func newDiffer(cfg config.Config, rc *rest.Config, log *slog.Logger) (*diff.Differ, error) {
-	dc, err := k8sdiscovery.NewDiscoveryClientForConfig(rc)
-	if err != nil {
-		return nil, fmt.Errorf("discovery client: %w", err)
-	}
+func newDiffer(cfg config.Config, c *clients, log *slog.Logger) (*diff.Differ, error) {
 	d := cfg.Diff
 	rules := diff.Rules{
 		Paths: d.IgnorePaths,
@@ -146,7 +201,7 @@ func newDiffer(cfg config.Config, rc *rest.Config, log *slog.Logger) (*diff.Diff
 	differ, err := diff.New(diff.Options{
 		Rules:    rules,
 		Redact:   diff.RedactOptions{Paths: d.Redact.Paths, Keys: d.Redact.Keys},
-		ListKeys: listkeys.New(dc.OpenAPIV3(), log),
+		ListKeys: listkeys.New(c.discovery.OpenAPIV3(), log),
 		Patch:    d.Patch,
 		Unified:  cfg.Output == config.OutputText && d.Style == config.StyleUnified,
 	})

@@ -96,6 +96,22 @@ func (e *Env) writeKubeconfig() error {
 	return os.WriteFile(e.Kubeconfig, kc, 0o600)
 }
 
+// AddUser writes a kubeconfig for a user authenticated by client
+// certificate, with no permissions beyond what RBAC grants it, and returns
+// its path.
+func (e *Env) AddUser(name string, groups ...string) (string, error) {
+	user, err := e.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return "", fmt.Errorf("add user %s: %w", name, err)
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(e.dir, "kubeconfig-"+name)
+	return path, os.WriteFile(path, kc, 0o600)
+}
+
 // Stop stops the control plane and removes the kubeconfig.
 func (e *Env) Stop() error {
 	err := e.env.Stop()

@@ -10,6 +10,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // Output formats accepted by the output key.
@@ -29,6 +32,16 @@ type Config struct {
 	Context string `mapstructure:"context"`
 	// Namespaces limits watching to these namespaces; empty means all.
 	Namespaces []string `mapstructure:"namespaces"`
+	// ExcludeNamespaces are never watched (exact names or globs).
+	ExcludeNamespaces []string `mapstructure:"excludeNamespaces"`
+	// LabelSelector and FieldSelector filter every type on the server.
+	LabelSelector string `mapstructure:"labelSelector"`
+	FieldSelector string `mapstructure:"fieldSelector"`
+	// Selectors filter some types on the server.
+	Selectors []TypeSelector `mapstructure:"selectors"`
+	// RediscoveryInterval is how often the set of types is rediscovered,
+	// besides whenever a CRD or APIService changes.
+	RediscoveryInterval time.Duration `mapstructure:"rediscoveryInterval"`
 	// Resources limits watching to these types (names as kubectl accepts
 	// them); empty means every type.
 	Resources []string `mapstructure:"resources"`
@@ -53,6 +66,13 @@ type Config struct {
 	DrainTimeout time.Duration `mapstructure:"drainTimeout"`
 	// Sinks are where records go besides stdout.
 	Sinks []SinkConfig `mapstructure:"sinks"`
+}
+
+// TypeSelector filters the named types on the server.
+type TypeSelector struct {
+	Resources     []string `mapstructure:"resources"`
+	LabelSelector string   `mapstructure:"labelSelector"`
+	FieldSelector string   `mapstructure:"fieldSelector"`
 }
 
 // Sink types.
@@ -165,9 +185,10 @@ func Default() Config {
 			Redact:   RedactConfig{Keys: slices.Clone(DefaultRedactKeys)},
 			Style:    StyleCompact,
 		},
-		Log:          LogConfig{Level: "info", Format: "text"},
-		QueueSize:    10000,
-		DrainTimeout: 10 * time.Second,
+		Log:                 LogConfig{Level: "info", Format: "text"},
+		QueueSize:           10000,
+		DrainTimeout:        10 * time.Second,
+		RediscoveryInterval: 3 * time.Minute,
 	}
 }
 
@@ -209,6 +230,17 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s.paths: empty", key))
 		}
 		errs = append(errs, checkPointers(key+".paths", r.Paths)...)
+	}
+	if c.RediscoveryInterval < time.Second {
+		errs = append(errs, fmt.Errorf("rediscoveryInterval: %s is shorter than 1s", c.RediscoveryInterval))
+	}
+	errs = append(errs, checkSelectors("", c.LabelSelector, c.FieldSelector)...)
+	for i, ts := range c.Selectors {
+		key := fmt.Sprintf("selectors[%d].", i)
+		if len(ts.Resources) == 0 {
+			errs = append(errs, fmt.Errorf("%sresources: empty (use labelSelector/fieldSelector for every type)", key))
+		}
+		errs = append(errs, checkSelectors(key, ts.LabelSelector, ts.FieldSelector)...)
 	}
 	if c.DrainTimeout < 0 {
 		errs = append(errs, fmt.Errorf("drainTimeout: %s is negative", c.DrainTimeout))
@@ -276,6 +308,17 @@ func (s SinkConfig) validate(key string, seen map[string]bool) []error {
 		if !oneOf(t, "added", "updated", "deleted") {
 			errs = append(errs, fmt.Errorf("%s.match.types: %q is not one of added, updated, deleted", key, t))
 		}
+	}
+	return errs
+}
+
+func checkSelectors(prefix, label, field string) []error {
+	var errs []error
+	if _, err := labels.Parse(label); err != nil {
+		errs = append(errs, fmt.Errorf("%slabelSelector: %w", prefix, err))
+	}
+	if _, err := fields.ParseSelector(field); err != nil {
+		errs = append(errs, fmt.Errorf("%sfieldSelector: %w", prefix, err))
 	}
 	return errs
 }

@@ -55,25 +55,62 @@ func New(client discovery.DiscoveryInterface) *Discoverer {
 	return &Discoverer{client: client}
 }
 
-// Resources returns every watchable type, sorted by group then resource.
-// Groups whose discovery failed (an aggregated API that is down, say) are
-// reported in the returned error while the rest are still returned, so the
-// caller can warn and go on; a nil slice with an error means nothing at all
-// could be discovered.
-func (d *Discoverer) Resources(ctx context.Context) ([]Resource, error) {
+// Catalog is every type the server offers.
+type Catalog struct {
+	// Watchable types, sorted by group then resource.
+	Watchable []Resource
+	// NotWatchable types, with the reason.
+	NotWatchable []Status
+}
+
+// Resources returns every type the server offers. Groups whose discovery
+// failed (an aggregated API that is down, say) are reported in the returned
+// error while the rest are still returned, so the caller can warn and go
+// on; a nil Watchable with an error means nothing could be discovered.
+func (d *Discoverer) Resources(ctx context.Context) (Catalog, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return Catalog{}, err
 	}
 	lists, err := d.client.ServerPreferredResources()
 	var partial error
 	if err != nil {
 		var groupErr *discovery.ErrGroupDiscoveryFailed
 		if !errors.As(err, &groupErr) || len(lists) == 0 {
-			return nil, fmt.Errorf("discover API resources: %w", err)
+			return Catalog{}, fmt.Errorf("discover API resources: %w", err)
 		}
 		partial = describeGroupFailures(groupErr)
 	}
-	return Watchable(lists), partial
+	return Catalog{Watchable: Watchable(lists), NotWatchable: notWatchable(lists)}, partial
+}
+
+// notWatchable lists the types Watchable leaves out, and why.
+func notWatchable(lists []*metav1.APIResourceList) []Status {
+	watchable := map[schema.GroupVersionResource]bool{}
+	for _, r := range Watchable(lists) {
+		watchable[r.GVR] = true
+	}
+	var out []Status
+	for _, list := range lists {
+		gv, err := schema.ParseGroupVersion(list.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range list.APIResources {
+			gvr := gv.WithResource(r.Name)
+			if strings.Contains(r.Name, "/") || watchable[gvr] {
+				continue
+			}
+			reason := "no list and watch verbs"
+			if keep, dup := duplicateAPIs[gvr.GroupResource()]; dup && slices.Contains(r.Verbs, "watch") {
+				reason = "same objects as " + keep.String() + ", which is watched instead"
+			}
+			out = append(out, Status{
+				Resource: Resource{GVR: gvr, Kind: r.Kind, Namespaced: r.Namespaced, Singular: r.SingularName, ShortNames: r.ShortNames},
+				State:    StateNotWatchable, Reason: reason,
+			})
+		}
+	}
+	return out
 }
 
 // Watchable filters discovery results down to the types kubediff watches.

@@ -127,8 +127,20 @@ func TestResourcesReportsUnavailableGroupsButKeepsTheRest(t *testing.T) {
 	}}
 	d := New(partialDiscovery{&fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}, groupErr})
 	got, err := d.Resources(context.Background())
-	if len(got) != 5 {
-		t.Fatalf("got %d resources, want the 5 that were discovered", len(got))
+	if len(got.Watchable) != 5 {
+		t.Fatalf("got %d resources, want the 5 that were discovered", len(got.Watchable))
+	}
+	var reasons []string
+	for _, s := range got.NotWatchable {
+		reasons = append(reasons, s.Resource.String()+": "+s.Reason)
+	}
+	want := []string{
+		"bindings: no list and watch verbs",
+		"events.events.k8s.io: same objects as events, which is watched instead",
+		"selfsubjectaccessreviews.authorization.k8s.io: no list and watch verbs",
+	}
+	if !reflect.DeepEqual(reasons, want) {
+		t.Errorf("not watchable = %q, want %q", reasons, want)
 	}
 	if err == nil || !strings.Contains(err.Error(), "API group metrics.k8s.io/v1beta1 is unavailable") {
 		t.Fatalf("error = %v, want it to name the unavailable group", err)
@@ -138,7 +150,7 @@ func TestResourcesReportsUnavailableGroupsButKeepsTheRest(t *testing.T) {
 func TestResourcesFailsWhenNothingIsDiscovered(t *testing.T) {
 	d := New(failingDiscovery{&fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}})
 	got, err := d.Resources(context.Background())
-	if got != nil || err == nil || !strings.Contains(err.Error(), "connection refused") {
+	if got.Watchable != nil || err == nil || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("Resources = %v, %v; want nil and the cause", got, err)
 	}
 }

@@ -29,7 +29,7 @@ func Select(all []Resource, include, exclude []string) ([]Resource, error) {
 	included := matchAny("resources", include)
 	excluded := matchAny("excludeResources", exclude)
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, &SelectionError{err}
 	}
 	var out []Resource
 	for _, r := range all {
@@ -75,3 +75,10 @@ func (r Resource) matchesBase(name string) bool {
 	}
 	return false
 }
+
+// SelectionError is a user's mistake in choosing what to watch: a name
+// that matches no type, a namespace glob that cannot be expanded.
+type SelectionError struct{ Err error }
+
+func (e *SelectionError) Error() string { return e.Err.Error() }
+func (e *SelectionError) Unwrap() error { return e.Err }

@@ -2,10 +2,14 @@ package watcher
 
 import (
 	"context"
+	"errors"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -16,10 +20,6 @@ import (
 
 // Options configure a Watcher.
 type Options struct {
-	// Namespaces limits watching to these namespaces. Empty means all
-	// namespaces, through one cluster-wide informer per type. When set,
-	// cluster-scoped types are not watched.
-	Namespaces []string
 	// ResyncPeriod is passed to informers; resyncs never produce events.
 	ResyncPeriod time.Duration
 	// Logger receives operational logs.
@@ -29,25 +29,20 @@ type Options struct {
 // Watcher runs informers and reports their events to a Handler.
 //
 // Each informer has its own lifetime (its own context) rather than sharing
-// one factory-wide stop channel, so that a type can later be stopped alone
-// when its CRD is deleted.
+// one factory-wide stop channel, so that a type is stopped alone when its
+// CRD is deleted, its version changes, or access to it is withdrawn.
 type Watcher struct {
 	client  dynamic.Interface
 	handler Handler
 	opts    Options
 
 	mu        sync.Mutex
-	informers map[informerKey]*runningInformer
+	informers map[string]*runningInformer // by Target.Key
 	wg        sync.WaitGroup
 }
 
-type informerKey struct {
-	resource  string // Resource.String() plus version, unique per GVR
-	namespace string
-}
-
 type runningInformer struct {
-	resource discovery.Resource
+	target   discovery.Target
 	informer cache.SharedIndexInformer
 	synced   cache.ResourceEventHandlerRegistration
 	cancel   context.CancelFunc
@@ -62,55 +57,87 @@ func New(client dynamic.Interface, handler Handler, opts Options) *Watcher {
 		client:    client,
 		handler:   handler,
 		opts:      opts,
-		informers: map[informerKey]*runningInformer{},
+		informers: map[string]*runningInformer{},
 	}
 }
 
-// Watch starts informers for the given types; types already watched are
-// left alone. Informers stop when ctx is done.
-func (w *Watcher) Watch(ctx context.Context, resources []discovery.Resource) error {
-	for _, r := range resources {
-		for _, ns := range w.scopes(r) {
-			if err := w.start(ctx, r, ns); err != nil {
-				return err
-			}
+// Sync runs exactly the given targets: it starts informers for new ones and
+// stops those no longer wanted. A new informer's initial list is never
+// reported, so a type appearing (a CRD installed, a version switched)
+// causes no burst of records. Informers stop when ctx is done.
+func (w *Watcher) Sync(ctx context.Context, targets []discovery.Target) error {
+	want := map[string]bool{}
+	for _, t := range targets {
+		want[t.Key()] = true
+		if err := w.start(ctx, t); err != nil {
+			return err
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for key, ri := range w.informers {
+		if !want[key] {
+			ri.cancel()
+			delete(w.informers, key)
+			w.opts.Logger.Info("stopped watching", "resource", ri.target.Resource.String(), "version", ri.target.Resource.GVR.Version, "namespace", ri.target.Namespace)
 		}
 	}
 	return nil
 }
 
-// scopes returns the namespaces to run informers in for r ("" is all).
-func (w *Watcher) scopes(r discovery.Resource) []string {
-	if len(w.opts.Namespaces) == 0 {
-		return []string{""}
-	}
-	if !r.Namespaced {
-		return nil
-	}
-	return w.opts.Namespaces
-}
-
-func (w *Watcher) start(ctx context.Context, r discovery.Resource, namespace string) error {
-	key := informerKey{resource: r.GVR.String(), namespace: namespace}
+func (w *Watcher) start(ctx context.Context, t discovery.Target) error {
+	key := t.Key()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if _, ok := w.informers[key]; ok {
 		return nil
 	}
+	tweak := func(o *metav1.ListOptions) {
+		o.LabelSelector, o.FieldSelector = t.LabelSelector, t.FieldSelector
+	}
 	// No indexers: kubediff only looks objects up by key, and each index
 	// costs memory per cached object.
-	inf := dynamicinformer.NewFilteredDynamicInformer(w.client, r.GVR, namespace, w.opts.ResyncPeriod, cache.Indexers{}, nil).Informer()
+	inf := dynamicinformer.NewFilteredDynamicInformer(w.client, t.Resource.GVR, t.Namespace, w.opts.ResyncPeriod, cache.Indexers{}, tweak).Informer()
 	if err := inf.SetTransform(stripForCache); err != nil {
 		return err
 	}
-	reg, err := inf.AddEventHandler(w.eventHandler(r))
+	if err := inf.SetWatchErrorHandlerWithContext(w.watchErrorLogger(t)); err != nil {
+		return err
+	}
+	reg, err := inf.AddEventHandler(w.eventHandler(t.Resource))
 	if err != nil {
 		return err
 	}
 	ictx, cancel := context.WithCancel(ctx)
-	w.informers[key] = &runningInformer{resource: r, informer: inf, synced: reg, cancel: cancel}
+	w.informers[key] = &runningInformer{target: t, informer: inf, synced: reg, cancel: cancel}
 	w.wg.Go(func() { inf.RunWithContext(ictx) })
 	return nil
+}
+
+// watchErrorLogger logs each distinct list/watch error of an informer once
+// at warning level and repeats at debug level, so a type that is gone or
+// forbidden does not flood the logs while the reflector backs off.
+func (w *Watcher) watchErrorLogger(t discovery.Target) cache.WatchErrorHandlerWithContext {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return func(ctx context.Context, _ *cache.Reflector, err error) {
+		if ctx.Err() != nil || errors.Is(err, io.EOF) {
+			return // stopping, or a watch the server closed normally
+		}
+		mu.Lock()
+		first := !seen[err.Error()]
+		seen[err.Error()] = true
+		mu.Unlock()
+		attrs := []any{"resource", t.Resource.String(), "namespace", t.Namespace, "err", err}
+		switch {
+		case apierrors.IsNotFound(err):
+			w.opts.Logger.Debug("type no longer served; waiting for rediscovery to stop its informer", attrs...)
+		case first:
+			w.opts.Logger.Warn("list/watch failed; retrying with backoff", attrs...)
+		default:
+			w.opts.Logger.Debug("list/watch failed again", attrs...)
+		}
+	}
 }
 
 func (w *Watcher) eventHandler(r discovery.Resource) cache.ResourceEventHandler {
@@ -160,9 +187,9 @@ func (w *Watcher) Progress() Progress {
 	defer w.mu.Unlock()
 	var p Progress
 	types := map[string]bool{}
-	for key, ri := range w.informers {
+	for _, ri := range w.informers {
 		p.Informers++
-		types[key.resource] = true
+		types[ri.target.Resource.GVR.String()] = true
 		if ri.synced.HasSynced() {
 			p.Synced++
 		}

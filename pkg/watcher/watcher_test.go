@@ -96,23 +96,3 @@ func TestStripForCacheDropsFieldSetsButKeepsManagers(t *testing.T) {
 		t.Fatalf("managedFields = %v, want %v", got, want)
 	}
 }
-
-func TestScopes(t *testing.T) {
-	nodes := discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Kind: "Node"}
-	all := New(nil, nil, Options{})
-	some := New(nil, nil, Options{Namespaces: []string{"a", "b"}})
-	for _, tt := range []struct {
-		w    *Watcher
-		r    discovery.Resource
-		want []string
-	}{
-		{all, configMaps, []string{""}},
-		{all, nodes, []string{""}},
-		{some, configMaps, []string{"a", "b"}},
-		{some, nodes, nil},
-	} {
-		if got := tt.w.scopes(tt.r); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("scopes(%s) with namespaces %v = %v, want %v", tt.r.GVR.Resource, tt.w.opts.Namespaces, got, tt.want)
-		}
-	}
-}

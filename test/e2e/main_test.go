@@ -94,13 +94,19 @@ type run struct {
 	stop           func()
 }
 
-// startWatch runs `kubediff watch` in-process with args and waits until its
-// caches have synced.
+// startWatch runs `kubediff watch` in-process as the cluster admin with
+// args and waits until its caches have synced.
 func startWatch(t *testing.T, args ...string) *run {
+	t.Helper()
+	return startWatchAs(t, env.Kubeconfig, args...)
+}
+
+// startWatchAs is startWatch with another user's kubeconfig.
+func startWatchAs(t *testing.T, kubeconfig string, args ...string) *run {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &run{t: t, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan int, 1), stop: cancel}
-	full := append([]string{"watch", "--kubeconfig", env.Kubeconfig}, args...)
+	full := append([]string{"watch", "--kubeconfig", kubeconfig}, args...)
 	go func() { r.done <- cli.Run(ctx, full, r.stdout, r.stderr) }()
 	t.Cleanup(r.shutdown)
 	r.waitSynced()

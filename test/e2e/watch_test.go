@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -217,21 +218,37 @@ func TestIgnoredOnlyUpdateIsNotReported(t *testing.T) {
 func TestResourcesListsBuiltinsAndCRD(t *testing.T) {
 	crd := installWidgetCRD(t)
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
-	if code := runCLI(stdout, stderr, "resources", "--kubeconfig", env.Kubeconfig); code != 0 {
+	if code := runCLI(stdout, stderr, "resources", "--kubeconfig", env.Kubeconfig, "-o", "json"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	out := stdout.String()
-	for _, want := range []string{
-		"configmaps", "deployments", "customresourcedefinitions",
-		crd.Spec.Group,
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("resources output lacks %q:\n%s", want, out)
+	var rows []struct{ Group, Resource, Status, Reason string }
+	if err := json.Unmarshal([]byte(stdout.String()), &rows); err != nil {
+		t.Fatalf("resources -o json: %v\n%s", err, stdout.String())
+	}
+	status := map[string]string{}
+	for _, r := range rows {
+		status[r.Resource+"."+r.Group] = r.Status + ": " + r.Reason
+		if strings.Contains(r.Resource, "/") {
+			t.Errorf("subresource listed: %s", r.Resource)
 		}
 	}
-	// Subresources and duplicate APIs are not listed.
-	if strings.Contains(out, "/") || strings.Contains(out, "events.k8s.io") {
-		t.Errorf("resources output lists a subresource or events.k8s.io:\n%s", out)
+	for typ, want := range map[string]string{
+		"configmaps.":               "watched: ",
+		"deployments.apps":          "watched: ",
+		"widgets." + crd.Spec.Group: "watched: ",
+		"events.":                   "excluded: Events are watched only when named in resources (diff.defaults.events)",
+		"events.events.k8s.io":      "not watchable: same objects as events, which is watched instead",
+		"bindings.":                 "not watchable: no list and watch verbs",
+		"customresourcedefinitions.apiextensions.k8s.io": "watched: ",
+	} {
+		if status[typ] != want {
+			t.Errorf("%s: %q, want %q", typ, status[typ], want)
+		}
+	}
+	// The table form has the same rows.
+	stdout = &syncBuffer{}
+	if code := runCLI(stdout, stderr, "resources", "--kubeconfig", env.Kubeconfig); code != 0 || !strings.Contains(stdout.String(), "STATUS") || !strings.Contains(stdout.String(), "widgets") {
+		t.Fatalf("exit %d, table:\n%s", code, stdout.String())
 	}
 }
 

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sdiscovery "k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubediff/kubediff/pkg/config"
+	"github.com/kubediff/kubediff/pkg/discovery"
+)
+
+// clients are the API clients kubediff uses, built once per run.
+type clients struct {
+	rest      *rest.Config
+	discovery *k8sdiscovery.DiscoveryClient
+	kube      *kubernetes.Clientset
+}
+
+func newClients(rc *rest.Config) (*clients, error) {
+	dc, err := k8sdiscovery.NewDiscoveryClientForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("discovery client: %w", err)
+	}
+	kube, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	return &clients{rest: rc, discovery: dc, kube: kube}, nil
+}
+
+// newPlanner turns the config into a discovery.Planner.
+func newPlanner(cfg config.Config, c *clients) *discovery.Planner {
+	scope := discovery.Scope{
+		Namespaces:        cfg.Namespaces,
+		ExcludeNamespaces: cfg.ExcludeNamespaces,
+		LabelSelector:     cfg.LabelSelector,
+		FieldSelector:     cfg.FieldSelector,
+	}
+	for _, s := range cfg.Selectors {
+		scope.PerResource = append(scope.PerResource, discovery.TypeSelector{Resources: s.Resources, LabelSelector: s.LabelSelector, FieldSelector: s.FieldSelector})
+	}
+	p := &discovery.Planner{
+		Discoverer: discovery.New(c.discovery),
+		Access:     discovery.NewAccessChecker(c.kube.AuthorizationV1()),
+		ListNamespaces: func(ctx context.Context) ([]string, error) {
+			list, err := c.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return nil, err
+			}
+			names := make([]string, 0, len(list.Items))
+			for _, ns := range list.Items {
+				names = append(names, ns.Name)
+			}
+			return names, nil
+		},
+		Include: cfg.Resources,
+		Exclude: cfg.ExcludeResources,
+		Scope:   scope,
+	}
+	if cfg.Diff.Defaults.Events {
+		// Events are a stream of their own, not changes to the cluster.
+		p.Excluded = func(r discovery.Resource) (bool, string) {
+			return r.Kind == "Event", "Events are watched only when named in resources (diff.defaults.events)"
+		}
+	}
+	return p
+}

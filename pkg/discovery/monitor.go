@@ -1,0 +1,97 @@
+package discovery
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
+)
+
+// typeSources are the objects whose changes add or remove types.
+var typeSources = []Resource{
+	{GVR: schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}, Kind: "CustomResourceDefinition"},
+	{GVR: schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}, Kind: "APIService"},
+}
+
+// followUp is when to look again after a CRD or APIService changed: a CRD
+// is Established a moment before discovery serves its types.
+const followUp = 2 * time.Second
+
+// Monitor calls reconcile whenever the set of types may have changed: when
+// a CustomResourceDefinition or APIService is created, changed or deleted
+// (watched through metadata only, so nothing else of them is cached), and
+// every Interval to catch what a watch missed.
+type Monitor struct {
+	// Metadata watches CRDs and APIServices; nil relies on Interval alone.
+	Metadata metadata.Interface
+	// Access skips the watches the credentials may not make; nil tries.
+	Access   *AccessChecker
+	Interval time.Duration
+	Log      *slog.Logger
+}
+
+// Run calls reconcile until ctx is done. reconcile is never called
+// concurrently with itself.
+func (m *Monitor) Run(ctx context.Context, reconcile func(context.Context)) {
+	trigger := make(chan struct{}, 1)
+	if m.Metadata != nil {
+		m.watchTypeSources(ctx, trigger)
+	}
+	interval := m.Interval
+	if interval <= 0 {
+		interval = 3 * time.Minute
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	again := time.NewTimer(time.Hour)
+	again.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-trigger:
+			reconcile(ctx)
+			again.Reset(followUp)
+		case <-again.C:
+			reconcile(ctx)
+		case <-tick.C:
+			reconcile(ctx)
+		}
+	}
+}
+
+func (m *Monitor) watchTypeSources(ctx context.Context, trigger chan<- struct{}) {
+	notify := func() {
+		select {
+		case trigger <- struct{}{}:
+		default: // one pending trigger is enough
+		}
+	}
+	handler := cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(_ any, initial bool) {
+			if !initial {
+				notify()
+			}
+		},
+		UpdateFunc: func(_, _ any) { notify() },
+		DeleteFunc: func(any) { notify() },
+	}
+	for _, r := range typeSources {
+		if m.Access != nil {
+			if ok, why, err := m.Access.Allowed(ctx, r, ""); err != nil || !ok {
+				m.Log.Warn("cannot watch for new types; relying on periodic rediscovery", "resource", r.String(), "reason", why, "err", err)
+				continue
+			}
+		}
+		inf := metadatainformer.NewFilteredMetadataInformer(m.Metadata, r.GVR, "", 0, cache.Indexers{}, nil).Informer()
+		if _, err := inf.AddEventHandler(handler); err != nil {
+			m.Log.Warn("cannot watch for new types", "resource", r.String(), "err", err)
+			continue
+		}
+		go inf.RunWithContext(ctx)
+	}
+}

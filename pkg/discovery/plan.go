@@ -1,0 +1,249 @@
+package discovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Target is one informer to run: a type, in one namespace or all ("" also
+// for cluster-scoped types), with the selectors the server filters by.
+type Target struct {
+	Resource      Resource
+	Namespace     string
+	LabelSelector string
+	FieldSelector string
+}
+
+// Key identifies a target: a change of version, namespace or selector is a
+// different informer.
+func (t Target) Key() string {
+	return strings.Join([]string{t.Resource.GVR.String(), t.Namespace, t.LabelSelector, t.FieldSelector}, "|")
+}
+
+// Scope says where and how to watch.
+type Scope struct {
+	// Namespaces to watch, exact names or globs; empty means all namespaces
+	// through one cluster-wide informer per type (cluster-scoped types are
+	// watched only then).
+	Namespaces []string
+	// ExcludeNamespaces, exact names or globs. Exact names and the current
+	// matches of globs are excluded by the server (field selector);
+	// namespaces created later that match a glob are filtered by kubediff.
+	ExcludeNamespaces []string
+	// LabelSelector and FieldSelector apply to every type.
+	LabelSelector, FieldSelector string
+	// PerResource selectors apply to the named types, on top.
+	PerResource []TypeSelector
+}
+
+// TypeSelector filters some types server-side.
+type TypeSelector struct {
+	Resources                    []string
+	LabelSelector, FieldSelector string
+}
+
+// State of a type in a plan.
+const (
+	StateWatched      = "watched"
+	StateExcluded     = "excluded"
+	StateForbidden    = "forbidden"
+	StateNotWatchable = "not watchable"
+)
+
+// Status says whether and why a type is watched.
+type Status struct {
+	Resource Resource
+	State    string
+	Reason   string
+}
+
+// Plan is what to watch now.
+type Plan struct {
+	// All is every watchable type the server offers.
+	All []Resource
+	// Targets are the informers to run.
+	Targets []Target
+	// Statuses cover every type the server offers, watched or not.
+	Statuses []Status
+}
+
+// Planner decides, from discovery, config and access, what to watch.
+type Planner struct {
+	Discoverer *Discoverer
+	// Access checks list/watch permission; nil assumes everything allowed.
+	Access *AccessChecker
+	// ListNamespaces returns existing namespaces, for globs; nil when
+	// namespaces cannot be listed.
+	ListNamespaces func(ctx context.Context) ([]string, error)
+	Include        []string
+	Exclude        []string
+	// Excluded is a default filter (Events) that naming a type in Include
+	// overrides; it returns the reason.
+	Excluded func(Resource) (bool, string)
+	Scope    Scope
+}
+
+// Plan discovers and decides. Unavailable API groups come back as a
+// warning error together with a usable plan.
+func (p *Planner) Plan(ctx context.Context) (Plan, error) {
+	catalog, warn := p.Discoverer.Resources(ctx)
+	if catalog.Watchable == nil && warn != nil {
+		return Plan{}, warn
+	}
+	plan := Plan{All: catalog.Watchable, Statuses: catalog.NotWatchable}
+	selected, err := Select(catalog.Watchable, p.Include, p.Exclude)
+	if err != nil {
+		return Plan{}, err
+	}
+	var candidates []Target
+	for _, r := range catalog.Watchable {
+		if !slices.ContainsFunc(selected, func(s Resource) bool { return s.GVR == r.GVR }) {
+			plan.Statuses = append(plan.Statuses, Status{Resource: r, State: StateExcluded, Reason: "not selected by resources/excludeResources"})
+			continue
+		}
+		if p.Excluded != nil && !slices.ContainsFunc(p.Include, r.Matches) {
+			if excluded, why := p.Excluded(r); excluded {
+				plan.Statuses = append(plan.Statuses, Status{Resource: r, State: StateExcluded, Reason: why})
+				continue
+			}
+		}
+		targets, err := p.targets(ctx, r)
+		if err != nil {
+			return Plan{}, err
+		}
+		if len(targets) == 0 {
+			plan.Statuses = append(plan.Statuses, Status{Resource: r, State: StateExcluded, Reason: "cluster-scoped, and namespaces are set"})
+		}
+		candidates = append(candidates, targets...)
+	}
+	allowed, forbidden := candidates, map[string]string{}
+	if p.Access != nil {
+		if allowed, forbidden, err = p.Access.allowedAll(ctx, candidates); err != nil {
+			return Plan{}, err
+		}
+	}
+	plan.Targets = allowed
+	plan.Statuses = append(plan.Statuses, targetStatuses(candidates, forbidden)...)
+	return plan, warn
+}
+
+// targetStatuses folds per-target access into one status per type: watched
+// if any of its targets is allowed.
+func targetStatuses(candidates []Target, forbidden map[string]string) []Status {
+	var out []Status
+	byType := map[string]int{}
+	for _, t := range candidates {
+		key := t.Resource.GVR.String()
+		reason, denied := forbidden[t.Key()]
+		i, seen := byType[key]
+		if !seen {
+			byType[key] = len(out)
+			st := Status{Resource: t.Resource, State: StateWatched}
+			if denied {
+				st = Status{Resource: t.Resource, State: StateForbidden, Reason: reason}
+			}
+			out = append(out, st)
+			continue
+		}
+		if !denied {
+			out[i].State, out[i].Reason = StateWatched, ""
+		}
+	}
+	return out
+}
+
+// targets returns r's informers under the scope.
+func (p *Planner) targets(ctx context.Context, r Resource) ([]Target, error) {
+	labelSel, fieldSel := p.Scope.LabelSelector, p.Scope.FieldSelector
+	for _, ts := range p.Scope.PerResource {
+		if slices.ContainsFunc(ts.Resources, r.Matches) {
+			labelSel = joinSelectors(labelSel, ts.LabelSelector)
+			fieldSel = joinSelectors(fieldSel, ts.FieldSelector)
+		}
+	}
+	if len(p.Scope.Namespaces) == 0 {
+		if r.Namespaced {
+			excluded, err := p.expand(ctx, p.Scope.ExcludeNamespaces, true)
+			if err != nil {
+				return nil, err
+			}
+			for _, ns := range excluded {
+				fieldSel = joinSelectors(fieldSel, "metadata.namespace!="+ns)
+			}
+		}
+		return []Target{{Resource: r, LabelSelector: labelSel, FieldSelector: fieldSel}}, nil
+	}
+	if !r.Namespaced {
+		return nil, nil
+	}
+	namespaces, err := p.expand(ctx, p.Scope.Namespaces, false)
+	if err != nil {
+		return nil, err
+	}
+	var out []Target
+	for _, ns := range namespaces {
+		if !MatchesAny(p.Scope.ExcludeNamespaces, ns) {
+			out = append(out, Target{Resource: r, Namespace: ns, LabelSelector: labelSel, FieldSelector: fieldSel})
+		}
+	}
+	return out, nil
+}
+
+// expand turns patterns into namespace names: exact names as they are,
+// globs matched against the namespaces that exist. bestEffort skips globs
+// when namespaces cannot be listed (exclusions are also applied by
+// kubediff itself).
+func (p *Planner) expand(ctx context.Context, patterns []string, bestEffort bool) ([]string, error) {
+	var out, globs []string
+	for _, pat := range patterns {
+		if strings.ContainsAny(pat, "*?[") {
+			globs = append(globs, pat)
+		} else {
+			out = append(out, pat)
+		}
+	}
+	if len(globs) == 0 {
+		return out, nil
+	}
+	var existing []string
+	var err error
+	if p.ListNamespaces == nil {
+		err = errors.New("listing namespaces is not set up")
+	} else {
+		existing, err = p.ListNamespaces(ctx)
+	}
+	if err != nil {
+		if bestEffort {
+			return out, nil
+		}
+		return nil, &SelectionError{fmt.Errorf("namespaces %v: globs need permission to list namespaces: %w", globs, err)}
+	}
+	for _, ns := range existing {
+		if MatchesAny(globs, ns) && !slices.Contains(out, ns) {
+			out = append(out, ns)
+		}
+	}
+	return out, nil
+}
+
+// MatchesAny reports whether name matches any of the glob patterns.
+func MatchesAny(patterns []string, name string) bool {
+	return slices.ContainsFunc(patterns, func(p string) bool {
+		ok, _ := path.Match(p, name)
+		return ok
+	})
+}
+
+func joinSelectors(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "," + b
+}

@@ -1,0 +1,113 @@
+package discovery
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	clienttesting "k8s.io/client-go/testing"
+)
+
+type staticDiscovery struct{ *fakediscovery.FakeDiscovery }
+
+func (staticDiscovery) ServerPreferredResources() ([]*metav1.APIResourceList, error) {
+	return lists(), nil
+}
+
+func planner(scope Scope, include ...string) *Planner {
+	return &Planner{
+		Discoverer: New(staticDiscovery{&fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}}),
+		ListNamespaces: func(context.Context) ([]string, error) {
+			return []string{"default", "kube-system", "prod-eu", "prod-us", "dev"}, nil
+		},
+		Include: include,
+		Scope:   scope,
+	}
+}
+
+func targetKeys(ts []Target) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Resource.GVR.Resource+"@"+t.Namespace+" l="+t.LabelSelector+" f="+t.FieldSelector)
+	}
+	return out
+}
+
+func TestPlanScopes(t *testing.T) {
+	tests := []struct {
+		name  string
+		scope Scope
+		want  []string
+	}{
+		{"all namespaces: one cluster-wide informer per type", Scope{}, []string{
+			"events@ l= f=", "namespaces@ l= f=", "pods@ l= f=", "deployments@ l= f=", "crontabs@ l= f=",
+		}},
+		{"namespaces: namespaced types only, one informer per namespace", Scope{Namespaces: []string{"default", "prod-*"}}, []string{
+			"events@default l= f=", "events@prod-eu l= f=", "events@prod-us l= f=",
+			"pods@default l= f=", "pods@prod-eu l= f=", "pods@prod-us l= f=",
+			"deployments@default l= f=", "deployments@prod-eu l= f=", "deployments@prod-us l= f=",
+			"crontabs@default l= f=", "crontabs@prod-eu l= f=", "crontabs@prod-us l= f=",
+		}},
+		{"exclusions become field selectors for namespaced types", Scope{ExcludeNamespaces: []string{"kube-system", "prod-*"}, LabelSelector: "app"}, []string{
+			"events@ l=app f=metadata.namespace!=kube-system,metadata.namespace!=prod-eu,metadata.namespace!=prod-us",
+			"namespaces@ l=app f=",
+			"pods@ l=app f=metadata.namespace!=kube-system,metadata.namespace!=prod-eu,metadata.namespace!=prod-us",
+			"deployments@ l=app f=metadata.namespace!=kube-system,metadata.namespace!=prod-eu,metadata.namespace!=prod-us",
+			"crontabs@ l=app f=metadata.namespace!=kube-system,metadata.namespace!=prod-eu,metadata.namespace!=prod-us",
+		}},
+		{"per-type selectors add to the global one", Scope{Namespaces: []string{"dev"}, LabelSelector: "team=a",
+			PerResource: []TypeSelector{{Resources: []string{"deploy"}, LabelSelector: "tier=web", FieldSelector: "metadata.name=web"}}}, []string{
+			"events@dev l=team=a f=", "pods@dev l=team=a f=", "deployments@dev l=team=a,tier=web f=metadata.name=web", "crontabs@dev l=team=a f=",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan, err := planner(tt.scope).Plan(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := targetKeys(plan.Targets); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("targets:\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPlanStatuses(t *testing.T) {
+	p := planner(Scope{Namespaces: []string{"dev"}}, "pods", "deployments", "events", "namespaces")
+	p.Excluded = func(r Resource) (bool, string) { return r.Kind == "Event", "events are quiet by default" }
+	plan, err := p.Plan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range plan.Statuses {
+		got[s.Resource.String()] = s.State
+	}
+	want := map[string]string{
+		"pods": StateWatched, "deployments.apps": StateWatched,
+		"events": StateWatched, // named in resources: the default exclusion yields
+		"namespaces":                    StateExcluded, // cluster-scoped with namespaces set
+		"crontabs.stable.example.com":   StateExcluded,
+		"bindings":                      StateNotWatchable,
+		"events.events.k8s.io":          StateNotWatchable,
+		"selfsubjectaccessreviews.authorization.k8s.io": StateNotWatchable,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("statuses:\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestNamespaceGlobsWithoutListPermissionAreASelectionError(t *testing.T) {
+	p := planner(Scope{Namespaces: []string{"prod-*"}})
+	p.ListNamespaces = func(context.Context) ([]string, error) { return nil, errors.New("namespaces is forbidden") }
+	_, err := p.Plan(context.Background())
+	var se *SelectionError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "globs need permission to list namespaces") {
+		t.Fatalf("err = %v", err)
+	}
+}
