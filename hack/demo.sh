@@ -23,7 +23,8 @@ for _ in $(seq 1 240); do [ -s "$tmp/kubeconfig" ] && break; sleep 0.5; done
 [ -s "$tmp/kubeconfig" ] || { cat "$tmp/controlplane.log" >&2; exit 1; }
 export KUBECONFIG="$tmp/kubeconfig"
 
-# Until kubediff notices CRDs installed while it runs, install this one first.
+# Installed before kubediff starts so the demo can use it at once (a CRD
+# installed while kubediff runs is picked up within seconds too).
 $kubectl apply -f hack/demo/widgets-crd.yaml >/dev/null
 $kubectl wait --for condition=established crd/widgets.demo.kubediff.io >/dev/null
 

@@ -90,11 +90,11 @@ func TestPlanStatuses(t *testing.T) {
 	}
 	want := map[string]string{
 		"pods": StateWatched, "deployments.apps": StateWatched,
-		"events": StateWatched, // named in resources: the default exclusion yields
-		"namespaces":                    StateExcluded, // cluster-scoped with namespaces set
-		"crontabs.stable.example.com":   StateExcluded,
-		"bindings":                      StateNotWatchable,
-		"events.events.k8s.io":          StateNotWatchable,
+		"events":                      StateWatched,  // named in resources: the default exclusion yields
+		"namespaces":                  StateExcluded, // cluster-scoped with namespaces set
+		"crontabs.stable.example.com": StateExcluded,
+		"bindings":                    StateNotWatchable,
+		"events.events.k8s.io":        StateNotWatchable,
 		"selfsubjectaccessreviews.authorization.k8s.io": StateNotWatchable,
 	}
 	if !reflect.DeepEqual(got, want) {
