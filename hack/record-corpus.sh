@@ -17,7 +17,7 @@ k() { .testenv/bin/kubectl -n corpus "$@"; }
 
 # record NAME KIND/NAME COMMAND...: saves the object before and after COMMAND.
 record() {
-  local name=$1 obj=$2; shift 2
+  local name=$1 obj=$2 out=${out:-pkg/diff/testdata/corpus}; shift 2
   mkdir -p "$out/$name"
   k get "$obj" -o json --show-managed-fields >"$out/$name/old.json"
   "$@" >/dev/null
@@ -101,7 +101,50 @@ YAML
 record widget-keyed-list widget/gizmo k patch widget gizmo --type merge \
   -p '{"spec":{"parts":[{"name":"washer","count":8},{"name":"bolt","count":6},{"name":"nut","count":4}]}}'
 
+# Benchmark fixtures: a realistic ~10 KB Pod and three kinds of update.
+bench=pkg/diff/testdata/bench
+containers=""
+for c in api worker metrics; do
+  env=""
+  for i in $(seq 1 15); do env="$env{name: ${c^^}_SETTING_$i, value: \"value-$i-for-$c\"},"; done
+  containers="$containers
+  - name: $c
+    image: registry.example.com/team/$c:1.4.2
+    args: [--port=8080, --log-level=info, --config=/etc/$c/config.yaml]
+    env: [${env%,}]
+    ports: [{name: http, containerPort: 8080}, {name: metrics, containerPort: 9090}]
+    resources: {requests: {cpu: 100m, memory: 128Mi}, limits: {cpu: \"1\", memory: 512Mi}}
+    readinessProbe: {httpGet: {path: /ready, port: 8080}, periodSeconds: 5, failureThreshold: 3}
+    livenessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 10, initialDelaySeconds: 15}
+    volumeMounts: [{name: config, mountPath: /etc/$c}, {name: cache, mountPath: /cache}, {name: tmp, mountPath: /tmp}]
+    securityContext: {runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}"
+done
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: big
+  labels: {app.kubernetes.io/name: big, app.kubernetes.io/instance: big-prod, app.kubernetes.io/version: 1.4.2, team: platform}
+  annotations: {prometheus.io/scrape: "true", prometheus.io/port: "9090"}
+spec:
+  serviceAccountName: default
+  tolerations: [{key: dedicated, operator: Equal, value: platform, effect: NoSchedule}]
+  affinity: {podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 100, podAffinityTerm: {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app.kubernetes.io/name: big}}}}]}}
+  volumes: [{name: config, configMap: {name: big-config}}, {name: cache, emptyDir: {}}, {name: tmp, emptyDir: {medium: Memory}}]
+  containers:$containers
+YAML
+status() { # status PHASE READY RESTARTS
+  local cs=""
+  for c in api worker metrics; do
+    cs="$cs{\"name\":\"$c\",\"ready\":$2,\"restartCount\":$3,\"image\":\"registry.example.com/team/$c:1.4.2\",\"imageID\":\"registry.example.com/team/$c@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\",\"containerID\":\"containerd://$c-0123456789abcdef\",\"started\":true,\"state\":{\"running\":{\"startedAt\":\"2026-11-22T10:00:0$3Z\"}}},"
+  done
+  echo "{\"status\":{\"phase\":\"$1\",\"hostIP\":\"10.0.1.5\",\"podIP\":\"10.1.2.3\",\"qosClass\":\"Burstable\",\"startTime\":\"2026-11-22T10:00:00Z\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"$2\",\"lastProbeTime\":null,\"lastTransitionTime\":\"2026-11-22T10:00:0$3Z\"},{\"type\":\"ContainersReady\",\"status\":\"$2\",\"lastProbeTime\":null,\"lastTransitionTime\":\"2026-11-22T10:00:0$3Z\"},{\"type\":\"PodScheduled\",\"status\":\"True\",\"lastProbeTime\":null,\"lastTransitionTime\":\"2026-11-22T10:00:00Z\"}],\"containerStatuses\":[${cs%,}]}}"
+}
+k patch pod big --subresource status --type merge -p "$(status Running true 0)" >/dev/null
+out=$bench record pod-status pod/big k patch pod big --subresource status --type merge -p "$(status Running false 1)"
+out=$bench record pod-spec pod/big k patch pod big --type json -p '[{"op":"replace","path":"/spec/containers/1/image","value":"registry.example.com/team/worker:1.4.3"}]'
+out=$bench record pod-ignored pod/big k annotate pod big --overwrite kubectl.kubernetes.io/last-applied-configuration='{"bench":1}'
 .testenv/bin/kubectl get --raw /openapi/v3/apis/apps/v1 >pkg/listkeys/testdata/apps-v1.json
 .testenv/bin/kubectl get --raw /openapi/v3/api/v1 >pkg/listkeys/testdata/core-v1.json
 .testenv/bin/kubectl get --raw /openapi/v3/apis/demo.kubediff.io/v1 >pkg/listkeys/testdata/demo.kubediff.io-v1.json
-echo "recorded $(ls "$out" | wc -l) cases into $out" >&2
+echo "recorded $(ls pkg/diff/testdata/corpus | wc -l) cases and $(ls $bench | wc -l) benchmark fixtures" >&2

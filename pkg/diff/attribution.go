@@ -13,8 +13,10 @@ type Manager struct {
 // time of each manager entry it touches, so the writer is the entry that is
 // new or whose time moved between old and new; when none moved (two writes
 // within one second by the same manager) the newest entry is the best
-// answer. Nil when the object has no managedFields.
-func attribute(oldObj, newObj map[string]any) *Manager {
+// answer. Ties go to the entry whose subresource fits the change: status
+// for a change under /status only, the main resource otherwise. Nil when
+// the object has no managedFields.
+func attribute(oldObj, newObj map[string]any, statusOnly bool) *Manager {
 	newEntries := managers(newObj)
 	if len(newEntries) == 0 {
 		return nil
@@ -23,15 +25,22 @@ func attribute(oldObj, newObj map[string]any) *Manager {
 	for _, m := range managers(oldObj) {
 		oldTimes[m.identity()] = m.Time
 	}
+	fits := func(m *Manager) bool { return (m.Subresource == "status") == statusOnly }
+	better := func(a, b *Manager) bool { // is a a better answer than b?
+		if b == nil || a.Time != b.Time {
+			return b == nil || a.Time > b.Time
+		}
+		return fits(a) && !fits(b)
+	}
 	var moved, newest *Manager
 	for i := range newEntries {
 		m := &newEntries[i]
 		if t, seen := oldTimes[m.identity()]; oldObj == nil || !seen || t != m.Time {
-			if moved == nil || m.Time >= moved.Time {
+			if better(m, moved) {
 				moved = m
 			}
 		}
-		if newest == nil || m.Time >= newest.Time {
+		if better(m, newest) {
 			newest = m
 		}
 	}

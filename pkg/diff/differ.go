@@ -80,7 +80,7 @@ func (d *Differ) Diff(ev watcher.Event) (Change, bool) {
 	}
 	switch ev.Type {
 	case watcher.Added:
-		c.Manager = attribute(nil, ev.New.Object)
+		c.Manager = attribute(nil, ev.New.Object, false)
 		return c, true
 	case watcher.Deleted:
 		return c, true
@@ -100,7 +100,7 @@ func (d *Differ) Diff(ev watcher.Event) (Change, bool) {
 		return Change{}, false
 	}
 	c.Changed = summarize(c.Changes)
-	c.Manager = attribute(ev.Old.Object, ev.New.Object)
+	c.Manager = attribute(ev.Old.Object, ev.New.Object, statusOnly(c.Changes))
 	if d.patch {
 		c.Patch = jsonPatch(oldObj, newObj)
 	}
@@ -264,6 +264,16 @@ func writeKey(b *strings.Builder, key string) {
 		return
 	}
 	b.WriteString("[" + strconv.Quote(key) + "]")
+}
+
+// statusOnly reports whether every change is under /status.
+func statusOnly(changes []FieldChange) bool {
+	for _, c := range changes {
+		if c.Path != "/status" && !strings.HasPrefix(c.Path, "/status/") {
+			return false
+		}
+	}
+	return true
 }
 
 func summarize(changes []FieldChange) string {
