@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubediff/kubediff/pkg/config"
 	"github.com/kubediff/kubediff/pkg/diff"
@@ -102,7 +103,13 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 		if c, ok := differ.Diff(ev); ok {
 			sinks.router.Dispatch(c)
 		}
-	}, watcher.Options{ResyncPeriod: cfg.ResyncPeriod, Logger: log})
+	}, watcher.Options{
+		ResyncPeriod: cfg.ResyncPeriod,
+		Logger:       log,
+		Transform: func(r discovery.Resource) cache.TransformFunc {
+			return differ.CacheTransform(r)
+		},
+	})
 	forbidden := &forbiddenLog{log: log, warned: map[string]bool{}}
 	forbidden.report(plan.Statuses)
 	if err := w.Sync(ctx, plan.Targets); err != nil {
@@ -204,6 +211,8 @@ func newDiffer(cfg config.Config, c *clients, log *slog.Logger) (*diff.Differ, e
 		ListKeys: listkeys.New(c.discovery.OpenAPIV3(), log),
 		Patch:    d.Patch,
 		Unified:  cfg.Output == config.OutputText && d.Style == config.StyleUnified,
+		// The watcher's informers cache objects through CacheTransform.
+		CachedObjects: true,
 	})
 	if err != nil {
 		return nil, usageError{err}

@@ -30,6 +30,10 @@ type Options struct {
 	Patch bool
 	// Unified adds a unified YAML diff to update records (for text output).
 	Unified bool
+	// CachedObjects says events carry objects that went through
+	// CacheTransform (as the watcher's informers do), so ignored fields are
+	// already gone and values redacted: Diff skips that work.
+	CachedObjects bool
 	// Now returns the record time; nil means time.Now.
 	Now func() time.Time
 }
@@ -42,6 +46,7 @@ type Differ struct {
 	keys     ListKeys
 	patch    bool
 	unified  bool
+	cached   bool
 	now      func() time.Time
 }
 
@@ -59,7 +64,7 @@ func New(opts Options) (*Differ, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Differ{rules: rules, redactor: red, keys: opts.ListKeys, patch: opts.Patch, unified: opts.Unified, now: now}, nil
+	return &Differ{rules: rules, redactor: red, keys: opts.ListKeys, patch: opts.Patch, unified: opts.Unified, cached: opts.CachedObjects, now: now}, nil
 }
 
 // Diff returns the record for ev, and false when there is nothing worth
@@ -87,10 +92,16 @@ func (d *Differ) Diff(ev watcher.Event) (Change, bool) {
 	}
 
 	// Ignored fields go first so that everything after works on less, and
-	// redaction comes before any value can reach a record.
-	ignore := d.rules.forResource(ev.Resource)
-	oldObj := d.redactor.redact(prune(ev.Old.Object, ignore), ev.Resource)
-	newObj := d.redactor.redact(prune(ev.New.Object, ignore), ev.Resource)
+	// redaction comes before any value can reach a record. Objects from the
+	// cache had both done by CacheTransform, but for what it keeps.
+	var oldObj, newObj map[string]any
+	if d.cached {
+		oldObj, newObj = prune(ev.Old.Object, keptInCache).(map[string]any), prune(ev.New.Object, keptInCache).(map[string]any)
+	} else {
+		ignore := d.rules.forResource(ev.Resource)
+		oldObj = d.redactor.redact(prune(ev.Old.Object, ignore), ev.Resource)
+		newObj = d.redactor.redact(prune(ev.New.Object, ignore), ev.Resource)
+	}
 	var tree *KeyTree
 	if d.keys != nil {
 		tree = d.keys.KeyTree(ev.New.GroupVersionKind())
@@ -110,44 +121,137 @@ func (d *Differ) Diff(ev watcher.Event) (Change, bool) {
 	return c, true
 }
 
-// diffObjects compares top-level fields first and runs the reflection-based
-// r3labs/diff only on those that differ: status churn leaves spec and
-// metadata alone, and those are most of an object.
+// diffObjects finds the changed fields. It descends through maps (and
+// keyed lists, seen as maps) present on both sides and hands r3labs/diff
+// only the smallest subtrees that differ: positional lists, and values that
+// changed type. Equal subtrees cost one cheap comparison; status churn
+// never touches spec.
 func diffObjects(oldObj, newObj map[string]any, tree *KeyTree) []FieldChange {
-	var changes []FieldChange
-	for _, key := range unionKeys(oldObj, newObj) {
-		o, inOld := oldObj[key]
-		n, inNew := newObj[key]
-		if inOld && inNew && reflect.DeepEqual(o, n) {
-			continue
+	var raw []rawChange
+	diffTree(nil, oldObj, newObj, tree, &raw)
+	changes := make([]FieldChange, 0, len(raw))
+	for _, rc := range raw {
+		// Values come from the objects, not from normalized space where a
+		// keyed list is a map.
+		ptr, field, from, to := locate(rc.path, oldObj, newObj, tree, rc.op)
+		fc := FieldChange{Op: rc.op, Path: FormatPointer(ptr), Field: field, From: from, To: to}
+		if rc.op == OpAdd {
+			fc.From = nil
 		}
-		var raw []rawChange
-		switch {
-		case !inOld:
-			raw = []rawChange{{op: OpAdd, to: n}}
-		case !inNew:
-			raw = []rawChange{{op: OpRemove, from: o}}
-		default:
-			sub := tree.field(key)
-			raw = diffValues(normalize(o, sub), normalize(n, sub))
+		if rc.op == OpRemove {
+			fc.To = nil
 		}
-		for _, rc := range raw {
-			segs := append([]string{key}, rc.path...)
-			// Values come from the objects, not from normalized space where
-			// a keyed list is a map.
-			ptr, field, from, to := locate(segs, oldObj, newObj, tree, rc.op)
-			fc := FieldChange{Op: rc.op, Path: FormatPointer(ptr), Field: field, From: from, To: to}
-			if rc.op == OpAdd {
-				fc.From = nil
-			}
-			if rc.op == OpRemove {
-				fc.To = nil
-			}
-			changes = append(changes, fc)
-		}
+		changes = append(changes, fc)
 	}
 	sort.SliceStable(changes, func(i, j int) bool { return pointerLess(changes[i].Path, changes[j].Path) })
 	return changes
+}
+
+func diffTree(prefix []string, o, n any, t *KeyTree, out *[]rawChange) {
+	if jsonEqual(o, n) {
+		return
+	}
+	om, okO := asMap(o, t)
+	nm, okN := asMap(n, t)
+	if ol, nl, ok := sameLengthLists(o, n); ok && (!okO || !okN) {
+		// Position by position, as r3labs would compare them, but only
+		// descending into the items that differ.
+		for i := range ol {
+			diffTree(append(slices.Clip(prefix), strconv.Itoa(i)), ol[i], nl[i], t.items(), out)
+		}
+		return
+	}
+	if !okO || !okN {
+		if _, isList := o.([]any); !isList {
+			// A scalar, or a change of type: nothing for r3labs to find.
+			*out = append(*out, rawChange{op: OpReplace, path: slices.Clone(prefix), from: o, to: n})
+			return
+		}
+		for _, rc := range diffValues(normalize(o, t), normalize(n, t)) {
+			rc.path = append(slices.Clip(prefix), rc.path...)
+			*out = append(*out, rc)
+		}
+		return
+	}
+	_, isList := o.([]any)
+	// Map order is random; diffObjects sorts the changes afterwards.
+	for key, ov := range om {
+		path := append(slices.Clip(prefix), key)
+		nv, inNew := nm[key]
+		if !inNew {
+			*out = append(*out, rawChange{op: OpRemove, path: path, from: ov})
+			continue
+		}
+		child := t.field(key)
+		if isList {
+			child = t.items()
+		}
+		diffTree(path, ov, nv, child, out)
+	}
+	for key, nv := range nm {
+		if _, inOld := om[key]; !inOld {
+			*out = append(*out, rawChange{op: OpAdd, path: append(slices.Clip(prefix), key), to: nv})
+		}
+	}
+}
+
+func sameLengthLists(o, n any) ([]any, []any, bool) {
+	ol, ok1 := o.([]any)
+	nl, ok2 := n.([]any)
+	return ol, nl, ok1 && ok2 && len(ol) == len(nl)
+}
+
+// asMap returns v as a map: a map as it is, a keyed list as a map from item
+// key to item (so items are matched by identity, not position).
+func asMap(v any, t *KeyTree) (map[string]any, bool) {
+	switch val := v.(type) {
+	case map[string]any:
+		return val, true
+	case []any:
+		keys, ok := itemKeys(val, t.itemsKeys())
+		if !ok {
+			return nil, false
+		}
+		m := make(map[string]any, len(val))
+		for i, item := range val {
+			m[keys[i]] = item
+		}
+		return m, true
+	}
+	return nil, false
+}
+
+// jsonEqual compares decoded JSON values, much faster than reflect.DeepEqual
+// for the maps, lists and scalars unstructured objects are made of.
+func jsonEqual(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !jsonEqual(xv, yv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !jsonEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case string, bool, int64, float64, nil:
+		return a == b
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 // rawChange is a change in normalized space: keyed list items appear as map
@@ -203,7 +307,7 @@ func locate(segs []string, oldRoot, newRoot map[string]any, tree *KeyTree, op st
 			oldCur, newCur, t = child(oldCur, seg), child(newCur, seg), t.field(seg)
 			continue
 		}
-		if keys, ok := itemKeys(list, t.itemsKeys()); ok {
+		if keys, ok := itemKeys(list, t.itemsKeys()); ok && keyedOnBothSides(oldCur, newCur, t) {
 			idx := slices.Index(keys, seg)
 			ptr = append(ptr, strconv.Itoa(idx))
 			b.WriteString("[" + seg + "]")
@@ -216,6 +320,19 @@ func locate(segs []string, oldRoot, newRoot map[string]any, tree *KeyTree, op st
 		t = t.items()
 	}
 	return ptr, b.String(), oldCur, newCur
+}
+
+// keyedOnBothSides mirrors diffTree: a list is compared by key only when
+// both its old and new forms can be keyed.
+func keyedOnBothSides(oldCur, newCur any, t *KeyTree) bool {
+	for _, v := range []any{oldCur, newCur} {
+		if list, ok := v.([]any); ok {
+			if _, keyed := itemKeys(list, t.itemsKeys()); !keyed {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // itemsKeys returns the key fields of the list this node describes.
@@ -310,17 +427,27 @@ func unionKeys(a, b map[string]any) []string {
 // pointerLess orders pointers segment by segment, numbers numerically, so
 // that /spec/containers/2 sorts before /spec/containers/10.
 func pointerLess(a, b string) bool {
-	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
-	for i := 0; i < len(as) && i < len(bs); i++ {
-		if as[i] == bs[i] {
+	for a != "" && b != "" {
+		var as, bs string
+		_, a, _ = strings.Cut(a, "/")
+		_, b, _ = strings.Cut(b, "/")
+		as, a, _ = strings.Cut(a, "/")
+		bs, b, _ = strings.Cut(b, "/")
+		if a != "" {
+			a = "/" + a
+		}
+		if b != "" {
+			b = "/" + b
+		}
+		if as == bs {
 			continue
 		}
-		ai, aerr := strconv.Atoi(as[i])
-		bi, berr := strconv.Atoi(bs[i])
+		ai, aerr := strconv.Atoi(as)
+		bi, berr := strconv.Atoi(bs)
 		if aerr == nil && berr == nil {
 			return ai < bi
 		}
-		return as[i] < bs[i]
+		return as < bs
 	}
-	return len(as) < len(bs)
+	return len(a) < len(b)
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/kubediff/kubediff/pkg/discovery"
 )
@@ -40,10 +41,11 @@ var secretPaths = []string{
 }
 
 type redactor struct {
-	salt   []byte
-	paths  pathRules
-	secret pathRules
-	keys   []string
+	salt      []byte
+	paths     pathRules
+	secret    pathRules
+	keys      []string
+	sensitive sync.Map // name → bool: the same few env and key names recur
 }
 
 func newRedactor(opts RedactOptions) (*redactor, error) {
@@ -81,7 +83,18 @@ func (r *redactor) Redacted(v any) string {
 	return "*** redacted " + hex.EncodeToString(mac.Sum(nil)[:4]) + " ***"
 }
 
-func (r *redactor) replaceValue(v any) (any, action) { return r.Redacted(v), replace }
+func (r *redactor) replaceValue(v any) (any, action) {
+	if s, ok := v.(string); ok && isRedacted(s) {
+		return v, keep // already redacted by the cache transform
+	}
+	return r.Redacted(v), replace
+}
+
+// isRedacted recognises Redacted's output, so redacting twice (in the
+// cache transform, then in Diff) changes nothing.
+func isRedacted(s string) bool {
+	return len(s) == len("*** redacted 01234567 ***") && strings.HasPrefix(s, "*** redacted ") && strings.HasSuffix(s, " ***")
+}
 
 // redact returns obj with sensitive values replaced, copying only what it
 // changes.
@@ -98,13 +111,15 @@ func (r *redactor) redact(obj any, res discovery.Resource) map[string]any {
 				}
 				return changedTo(rewriteChildren(data, func(k string, v any) (any, action) {
 					if r.sensitiveKey(k) {
-						return r.Redacted(v), replace
+						return r.replaceValue(v)
 					}
 					return v, keep
 				}))
 			})
 		}
-		obj, _ = r.redactEnv(obj)
+		if r.hasSensitiveEnv(obj) {
+			obj, _ = r.redactEnv(obj)
+		}
 	}
 	m, _ := obj.(map[string]any)
 	return m
@@ -124,7 +139,7 @@ func (r *redactor) redactEnv(v any) (any, bool) {
 				}
 				return changedTo(rewriteChildren(m, func(k string, v any) (any, action) {
 					if k == "value" {
-						return r.Redacted(v), replace
+						return r.replaceValue(v)
 					}
 					return v, keep
 				}))
@@ -135,10 +150,48 @@ func (r *redactor) redactEnv(v any) (any, bool) {
 }
 
 func (r *redactor) sensitiveKey(name string) bool {
-	name = strings.ToLower(name)
+	if v, ok := r.sensitive.Load(name); ok {
+		return v.(bool)
+	}
+	lower := strings.ToLower(name)
+	match := false
 	for _, pattern := range r.keys {
-		if ok, _ := path.Match(pattern, name); ok {
-			return true
+		if ok, _ := path.Match(pattern, lower); ok {
+			match = true
+			break
+		}
+	}
+	r.sensitive.Store(name, match)
+	return match
+}
+
+// hasSensitiveEnv reports, without allocating, whether redactEnv would
+// change anything: most updates carry no env var needing redaction, or
+// carry them already redacted by the cache transform.
+func (r *redactor) hasSensitiveEnv(v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, child := range t {
+			if list, ok := child.([]any); ok && k == "env" {
+				for _, item := range list {
+					m, _ := item.(map[string]any)
+					name, _ := m["name"].(string)
+					value, hasValue := m["value"]
+					if s, isString := value.(string); hasValue && !(isString && isRedacted(s)) && r.sensitiveKey(name) {
+						return true
+					}
+				}
+				continue
+			}
+			if r.hasSensitiveEnv(child) {
+				return true
+			}
+		}
+	case []any:
+		for _, child := range t {
+			if r.hasSensitiveEnv(child) {
+				return true
+			}
 		}
 	}
 	return false

@@ -24,6 +24,10 @@ type Options struct {
 	ResyncPeriod time.Duration
 	// Logger receives operational logs.
 	Logger *slog.Logger
+	// Transform, when set, returns the function each object of a type goes
+	// through before it is cached (diff.Differ.CacheTransform: drop what is
+	// never reported, redact secrets).
+	Transform func(discovery.Resource) cache.TransformFunc
 }
 
 // Watcher runs informers and reports their events to a Handler.
@@ -98,8 +102,10 @@ func (w *Watcher) start(ctx context.Context, t discovery.Target) error {
 	// No indexers: kubediff only looks objects up by key, and each index
 	// costs memory per cached object.
 	inf := dynamicinformer.NewFilteredDynamicInformer(w.client, t.Resource.GVR, t.Namespace, w.opts.ResyncPeriod, cache.Indexers{}, tweak).Informer()
-	if err := inf.SetTransform(stripForCache); err != nil {
-		return err
+	if w.opts.Transform != nil {
+		if err := inf.SetTransform(w.opts.Transform(t.Resource)); err != nil {
+			return err
+		}
 	}
 	if err := inf.SetWatchErrorHandlerWithContext(w.watchErrorLogger(t)); err != nil {
 		return err

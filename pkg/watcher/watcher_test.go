@@ -76,23 +76,3 @@ func TestEventHandler(t *testing.T) {
 		})
 	}
 }
-
-func TestStripForCacheDropsFieldSetsButKeepsManagers(t *testing.T) {
-	u := cm("a", "1")
-	u.Object["metadata"].(map[string]any)["managedFields"] = []any{
-		map[string]any{"manager": "kubectl-create", "operation": "Update", "apiVersion": "v1", "time": "2026-11-22T10:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:data": map[string]any{}}},
-		map[string]any{"manager": "kubectl", "operation": "Update", "time": "2026-11-22T10:05:00Z", "subresource": "scale", "fieldsV1": map[string]any{"f:spec": map[string]any{}}},
-	}
-	out, err := stripForCache(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := out.(*unstructured.Unstructured).Object["metadata"].(map[string]any)["managedFields"]
-	want := []any{
-		map[string]any{"manager": "kubectl-create", "operation": "Update", "time": "2026-11-22T10:00:00Z"},
-		map[string]any{"manager": "kubectl", "operation": "Update", "time": "2026-11-22T10:05:00Z", "subresource": "scale"},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("managedFields = %v, want %v", got, want)
-	}
-}
