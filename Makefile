@@ -8,7 +8,7 @@ LDFLAGS  := -s -w -X github.com/kubediff/kubediff/internal/cli.version=$(VERSION
 TESTENV  := .testenv/bin
 export KUBEBUILDER_ASSETS := $(abspath $(TESTENV))
 
-.PHONY: all build testenv test unit e2e demo vet fmt clean
+.PHONY: all build testenv test unit e2e demo bench microbench vet fmt clean
 
 all: build
 
@@ -30,6 +30,15 @@ test: testenv vet
 ## unit: tests that need no control plane
 unit:
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /test/e2e)
+
+## bench: end-to-end benchmark against the local control plane (BENCH_FLAGS=-quick: under two minutes)
+BENCH_FLAGS ?= -quick
+bench: build testenv
+	$(GO) run ./hack/bench $(BENCH_FLAGS) -out bench-results.json
+
+## microbench: hot-path benchmarks (ns/op, B/op, allocs/op)
+microbench:
+	$(GO) test -run XXX -bench . -benchmem ./pkg/diff/
 
 ## demo: start a local control plane, watch it, and drive a few changes
 demo: build testenv

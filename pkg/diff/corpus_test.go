@@ -69,10 +69,10 @@ func newDifferOpts(t testing.TB, keys diff.ListKeys, cached bool) *diff.Differ {
 	t.Helper()
 	d, err := diff.New(diff.Options{
 		CachedObjects: cached,
-		Rules:    diff.Rules{Defaults: diff.AllDefaults},
-		Redact:   diff.RedactOptions{Keys: []string{"*password*", "*token*"}, Salt: []byte("golden")},
-		ListKeys: keys,
-		Now:      func() time.Time { return time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC) },
+		Rules:         diff.Rules{Defaults: diff.AllDefaults},
+		Redact:        diff.RedactOptions{Keys: []string{"*password*", "*token*"}, Salt: []byte("golden")},
+		ListKeys:      keys,
+		Now:           func() time.Time { return time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC) },
 	})
 	if err != nil {
 		t.Fatal(err)

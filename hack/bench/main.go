@@ -1,0 +1,569 @@
+// Command bench is kubediff's end-to-end benchmark (`make bench`): it starts
+// a local control plane, fills it with objects, runs the kubediff binary
+// against it, applies updates at a fixed rate and reports memory, CPU
+// (kubediff's and the control plane's), sync time, write→emit latency and
+// lost records, as a table on stdout and JSON in a file.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubediff/kubediff/internal/testenv"
+)
+
+type options struct {
+	small, large int // ConfigMaps for the two memory points
+	namespaces   int
+	deployments  int
+	updates      int
+	rate         int // updates per second
+	burst        int // updates sent as fast as possible afterwards
+	binary, out  string
+}
+
+func main() {
+	var o options
+	quick := flag.Bool("quick", false, "quick mode: under two minutes")
+	flag.IntVar(&o.small, "small", 2000, "ConfigMaps at the first memory point")
+	flag.IntVar(&o.large, "large", 10000, "ConfigMaps at the second memory point")
+	flag.IntVar(&o.namespaces, "namespaces", 10, "namespaces the objects are spread over")
+	flag.IntVar(&o.deployments, "deployments", 200, "Deployments created")
+	flag.IntVar(&o.updates, "updates", 3000, "updates applied at -rate")
+	flag.IntVar(&o.rate, "rate", 100, "updates per second")
+	flag.IntVar(&o.burst, "burst", 5000, "updates applied as fast as the API server takes them, after the paced ones")
+	flag.StringVar(&o.binary, "kubediff", "bin/kubediff", "kubediff binary to measure")
+	flag.StringVar(&o.out, "out", "bench-results.json", "where to write the JSON results")
+	flag.Parse()
+	if *quick {
+		o.small, o.large, o.namespaces, o.deployments, o.updates, o.burst = 1000, 3000, 4, 50, 1000, 1500
+	}
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// Results are what the benchmark reports.
+type Results struct {
+	Machine             string  `json:"machine"`
+	ConfigMapsSmall     int     `json:"configMapsSmall"`
+	ConfigMapsLarge     int     `json:"configMapsLarge"`
+	ObjectsCached       int     `json:"objectsCached"`
+	RawJSONBytesPerCM   float64 `json:"rawJSONBytesPerConfigMap"`
+	EmptyRSSMB          float64 `json:"emptyClusterRSSMB"`
+	SyncSeconds         float64 `json:"syncSeconds"`
+	RSSAfterSyncMB      float64 `json:"rssAfterSyncMB"`
+	PeakRSSMB           float64 `json:"peakRSSMB"`
+	PeakOverSteady      float64 `json:"peakOverSteady"`
+	RSSPerObjectBytes   float64 `json:"rssPerObjectBytes"`
+	RSSPerObjectOverRaw float64 `json:"rssPerObjectOverRawJSON"`
+	Updates             int     `json:"updates"`
+	AchievedRate        float64 `json:"achievedUpdatesPerSecond"`
+	KubediffCPUPer1000  float64 `json:"kubediffCPUSecondsPer1000Updates"`
+	APIServerCPUPer1000 float64 `json:"apiserverAndEtcdCPUSecondsPer1000Updates"`
+	CPURatio            float64 `json:"kubediffOverControlPlaneCPU"`
+	LatencyP50Ms        float64 `json:"latencyP50Ms"`
+	LatencyP99Ms        float64 `json:"latencyP99Ms"`
+	LatencyMaxMs        float64 `json:"latencyMaxMs"`
+	Lost                int     `json:"lost"`
+	BurstUpdates        int     `json:"burstUpdates"`
+	BurstRate           float64 `json:"burstUpdatesPerSecond"`
+	BurstLatencyMaxMs   float64 `json:"burstLatencyMaxMs"`
+	BurstLost           int     `json:"burstLost"`
+	BurstPeakRSSMB      float64 `json:"burstPeakRSSMB"`
+	RecordsAtStart      int     `json:"recordsForExistingObjects"`
+}
+
+func run(o options) error {
+	if _, err := os.Stat(o.binary); err != nil {
+		return fmt.Errorf("%s: %w (run make build)", o.binary, err)
+	}
+	env, err := testenv.Start()
+	if err != nil {
+		return err
+	}
+	defer env.Stop()
+	cs := kubernetes.NewForConfigOrDie(withRate(env))
+	ctx := context.Background()
+	res := Results{Machine: machine(), ConfigMapsSmall: o.small, ConfigMapsLarge: o.large}
+
+	step("kubediff on an empty cluster")
+	kd, err := startKubediff(o.binary, env.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	time.Sleep(3 * time.Second) // let the runtime settle after start
+	res.EmptyRSSMB = mb(kd.rss())
+	kd.stop()
+
+	step(fmt.Sprintf("creating %d namespaces, %d Deployments, %d ConfigMaps", o.namespaces, o.deployments, o.small))
+	var nss []string
+	for i := range o.namespaces {
+		ns := fmt.Sprintf("bench-%d", i)
+		nss = append(nss, ns)
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	if err := parallel(o.deployments, func(i int) error { return createDeployment(ctx, cs, nss[i%len(nss)], i) }); err != nil {
+		return err
+	}
+	if err := parallel(o.small, func(i int) error { return createConfigMap(ctx, cs, nss[i%len(nss)], i) }); err != nil {
+		return err
+	}
+	res.RawJSONBytesPerCM, err = rawBytesPerConfigMap(ctx, cs, nss[0])
+	if err != nil {
+		return err
+	}
+
+	step("kubediff with the small set")
+	kd, err = startKubediff(o.binary, env.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	time.Sleep(3 * time.Second)
+	smallRSS, smallObjects := kd.rss(), kd.objects
+	kd.stop()
+
+	step(fmt.Sprintf("creating %d more ConfigMaps", o.large-o.small))
+	if err := parallel(o.large-o.small, func(i int) error { return createConfigMap(ctx, cs, nss[i%len(nss)], o.small+i) }); err != nil {
+		return err
+	}
+
+	step("kubediff with the large set")
+	kd, err = startKubediff(o.binary, env.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	defer kd.stop()
+	res.SyncSeconds = kd.synced.Seconds()
+	time.Sleep(3 * time.Second)
+	largeRSS := kd.rss()
+	res.ObjectsCached = kd.objects
+	res.RSSAfterSyncMB = mb(largeRSS)
+	res.PeakRSSMB = mb(kd.hwm())
+	res.PeakOverSteady = float64(kd.hwm()) / float64(largeRSS)
+	res.RSSPerObjectBytes = float64(largeRSS-smallRSS) / float64(kd.objects-smallObjects)
+	res.RSSPerObjectOverRaw = res.RSSPerObjectBytes / res.RawJSONBytesPerCM
+	res.RecordsAtStart = kd.recordCount()
+
+	step(fmt.Sprintf("%d updates at %d/s", o.updates, o.rate))
+	cpu := []int{kd.cmd.Process.Pid}
+	control := controlPlanePIDs()
+	kdBefore, cpBefore := cpuSeconds(cpu), cpuSeconds(control)
+	lat, lost, elapsed, err := applyUpdates(ctx, cs, kd, nss, o.large, 0, o.updates, o.rate)
+	if err != nil {
+		return err
+	}
+	kdCPU, cpCPU := cpuSeconds(cpu)-kdBefore, cpuSeconds(control)-cpBefore
+	res.Updates, res.Lost = o.updates, lost
+	res.AchievedRate = float64(o.updates) / elapsed.Seconds()
+	res.KubediffCPUPer1000 = kdCPU / float64(o.updates) * 1000
+	res.APIServerCPUPer1000 = cpCPU / float64(o.updates) * 1000
+	res.CPURatio = kdCPU / cpCPU
+	res.LatencyP50Ms, res.LatencyP99Ms, res.LatencyMaxMs = percentile(lat, 0.50), percentile(lat, 0.99), percentile(lat, 1)
+
+	step(fmt.Sprintf("%d updates as fast as the API server takes them", o.burst))
+	lat, lost, elapsed, err = applyUpdates(ctx, cs, kd, nss, o.large, o.updates, o.burst, 0)
+	if err != nil {
+		return err
+	}
+	res.BurstUpdates, res.BurstLost = o.burst, lost
+	res.BurstRate = float64(o.burst) / elapsed.Seconds()
+	res.BurstLatencyMaxMs = percentile(lat, 1)
+	res.BurstPeakRSSMB = mb(kd.hwm())
+
+	printTable(os.Stdout, res)
+	data, _ := json.MarshalIndent(res, "", "  ")
+	return os.WriteFile(o.out, append(data, '\n'), 0o644)
+}
+
+func step(s string) { fmt.Fprintf(os.Stderr, "» %s\n", s) }
+
+// withRate lifts client-side rate limits: the benchmark drives the server.
+func withRate(env *testenv.Env) *rest.Config {
+	c := *env.Config
+	c.QPS, c.Burst = 2000, 4000
+	return &c
+}
+
+func parallel(n int, f func(i int) error) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	next := make(chan int)
+	for range 8 {
+		wg.Go(func() {
+			for i := range next {
+				if err := f(i); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return nil
+	}
+}
+
+// createConfigMap makes a ConfigMap with about 1 KB of data.
+func createConfigMap(ctx context.Context, cs *kubernetes.Clientset, ns string, i int) error {
+	data := map[string]string{"k": "v0"}
+	for j := range 8 {
+		data[fmt.Sprintf("setting-%d", j)] = strings.Repeat(string(rune('a'+j)), 120)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i), Labels: map[string]string{"app": "bench"}}, Data: data}
+	_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+	return err
+}
+
+func createDeployment(ctx context.Context, cs *kubernetes.Clientset, ns string, i int) error {
+	labels := map[string]string{"app": fmt.Sprintf("app-%d", i)}
+	replicas := int32(2)
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%d", i), Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: "app", Image: "registry.example.com/app:1.0",
+					Env: []corev1.EnvVar{{Name: "MODE", Value: "prod"}, {Name: "LOG_LEVEL", Value: "info"}},
+				}}},
+			},
+		},
+	}
+	_, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{})
+	return err
+}
+
+// rawBytesPerConfigMap is the mean size of a ConfigMap as the server sends
+// it in a list (compact JSON, managedFields included).
+func rawBytesPerConfigMap(ctx context.Context, cs *kubernetes.Clientset, ns string) (float64, error) {
+	raw, err := cs.CoreV1().RESTClient().Get().Namespace(ns).Resource("configmaps").Param("labelSelector", "app=bench").DoRaw(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var list struct{ Items []json.RawMessage }
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, item := range list.Items {
+		total += len(item)
+	}
+	return float64(total) / float64(len(list.Items)), nil
+}
+
+// applyUpdates patches count ConfigMaps (from index first, one each, with
+// a unique value) at rate per second (0: as fast as possible), and waits
+// for kubediff's record of each. It returns write→emit latencies, records
+// lost, and how long the writes took.
+func applyUpdates(ctx context.Context, cs *kubernetes.Clientset, kd *kubediff, nss []string, objects, first, count, rate int) ([]time.Duration, int, time.Duration, error) {
+	written := make([]time.Time, count)
+	start := time.Now()
+	write := func(i int) error {
+		n := (first + i) % objects
+		ns := nss[n%len(nss)]
+		patch := fmt.Sprintf(`{"data":{"k":"u%d"}}`, first+i)
+		written[i] = time.Now()
+		_, err := cs.CoreV1().ConfigMaps(ns).Patch(ctx, fmt.Sprintf("cm-%d", n), types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		return err
+	}
+	if rate > 0 {
+		tick := time.NewTicker(time.Second / time.Duration(rate))
+		var wg sync.WaitGroup
+		var firstErr error
+		var mu sync.Mutex
+		for i := range count {
+			<-tick.C
+			wg.Go(func() {
+				if err := write(i); err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+				}
+			})
+		}
+		tick.Stop()
+		wg.Wait()
+		if firstErr != nil {
+			return nil, 0, 0, firstErr
+		}
+	} else if err := parallel(count, write); err != nil {
+		return nil, 0, 0, err
+	}
+	elapsed := time.Since(start)
+
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) && kd.seenRange(first, count) < count {
+		time.Sleep(100 * time.Millisecond)
+	}
+	var lat []time.Duration
+	for i := range count {
+		if at, ok := kd.seenAt(first + i); ok {
+			lat = append(lat, at.Sub(written[i]))
+		}
+	}
+	return lat, count - len(lat), elapsed, nil
+}
+
+// kubediff is a running kubediff process and what it has printed.
+type kubediff struct {
+	cmd     *exec.Cmd
+	synced  time.Duration
+	objects int
+
+	mu      sync.Mutex
+	records int
+	seen    map[int]time.Time // update number → when its record was read
+	done    chan struct{}
+}
+
+func startKubediff(binary, kubeconfig string) (*kubediff, error) {
+	cmd := exec.Command(binary, "watch", "-o", "json", "--kubeconfig", kubeconfig)
+	stdout, _ := cmd.StdoutPipe()
+	stderr, _ := cmd.StderrPipe()
+	kd := &kubediff{cmd: cmd, seen: map[int]time.Time{}, done: make(chan struct{})}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	synced := make(chan int, 1)
+	go kd.readLogs(stderr, synced)
+	go kd.readRecords(stdout)
+	select {
+	case kd.objects = <-synced:
+		kd.synced = time.Since(start)
+	case <-time.After(5 * time.Minute):
+		kd.stop()
+		return nil, fmt.Errorf("kubediff did not sync within 5 minutes")
+	}
+	return kd, nil
+}
+
+func (kd *kubediff) readLogs(r io.Reader, synced chan<- int) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.Contains(line, "msg=watching") {
+			_, after, _ := strings.Cut(line, "objects=")
+			n, _ := strconv.Atoi(strings.Fields(after)[0])
+			synced <- n
+		} else if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+			fmt.Fprintln(os.Stderr, "  kubediff:", line)
+		}
+	}
+}
+
+func (kd *kubediff) readRecords(r io.Reader) {
+	defer close(kd.done)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		now := time.Now()
+		var rec struct {
+			Kind    string
+			Changes []struct{ To any }
+		}
+		if json.Unmarshal(sc.Bytes(), &rec) != nil {
+			continue
+		}
+		kd.mu.Lock()
+		kd.records++
+		if rec.Kind == "ConfigMap" && len(rec.Changes) == 1 {
+			if s, ok := rec.Changes[0].To.(string); ok && strings.HasPrefix(s, "u") {
+				if n, err := strconv.Atoi(s[1:]); err == nil {
+					kd.seen[n] = now
+				}
+			}
+		}
+		kd.mu.Unlock()
+	}
+}
+
+func (kd *kubediff) recordCount() int {
+	kd.mu.Lock()
+	defer kd.mu.Unlock()
+	return kd.records
+}
+
+func (kd *kubediff) seenRange(first, count int) int {
+	kd.mu.Lock()
+	defer kd.mu.Unlock()
+	n := 0
+	for i := first; i < first+count; i++ {
+		if _, ok := kd.seen[i]; ok {
+			n++
+		}
+	}
+	return n
+}
+
+func (kd *kubediff) seenAt(i int) (time.Time, bool) {
+	kd.mu.Lock()
+	defer kd.mu.Unlock()
+	t, ok := kd.seen[i]
+	return t, ok
+}
+
+func (kd *kubediff) stop() {
+	if kd.cmd.ProcessState != nil {
+		return
+	}
+	_ = kd.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-kd.done:
+	case <-time.After(30 * time.Second):
+		_ = kd.cmd.Process.Kill()
+	}
+	_ = kd.cmd.Wait()
+}
+
+func (kd *kubediff) rss() int64 { return procStatus(kd.cmd.Process.Pid, "VmRSS") }
+func (kd *kubediff) hwm() int64 { return procStatus(kd.cmd.Process.Pid, "VmHWM") }
+
+// procStatus reads a size field of /proc/PID/status, in bytes.
+func procStatus(pid int, field string) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, field+":") {
+			kb, _ := strconv.ParseInt(strings.Fields(line)[1], 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// cpuSeconds sums user and system time of processes from /proc/PID/stat.
+func cpuSeconds(pids []int) float64 {
+	const clockTicks = 100 // USER_HZ on Linux
+	total := 0.0
+	for _, pid := range pids {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// Fields after the command name, which is in parentheses.
+		fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+		utime, _ := strconv.ParseFloat(fields[11], 64)
+		stime, _ := strconv.ParseFloat(fields[12], 64)
+		total += (utime + stime) / clockTicks
+	}
+	return total
+}
+
+// controlPlanePIDs finds the kube-apiserver and etcd this benchmark started.
+func controlPlanePIDs() []int {
+	bin, _ := testenv.BinDir()
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err != nil {
+			continue
+		}
+		if exe == filepath.Join(bin, "kube-apiserver") || exe == filepath.Join(bin, "etcd") {
+			if ppid(pid) == os.Getpid() {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
+func ppid(pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+	n, _ := strconv.Atoi(fields[1])
+	return n
+}
+
+func percentile(d []time.Duration, p float64) float64 {
+	if len(d) == 0 {
+		return 0
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	i := int(float64(len(d)-1) * p)
+	return float64(d[i].Microseconds()) / 1000
+}
+
+func mb(b int64) float64 { return float64(b) / (1 << 20) }
+
+func machine() string {
+	data, _ := os.ReadFile("/proc/cpuinfo")
+	model := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "model name") {
+			_, model, _ = strings.Cut(line, ": ")
+			break
+		}
+	}
+	n := strings.Count(string(data), "processor\t:")
+	return fmt.Sprintf("%d × %s", n, model)
+}
+
+func printTable(w io.Writer, r Results) {
+	rows := [][2]string{
+		{"machine", r.Machine},
+		{"objects cached (all types)", fmt.Sprint(r.ObjectsCached)},
+		{"raw JSON per ConfigMap", fmt.Sprintf("%.0f B", r.RawJSONBytesPerCM)},
+		{"RSS, empty cluster", fmt.Sprintf("%.1f MB", r.EmptyRSSMB)},
+		{"time to synced", fmt.Sprintf("%.2f s", r.SyncSeconds)},
+		{"RSS after sync", fmt.Sprintf("%.1f MB", r.RSSAfterSyncMB)},
+		{"peak RSS during sync (VmHWM)", fmt.Sprintf("%.1f MB (%.2fx steady)", r.PeakRSSMB, r.PeakOverSteady)},
+		{fmt.Sprintf("RSS per cached object (%d→%d ConfigMaps)", r.ConfigMapsSmall, r.ConfigMapsLarge), fmt.Sprintf("%.0f B (%.2fx raw JSON)", r.RSSPerObjectBytes, r.RSSPerObjectOverRaw)},
+		{"records for objects existing at start", fmt.Sprint(r.RecordsAtStart)},
+		{"paced updates", fmt.Sprintf("%d at %.0f/s", r.Updates, r.AchievedRate)},
+		{"kubediff CPU per 1000 updates", fmt.Sprintf("%.3f s", r.KubediffCPUPer1000)},
+		{"kube-apiserver+etcd CPU per 1000 updates", fmt.Sprintf("%.3f s", r.APIServerCPUPer1000)},
+		{"kubediff / control plane CPU", fmt.Sprintf("%.3f", r.CPURatio)},
+		{"write→emit latency p50 / p99 / max", fmt.Sprintf("%.1f / %.1f / %.1f ms", r.LatencyP50Ms, r.LatencyP99Ms, r.LatencyMaxMs)},
+		{"records lost", fmt.Sprint(r.Lost)},
+		{"burst updates", fmt.Sprintf("%d at %.0f/s, max latency %.0f ms, lost %d, peak RSS %.1f MB", r.BurstUpdates, r.BurstRate, r.BurstLatencyMaxMs, r.BurstLost, r.BurstPeakRSSMB)},
+	}
+	for _, row := range rows {
+		fmt.Fprintf(w, "%-48s %s\n", row[0], row[1])
+	}
+}
