@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/kubediff/kubediff/pkg/config"
 )
 
@@ -241,5 +243,33 @@ func TestBadSinkConfig(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr.String(), tt.want) {
 			t.Errorf("config %q: exit %d, stderr %q; want exit 2 naming %q", tt.file, code, stderr.String(), tt.want)
 		}
+	}
+}
+
+// Every flag sets a config key (or is one of the few that are not config),
+// so no flag is silently ignored.
+func TestEveryFlagIsBound(t *testing.T) {
+	notConfig := map[string]bool{"config": true, "all-namespaces": true, "format": true, "help": true}
+	root := newRootCommand(&bytes.Buffer{}, &bytes.Buffer{})
+	known := map[string]bool{}
+	knownKeys(reflect.TypeFor[config.Config](), "", known)
+	for _, cmd := range root.Commands() {
+		cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) { checkFlag(t, cmd.Name(), f.Name, notConfig, known) })
+		cmd.LocalFlags().VisitAll(func(f *pflag.Flag) { checkFlag(t, cmd.Name(), f.Name, notConfig, known) })
+	}
+}
+
+func checkFlag(t *testing.T, cmd, flag string, notConfig, known map[string]bool) {
+	t.Helper()
+	if notConfig[flag] {
+		return
+	}
+	key, ok := flagKeys[flag]
+	if !ok {
+		t.Errorf("%s --%s is not bound to a config key", cmd, flag)
+		return
+	}
+	if !known[strings.ToLower(key)] {
+		t.Errorf("--%s is bound to %q, which is no config key", flag, key)
 	}
 }

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"context"
 	"io"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 
 	"k8s.io/klog/v2"
 
@@ -20,6 +23,27 @@ func newLogger(stderr io.Writer, lc config.LogConfig) *slog.Logger {
 		h = slog.NewJSONHandler(stderr, opts)
 	}
 	logger := slog.New(h)
-	klog.SetSlogLogger(logger.With("source", "client-go"))
+	klogTarget.Store(logger.With("source", "client-go").Handler())
+	klogOnce.Do(func() { klog.SetSlogLogger(slog.New(klogForwarder{})) })
 	return logger
 }
+
+// klog's logger is process-wide and not safe to replace while informers
+// log, so it is set once, to a handler forwarding to the current logger.
+var (
+	klogOnce   sync.Once
+	klogTarget atomic.Value // slog.Handler
+)
+
+type klogForwarder struct{}
+
+func (klogForwarder) target() slog.Handler { return klogTarget.Load().(slog.Handler) }
+
+func (f klogForwarder) Enabled(ctx context.Context, l slog.Level) bool {
+	return f.target().Enabled(ctx, l)
+}
+func (f klogForwarder) Handle(ctx context.Context, r slog.Record) error {
+	return f.target().Handle(ctx, r)
+}
+func (f klogForwarder) WithAttrs(attrs []slog.Attr) slog.Handler { return f.target().WithAttrs(attrs) }
+func (f klogForwarder) WithGroup(name string) slog.Handler       { return f.target().WithGroup(name) }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,7 +18,9 @@ import (
 	"github.com/kubediff/kubediff/pkg/config"
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/leader"
 	"github.com/kubediff/kubediff/pkg/listkeys"
+	"github.com/kubediff/kubediff/pkg/metrics"
 	"github.com/kubediff/kubediff/pkg/notify"
 	"github.com/kubediff/kubediff/pkg/notify/stdout"
 	"github.com/kubediff/kubediff/pkg/watcher"
@@ -43,7 +47,7 @@ not reported; only what changes afterwards.`,
 			if err != nil {
 				return err
 			}
-			return runWatch(cmd.Context(), cfg, out, stderr)
+			return watchWithReload(cmd, cfg, out, stderr)
 		},
 	}
 	addSelectionFlags(cmd)
@@ -56,6 +60,14 @@ not reported; only what changes afterwards.`,
 	f.Int("queue-size", d.QueueSize, "records each sink may have waiting before new ones are dropped")
 	f.Duration("drain-timeout", d.DrainTimeout, "at shutdown, how long queued records may take to be delivered")
 	f.Duration("rediscovery-interval", d.RediscoveryInterval, "how often to look for new or removed types, besides whenever a CRD or APIService changes")
+	f.String("http-address", d.HTTPAddress, "address serving /healthz, /readyz and /metrics; empty turns it off")
+	le := d.LeaderElection
+	f.Bool("leader-elect", le.Enabled, "run several replicas with one emitting, elected through a Lease")
+	f.String("leader-election-namespace", le.Namespace, "namespace of the Lease (default: the pod's namespace, else default)")
+	f.String("leader-election-id", le.Name, "name of the Lease")
+	f.Duration("leader-election-lease-duration", le.LeaseDuration, "how long a leader's lease lasts without renewal")
+	f.Duration("leader-election-renew-deadline", le.RenewDeadline, "how long the leader keeps trying to renew before giving up")
+	f.Duration("leader-election-retry-period", le.RetryPeriod, "how often candidates try to acquire or renew the Lease")
 	return cmd
 }
 
@@ -93,15 +105,28 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	m := metrics.New()
+	m.AddQueues(sinks.router.Queues())
+
+	// Without leader election this replica leads from the start.
+	gate := leader.NewGate(func(ch diff.Change) []notify.Mark {
+		m.RecordsEmitted.WithLabelValues(ch.Resource, ch.Type).Inc()
+		return sinks.router.Dispatch(ch)
+	}, cfg.LeaderElection.HoldRecords, log)
+	if !cfg.LeaderElection.Enabled {
+		gate.Lead(0)
+		m.Leader.Set(1)
+	}
 
 	w := watcher.New(dyn, func(ev watcher.Event) {
+		m.EventsObserved.WithLabelValues(ev.Resource.GVR.Resource, string(ev.Type)).Inc()
 		// Namespaces created after the plan that match an exclusion glob
 		// are not filtered by the server.
 		if ns := ev.Object().GetNamespace(); ns != "" && discovery.MatchesAny(cfg.ExcludeNamespaces, ns) {
 			return
 		}
-		if c, ok := differ.Diff(ev); ok {
-			sinks.router.Dispatch(c)
+		if ch, ok := differ.Diff(ev); ok {
+			gate.Emit(ch)
 		}
 	}, watcher.Options{
 		ResyncPeriod: cfg.ResyncPeriod,
@@ -110,17 +135,28 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 			return differ.CacheTransform(r)
 		},
 	})
+
+	var synced atomic.Bool
+	if cfg.HTTPAddress != "" {
+		_, stop, err := metrics.Serve(cfg.HTTPAddress, m, synced.Load, log)
+		if err != nil {
+			return usageError{err}
+		}
+		defer stop() // before a reload's new run binds the same address
+	}
 	forbidden := &forbiddenLog{log: log, warned: map[string]bool{}}
 	forbidden.report(plan.Statuses)
 	if err := w.Sync(ctx, plan.Targets); err != nil {
 		return err
 	}
 	reportSyncProgress(ctx, w, log)
+	synced.Store(true)
+	m.InformersRunning.Set(float64(w.Progress().Informers))
+	m.LastSync.SetToCurrentTime()
 
+	var background sync.WaitGroup
 	monitor := &discovery.Monitor{Metadata: meta, Access: planner.Access, Interval: cfg.RediscoveryInterval, Log: log}
-	monitorDone := make(chan struct{})
-	go func() {
-		defer close(monitorDone)
+	background.Go(func() {
 		monitor.Run(ctx, func(ctx context.Context) {
 			plan, err := planner.Plan(ctx)
 			if plan.All == nil && err != nil {
@@ -133,12 +169,27 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 			if err := w.Sync(ctx, plan.Targets); err != nil {
 				log.Warn("could not start watching a type", "err", err)
 			}
+			m.InformersRunning.Set(float64(w.Progress().Informers))
+			m.LastSync.SetToCurrentTime()
 		})
-	}()
+	})
+	if cfg.LeaderElection.Enabled {
+		opts, err := electionOptions(cfg.LeaderElection, c, log, func(leading bool) {
+			m.Leader.Set(map[bool]float64{true: 1, false: 0}[leading])
+		})
+		if err != nil {
+			return err
+		}
+		background.Go(func() {
+			if err := leader.Run(ctx, gate, opts); err != nil {
+				log.Error("leader election stopped", "err", err)
+			}
+		})
+	}
 
 	<-ctx.Done()
 	log.Info("stopping")
-	<-monitorDone
+	background.Wait()
 	w.Wait()
 	sinks.drain(cfg.DrainTimeout, log)
 	return nil

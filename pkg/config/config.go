@@ -66,6 +66,24 @@ type Config struct {
 	DrainTimeout time.Duration `mapstructure:"drainTimeout"`
 	// Sinks are where records go besides stdout.
 	Sinks []SinkConfig `mapstructure:"sinks"`
+	// HTTPAddress serves /healthz, /readyz and /metrics; empty turns it off.
+	HTTPAddress string `mapstructure:"httpAddress"`
+	// LeaderElection lets several replicas run with one emitting.
+	LeaderElection LeaderElectionConfig `mapstructure:"leaderElection"`
+}
+
+// LeaderElectionConfig configures leader election.
+type LeaderElectionConfig struct {
+	Enabled bool `mapstructure:"enabled"`
+	// Namespace of the Lease; empty means the pod's namespace, else default.
+	Namespace     string        `mapstructure:"namespace"`
+	Name          string        `mapstructure:"name"`
+	LeaseDuration time.Duration `mapstructure:"leaseDuration"`
+	RenewDeadline time.Duration `mapstructure:"renewDeadline"`
+	RetryPeriod   time.Duration `mapstructure:"retryPeriod"`
+	// HoldRecords is how many recent records a follower keeps for a
+	// takeover.
+	HoldRecords int `mapstructure:"holdRecords"`
 }
 
 // TypeSelector filters the named types on the server.
@@ -189,6 +207,11 @@ func Default() Config {
 		QueueSize:           10000,
 		DrainTimeout:        10 * time.Second,
 		RediscoveryInterval: 3 * time.Minute,
+		HTTPAddress:         ":8080",
+		LeaderElection: LeaderElectionConfig{
+			Name: "kubediff", LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second,
+			RetryPeriod: 2 * time.Second, HoldRecords: 50000,
+		},
 	}
 }
 
@@ -241,6 +264,17 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%sresources: empty (use labelSelector/fieldSelector for every type)", key))
 		}
 		errs = append(errs, checkSelectors(key, ts.LabelSelector, ts.FieldSelector)...)
+	}
+	if le := c.LeaderElection; le.Enabled {
+		if le.Name == "" {
+			errs = append(errs, errors.New("leaderElection.name: empty"))
+		}
+		if le.RetryPeriod <= 0 || le.RenewDeadline <= le.RetryPeriod || le.LeaseDuration <= le.RenewDeadline {
+			errs = append(errs, errors.New("leaderElection: want 0 < retryPeriod < renewDeadline < leaseDuration"))
+		}
+		if le.HoldRecords < 1 {
+			errs = append(errs, errors.New("leaderElection.holdRecords: must be at least 1"))
+		}
 	}
 	if c.DrainTimeout < 0 {
 		errs = append(errs, fmt.Errorf("drainTimeout: %s is negative", c.DrainTimeout))

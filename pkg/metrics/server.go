@@ -14,12 +14,12 @@ import (
 
 // Serve listens on addr and serves /healthz (the process is alive),
 // /readyz (ready says the caches have synced; a follower is ready too) and
-// /metrics until ctx is done. It returns once listening, with the address
-// it listens on (useful with port 0).
-func Serve(ctx context.Context, addr string, m *Metrics, ready func() bool, log *slog.Logger) (string, error) {
+// /metrics until stop is called. It returns once listening, with the
+// address it listens on (useful with port 0).
+func Serve(addr string, m *Metrics, ready func() bool, log *slog.Logger) (string, func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", fmt.Errorf("http-address %s: %w", addr, err)
+		return "", nil, fmt.Errorf("http-address %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -39,12 +39,11 @@ func Serve(ctx context.Context, addr string, m *Metrics, ready func() bool, log 
 			log.Error("http server stopped", "err", err)
 		}
 	}()
-	go func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	stop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(shutdown)
-	}()
+		_ = srv.Shutdown(ctx)
+	}
 	log.Info("serving health and metrics", "address", ln.Addr().String())
-	return ln.Addr().String(), nil
+	return ln.Addr().String(), stop, nil
 }

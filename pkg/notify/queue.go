@@ -34,6 +34,9 @@ type Queue struct {
 	ch     chan diff.Change
 
 	delivered, failed, dropped, retries atomic.Uint64
+	// enqueued and processed number records in queue order, so a caller
+	// can tell when a given record has been handled (see Mark).
+	enqueued, processed atomic.Uint64
 }
 
 // NewQueue returns a queue in front of sink.
@@ -53,21 +56,37 @@ func NewQueue(name string, sink Notifier, opts QueueOptions) *Queue {
 // Name is the sink's name.
 func (q *Queue) Name() string { return q.name }
 
-// Enqueue adds c without blocking. When the queue is full or closed, c is
-// dropped, counted and logged: never silently lost.
-func (q *Queue) Enqueue(c diff.Change) bool {
+// Mark is one record's place in one queue.
+type Mark struct {
+	Queue *Queue
+	Seq   uint64
+}
+
+// Handled reports whether the queue is done with the record (delivered,
+// or given up on and counted).
+func (m Mark) Handled() bool { return m.Queue.processed.Load() >= m.Seq }
+
+// enqueue is Enqueue returning the record's Mark.
+func (q *Queue) enqueue(c diff.Change) (Mark, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if !q.closed {
 		select {
 		case q.ch <- c:
-			return true
+			return Mark{Queue: q, Seq: q.enqueued.Add(1)}, true
 		default:
 		}
 	}
 	n := q.dropped.Add(1)
 	q.opts.Log.Warn("record dropped: sink queue full", append(identity(c), "sink", q.name, "droppedTotal", n)...)
-	return false
+	return Mark{}, false
+}
+
+// Enqueue adds c without blocking. When the queue is full or closed, c is
+// dropped, counted and logged: never silently lost.
+func (q *Queue) Enqueue(c diff.Change) bool {
+	_, ok := q.enqueue(c)
+	return ok
 }
 
 // Run delivers records until the queue is closed and empty. ctx bounds
@@ -82,6 +101,7 @@ func (q *Queue) Run(ctx context.Context) {
 		}
 		if ctx.Err() != nil {
 			q.dropped.Add(uint64(len(batch)))
+			q.processed.Add(uint64(len(batch)))
 			continue
 		}
 		err := q.opts.Backoff.retry(ctx, func(ctx context.Context) error {
@@ -93,6 +113,7 @@ func (q *Queue) Run(ctx context.Context) {
 			q.retries.Add(1)
 			q.opts.Log.Warn("delivery failed, retrying", "sink", q.name, "records", len(batch), "retryIn", wait.Round(time.Millisecond).String(), "err", err)
 		})
+		q.processed.Add(uint64(len(batch)))
 		if err != nil {
 			q.failed.Add(uint64(len(batch)))
 			for _, c := range batch {

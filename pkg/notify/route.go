@@ -52,11 +52,25 @@ type Route struct {
 // Router hands each record to every sink whose match selects it.
 type Router []Route
 
-// Dispatch enqueues c on each matching sink; it never blocks.
-func (r Router) Dispatch(c diff.Change) {
+// Dispatch enqueues c on each matching sink and returns where it went; it
+// never blocks.
+func (r Router) Dispatch(c diff.Change) []Mark {
+	var marks []Mark
 	for _, route := range r {
 		if route.Match.Matches(c) {
-			route.Queue.Enqueue(c)
+			if m, ok := route.Queue.enqueue(c); ok {
+				marks = append(marks, m)
+			}
 		}
 	}
+	return marks
+}
+
+// Queues returns the sinks' queues.
+func (r Router) Queues() []*Queue {
+	out := make([]*Queue, 0, len(r))
+	for _, route := range r {
+		out = append(out, route.Queue)
+	}
+	return out
 }

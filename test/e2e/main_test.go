@@ -92,6 +92,7 @@ type run struct {
 	stdout, stderr *syncBuffer
 	done           chan int
 	stop           func()
+	process        *os.Process // the binary's, for startBinary
 }
 
 // startWatch runs `kubediff watch` in-process as the cluster admin with
@@ -106,7 +107,8 @@ func startWatchAs(t *testing.T, kubeconfig string, args ...string) *run {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &run{t: t, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan int, 1), stop: cancel}
-	full := append([]string{"watch", "--kubeconfig", kubeconfig}, args...)
+	// Port 0: tests never fight over :8080; the address is logged.
+	full := append([]string{"watch", "--kubeconfig", kubeconfig, "--http-address", "127.0.0.1:0"}, args...)
 	go func() { r.done <- cli.Run(ctx, full, r.stdout, r.stderr) }()
 	t.Cleanup(r.shutdown)
 	r.waitSynced()
@@ -117,6 +119,9 @@ func startWatchAs(t *testing.T, kubeconfig string, args ...string) *run {
 func startBinary(t *testing.T, args ...string) *run {
 	t.Helper()
 	r := &run{t: t, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan int, 1)}
+	if len(args) > 0 && args[0] == "watch" {
+		args = append(args, "--http-address", "127.0.0.1:0")
+	}
 	cmd := exec.Command(kubediff, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig)
 	cmd.Stdout, cmd.Stderr = r.stdout, r.stderr
@@ -127,6 +132,7 @@ func startBinary(t *testing.T, args ...string) *run {
 		_ = cmd.Wait()
 		r.done <- cmd.ProcessState.ExitCode()
 	}()
+	r.process = cmd.Process
 	r.stop = func() { _ = cmd.Process.Signal(os.Interrupt) }
 	t.Cleanup(r.shutdown)
 	r.waitSynced()
@@ -149,7 +155,7 @@ func (r *run) shutdown() {
 	r.stop()
 	select {
 	case code := <-r.done:
-		if code != 0 {
+		if code != 0 && code != -1 { // -1: killed by the test
 			r.t.Errorf("kubediff exited with %d; stderr:\n%s", code, r.stderr.String())
 		}
 	case <-time.After(deadline):

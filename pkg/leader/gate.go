@@ -1,0 +1,154 @@
+// Package leader lets several kubediff replicas run with one emitting: the
+// leader (elected through a coordination.k8s.io Lease) sends records to
+// the sinks and publishes how far delivery has got; followers keep their
+// caches warm and hold recent records, so that a new leader replays what
+// the old one had not delivered and no change is lost in a takeover.
+package leader
+
+import (
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/notify"
+)
+
+// Gate sits between the diff stage and the sinks.
+type Gate struct {
+	dispatch func(diff.Change) []notify.Mark
+	maxHeld  int
+	log      *slog.Logger
+
+	mu      sync.Mutex
+	leading bool
+	held    []diff.Change // followers: recent records, oldest first
+	pending []dispatched  // leader: records not yet handled by every sink
+	through uint64        // leader: every record up to this resourceVersion is handled
+}
+
+type dispatched struct {
+	rv    uint64
+	at    time.Time
+	marks []notify.Mark
+}
+
+// settle is how long a handled record must have been dispatched before
+// the published progress moves past it: a record of another type with a
+// lower resourceVersion can reach the gate a little later (each informer
+// has its own watch), and must not be skipped by a takeover.
+const settle = 2 * time.Second
+
+// NewGate returns a gate in front of dispatch that starts as a follower
+// holding at most maxHeld records.
+func NewGate(dispatch func(diff.Change) []notify.Mark, maxHeld int, log *slog.Logger) *Gate {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Gate{dispatch: dispatch, maxHeld: maxHeld, log: log}
+}
+
+// Emit sends c to the sinks when leading, else holds it for a takeover.
+// It never blocks.
+func (g *Gate) Emit(c diff.Change) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.leading {
+		g.send(c)
+		return
+	}
+	if len(g.held) >= g.maxHeld {
+		g.log.Warn("follower dropped its oldest held record: a takeover now may miss it", "kind", g.held[0].Kind, "name", g.held[0].Name)
+		g.held = g.held[1:]
+	}
+	g.held = append(g.held, c)
+}
+
+func (g *Gate) send(c diff.Change) {
+	rv, _ := strconv.ParseUint(c.ResourceVersion, 10, 64)
+	g.pending = append(g.pending, dispatched{rv: rv, at: time.Now(), marks: g.dispatch(c)})
+}
+
+// Lead makes this replica emit. Held records the previous leader had not
+// delivered are replayed first: those with a resourceVersion above through
+// (all of them when through is 0, unknown).
+func (g *Gate) Lead(through uint64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	replayed := 0
+	for _, c := range g.held {
+		if through == 0 || after(c, through) {
+			g.send(c)
+			replayed++
+		}
+	}
+	g.log.Info("leading: emitting records", "replayed", replayed, "heldSkipped", len(g.held)-replayed, "previousLeaderThrough", through)
+	g.held, g.leading = nil, true
+}
+
+// Follow stops emitting; records are held from now on.
+func (g *Gate) Follow() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.leading, g.pending = false, nil
+}
+
+// Leading reports whether this replica emits.
+func (g *Gate) Leading() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.leading
+}
+
+// Forget drops held records the leader has handled: a follower's hold
+// stays small, and a takeover replays only what is needed.
+func (g *Gate) Forget(through uint64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	i := 0
+	for i < len(g.held) && !after(g.held[i], through) {
+		i++
+	}
+	g.held = g.held[i:]
+}
+
+// Through returns a resourceVersion up to which every emitted record has
+// been handled by every sink, for the leader to publish: it advances past
+// a record once that record and all dispatched before it are handled and
+// have settled, and stays below every record still pending.
+func (g *Gate) Through() uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for len(g.pending) > 0 && handled(g.pending[0].marks) && time.Since(g.pending[0].at) >= settle {
+		g.through = max(g.through, g.pending[0].rv)
+		g.pending = g.pending[1:]
+	}
+	through := g.through
+	for _, p := range g.pending {
+		if p.rv > 0 && p.rv <= through {
+			through = p.rv - 1
+		}
+	}
+	return through
+}
+
+func handled(marks []notify.Mark) bool {
+	for _, m := range marks {
+		if !m.Handled() {
+			return false
+		}
+	}
+	return true
+}
+
+// after reports whether c is newer than through. A resourceVersion that
+// is not a number (not etcd's) counts as newer: replaying too much beats
+// losing a change.
+func after(c diff.Change, through uint64) bool {
+	rv, err := strconv.ParseUint(c.ResourceVersion, 10, 64)
+	return err != nil || rv > through
+}
+
+// progressInterval is how often the leader publishes Through.
+const progressInterval = time.Second
