@@ -8,7 +8,7 @@ LDFLAGS  := -s -w -X github.com/kubediff/kubediff/internal/cli.version=$(VERSION
 TESTENV  := .testenv/bin
 export KUBEBUILDER_ASSETS := $(abspath $(TESTENV))
 
-.PHONY: all build testenv test unit e2e demo bench microbench vet fmt clean
+.PHONY: all build testenv test unit e2e demo bench microbench vet lint-dockerfile fmt clean
 
 all: build
 
@@ -46,6 +46,10 @@ demo: build testenv
 
 vet:
 	$(GO) vet ./...
+
+## lint-dockerfile: lint the Dockerfile (no Docker engine needed)
+lint-dockerfile:
+	npx --yes dockerfilelint@1.8.0 Dockerfile
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
