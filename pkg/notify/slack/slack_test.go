@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/notify"
+	"github.com/kubediff/kubediff/pkg/notify/notifytest"
 )
 
 const token = "xoxb-canary-token-4d5e6f"
@@ -101,16 +101,7 @@ func update(name string, n int) diff.Change {
 }
 
 func deliver(t *testing.T, sink notify.Notifier, records []diff.Change) *notify.Queue {
-	t.Helper()
-	q := notify.NewQueue("slack", sink, notify.QueueOptions{Size: len(records), Backoff: notify.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	for _, c := range records {
-		q.Enqueue(c)
-	}
-	q.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	q.Run(ctx)
-	return q
+	return notifytest.Deliver(t, sink, records, notify.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond}, nil)
 }
 
 func allText(p post) string {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/notify"
+	"github.com/kubediff/kubediff/pkg/notify/notifytest"
 )
 
 func record(obj, i int) diff.Change {
@@ -74,16 +75,7 @@ func serve(t *testing.T, rc *receiver) *httptest.Server {
 var fast = notify.Backoff{Initial: 20 * time.Millisecond, Max: 200 * time.Millisecond, Jitter: 0.2}
 
 func run(t *testing.T, sink notify.Notifier, records []diff.Change, logs io.Writer) *notify.Queue {
-	t.Helper()
-	q := notify.NewQueue("webhook", sink, notify.QueueOptions{Size: len(records) + 1, Backoff: fast, Log: slog.New(slog.NewTextHandler(logs, nil))})
-	for _, c := range records {
-		q.Enqueue(c)
-	}
-	q.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	q.Run(ctx)
-	return q
+	return notifytest.Deliver(t, sink, records, fast, logs)
 }
 
 // The foundation of "never lose a change": a receiver that fails for a
