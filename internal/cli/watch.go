@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -150,6 +151,10 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 		return err
 	}
 	reportSyncProgress(ctx, w, log)
+	// The initial lists leave garbage worth several times the cache; give
+	// it back to the OS now rather than over the next minutes, so that
+	// resident memory reflects what kubediff keeps.
+	debug.FreeOSMemory()
 	synced.Store(true)
 	m.InformersRunning.Set(float64(w.Progress().Informers))
 	m.LastSync.SetToCurrentTime()

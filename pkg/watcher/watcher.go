@@ -102,10 +102,8 @@ func (w *Watcher) start(ctx context.Context, t discovery.Target) error {
 	// No indexers: kubediff only looks objects up by key, and each index
 	// costs memory per cached object.
 	inf := dynamicinformer.NewFilteredDynamicInformer(w.client, t.Resource.GVR, t.Namespace, w.opts.ResyncPeriod, cache.Indexers{}, tweak).Informer()
-	if w.opts.Transform != nil {
-		if err := inf.SetTransform(w.opts.Transform(t.Resource)); err != nil {
-			return err
-		}
+	if err := inf.SetTransform(w.cacheTransform(t.Resource)); err != nil {
+		return err
 	}
 	if err := inf.SetWatchErrorHandlerWithContext(w.watchErrorLogger(t)); err != nil {
 		return err
@@ -146,25 +144,56 @@ func (w *Watcher) watchErrorLogger(t discovery.Target) cache.WatchErrorHandlerWi
 	}
 }
 
+// cacheTransform applies Options.Transform, then stores the object in
+// compact form.
+func (w *Watcher) cacheTransform(r discovery.Resource) cache.TransformFunc {
+	var transform cache.TransformFunc
+	if w.opts.Transform != nil {
+		transform = w.opts.Transform(r)
+	}
+	return func(obj any) (any, error) {
+		if transform != nil {
+			var err error
+			if obj, err = transform(obj); err != nil {
+				return nil, err
+			}
+		}
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			return compact(u)
+		}
+		return obj, nil
+	}
+}
+
 func (w *Watcher) eventHandler(r discovery.Resource) cache.ResourceEventHandler {
+	emit := func(t EventType, oldObj, newObj any) {
+		ev := Event{Type: t, Resource: r}
+		var err error
+		if oldObj != nil {
+			ev.Old, err = expand(oldObj)
+		}
+		if newObj != nil && err == nil {
+			ev.New, err = expand(newObj)
+		}
+		if err != nil {
+			w.opts.Logger.Error("cannot read a cached object; change not reported", "resource", r.String(), "err", err)
+			return
+		}
+		w.handler(ev)
+	}
 	return cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
 			// Objects that existed before the first sync are not news.
-			if isInInitialList {
-				return
-			}
-			if u, ok := obj.(*unstructured.Unstructured); ok {
-				w.handler(Event{Type: Added, Resource: r, New: u})
+			if !isInInitialList {
+				emit(Added, nil, obj)
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
-			o, ok1 := oldObj.(*unstructured.Unstructured)
-			n, ok2 := newObj.(*unstructured.Unstructured)
-			// A resync replays the cached object unchanged.
-			if !ok1 || !ok2 || o.GetResourceVersion() == n.GetResourceVersion() {
-				return
+			// A resync replays the cached object unchanged: compared
+			// before anything is decoded.
+			if resourceVersion(oldObj) != resourceVersion(newObj) {
+				emit(Updated, oldObj, newObj)
 			}
-			w.handler(Event{Type: Updated, Resource: r, Old: o, New: n})
 		},
 		DeleteFunc: func(obj any) {
 			// After a missed watch event the informer only knows the last
@@ -172,9 +201,7 @@ func (w *Watcher) eventHandler(r discovery.Resource) cache.ResourceEventHandler 
 			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = tomb.Obj
 			}
-			if u, ok := obj.(*unstructured.Unstructured); ok {
-				w.handler(Event{Type: Deleted, Resource: r, Old: u})
-			}
+			emit(Deleted, obj, nil)
 		},
 	}
 }

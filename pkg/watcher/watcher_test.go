@@ -76,3 +76,35 @@ func TestEventHandler(t *testing.T) {
 		})
 	}
 }
+
+func TestCachedObjectsAreCompactAndExpandOnEvents(t *testing.T) {
+	w, got := collect()
+	transform := w.cacheTransform(configMaps)
+	cached := func(rv, value string) any {
+		u := cm("a", rv)
+		u.Object["data"] = map[string]any{"k": value}
+		out, err := transform(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := out.(*compactObject); !ok {
+			t.Fatalf("cached %T, want the compact form", out)
+		}
+		return out
+	}
+	h := w.eventHandler(configMaps)
+	v1, v2 := cached("5", "one"), cached("6", "two")
+	h.OnUpdate(v1, v1) // resync
+	h.OnUpdate(v1, v2)
+	h.OnDelete(cache.DeletedFinalStateUnknown{Key: "ns/a", Obj: v2})
+	if len(*got) != 2 {
+		t.Fatalf("events = %+v, want an update and a delete", *got)
+	}
+	up := (*got)[0]
+	if up.Type != Updated || up.Old.Object["data"].(map[string]any)["k"] != "one" || up.New.Object["data"].(map[string]any)["k"] != "two" {
+		t.Fatalf("update = %+v", up)
+	}
+	if del := (*got)[1]; del.Type != Deleted || del.Old.GetResourceVersion() != "6" || del.Old.GetName() != "a" {
+		t.Fatalf("delete = %+v", del)
+	}
+}
