@@ -2,6 +2,7 @@ package cli
 
 import (
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 )
@@ -18,5 +19,19 @@ func TestAPIServerWarningsAreLoggedOnce(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "another warning") {
 		t.Fatalf("a different warning was swallowed:\n%s", logs.String())
+	}
+}
+
+func TestColorFollowsFlagTerminalAndNoColor(t *testing.T) {
+	var buf strings.Builder
+	if useColor("auto", &buf) {
+		t.Error("auto coloured a writer that is not a terminal")
+	}
+	if !useColor("always", &buf) || useColor("never", &buf) {
+		t.Error("always/never not obeyed")
+	}
+	t.Setenv("NO_COLOR", "1")
+	if useColor("auto", os.Stdout) {
+		t.Error("auto coloured despite NO_COLOR")
 	}
 }

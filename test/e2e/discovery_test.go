@@ -188,3 +188,41 @@ func TestLabelSelectorFiltersOnTheServer(t *testing.T) {
 		t.Fatalf("cm-20 is excluded by the selector but was reported: %+v", got)
 	}
 }
+
+// TestAccessGrantedLaterIsPickedUp: a type forbidden at start is watched
+// once a RoleBinding grants it, at the next rediscovery.
+func TestAccessGrantedLaterIsPickedUp(t *testing.T) {
+	ns := newNamespace(t)
+	user := fmt.Sprintf("later-%d", time.Now().UnixNano()%100000)
+	kubeconfig, err := env.AddUser(user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := startWatchAs(t, kubeconfig, "-n", ns, "--resources", "configmaps", "--rediscovery-interval", "2s")
+	if !strings.Contains(w.stderr.String(), `msg="not watching a type kubediff may not read" resource=configmaps`) {
+		t.Fatalf("configmaps should start forbidden:\n%s", w.stderr.String())
+	}
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "read-configmaps"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch"}}}}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "later"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "read-configmaps"},
+		Subjects: []rbacv1.Subject{{Kind: "User", Name: user}}}
+	if _, err := clients.RbacV1().Roles(ns).Create(bg, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clients.RbacV1().RoleBindings(ns).Create(bg, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "access to be picked up", func() bool {
+		return strings.Contains(w.stderr.String(), `msg="access granted: now watching" resource=configmaps`)
+	})
+	// The informer may still be listing: change until a record arrives.
+	eventually(t, "a ConfigMap change to be reported", func() bool {
+		name := fmt.Sprintf("cm-%d", time.Now().UnixNano()%1000000)
+		if _, err := clients.CoreV1().ConfigMaps(ns).Create(bg, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		return len(w.recordsFor("ConfigMap", ns, name)) > 0
+	})
+}
