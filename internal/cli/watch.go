@@ -147,10 +147,18 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	}
 	forbidden := &forbiddenLog{log: log, warned: map[string]bool{}}
 	forbidden.report(plan.Statuses)
+	// The initial lists make garbage faster than anything after; collecting
+	// it sooner keeps the peak near the steady state (unless GOGC is set).
+	restoreGC := func() {}
+	if os.Getenv("GOGC") == "" {
+		old := debug.SetGCPercent(25)
+		restoreGC = func() { debug.SetGCPercent(old) }
+	}
 	if err := w.Sync(ctx, plan.Targets); err != nil {
 		return err
 	}
 	reportSyncProgress(ctx, w, log)
+	restoreGC()
 	// The initial lists leave garbage worth several times the cache; give
 	// it back to the OS now rather than over the next minutes, so that
 	// resident memory reflects what kubediff keeps.
