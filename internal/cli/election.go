@@ -14,7 +14,7 @@ import (
 // serviceAccountNamespace is where a pod finds its own namespace.
 const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
-func electionOptions(le config.LeaderElectionConfig, c *clients, log *slog.Logger, onLeader func(bool)) (leader.Options, error) {
+func electionOptions(le config.LeaderElectionConfig, c *clients, log *slog.Logger, onLeader func(bool)) leader.Options {
 	ns := le.Namespace
 	if ns == "" {
 		ns = os.Getenv("POD_NAMESPACE")
@@ -40,5 +40,5 @@ func electionOptions(le config.LeaderElectionConfig, c *clients, log *slog.Logge
 		RetryPeriod:   le.RetryPeriod,
 		OnLeader:      onLeader,
 		Log:           log,
-	}, nil
+	}
 }

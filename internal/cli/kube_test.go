@@ -35,3 +35,10 @@ func TestColorFollowsFlagTerminalAndNoColor(t *testing.T) {
 		t.Error("auto coloured despite NO_COLOR")
 	}
 }
+
+func TestExpandEnvOnlyExpandsBracedReferences(t *testing.T) {
+	t.Setenv("KD_TOKEN", "tok")
+	if got := expandEnv("a$b${KD_TOKEN}$1 ${KD_MISSING}x"); got != "a$btok$1 x" {
+		t.Fatalf("expandEnv = %q", got)
+	}
+}

@@ -23,7 +23,7 @@ func newLogger(stderr io.Writer, lc config.LogConfig) *slog.Logger {
 		h = slog.NewJSONHandler(stderr, opts)
 	}
 	logger := slog.New(h)
-	klogTarget.Store(logger.With("source", "client-go").Handler())
+	klogTarget.Store(&handlerBox{logger.With("source", "client-go").Handler()})
 	klogOnce.Do(func() { klog.SetSlogLogger(slog.New(klogForwarder{})) })
 	return logger
 }
@@ -32,12 +32,14 @@ func newLogger(stderr io.Writer, lc config.LogConfig) *slog.Logger {
 // log, so it is set once, to a handler forwarding to the current logger.
 var (
 	klogOnce   sync.Once
-	klogTarget atomic.Value // slog.Handler
+	klogTarget atomic.Pointer[handlerBox] // boxed: text and JSON handlers are different types
 )
+
+type handlerBox struct{ slog.Handler }
 
 type klogForwarder struct{}
 
-func (klogForwarder) target() slog.Handler { return klogTarget.Load().(slog.Handler) }
+func (klogForwarder) target() slog.Handler { return klogTarget.Load().Handler }
 
 func (f klogForwarder) Enabled(ctx context.Context, l slog.Level) bool {
 	return f.target().Enabled(ctx, l)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -92,13 +93,13 @@ func newSink(sc config.SinkConfig, log *slog.Logger) (notify.Notifier, error) {
 		}
 		headers := map[string]string{}
 		for k, v := range sc.Headers {
-			headers[k] = os.ExpandEnv(v)
+			headers[k] = expandEnv(v)
 		}
 		if sc.InsecureSkipVerify {
 			log.Warn("TLS verification is off for this webhook", "sink", sc.Name)
 		}
 		return webhook.New(webhook.Options{
-			URL: os.ExpandEnv(sc.URL), Headers: headers, Secret: []byte(secret), Format: sc.Format,
+			URL: expandEnv(sc.URL), Headers: headers, Secret: []byte(secret), Format: sc.Format,
 			Timeout: sc.Timeout, InsecureSkipVerify: sc.InsecureSkipVerify,
 		})
 	case config.SinkSlack:
@@ -106,7 +107,7 @@ func newSink(sc config.SinkConfig, log *slog.Logger) (notify.Notifier, error) {
 		if err != nil {
 			return nil, err
 		}
-		return slack.New(slack.Options{Token: token, Channel: sc.Channel, APIURL: os.ExpandEnv(sc.APIURL)})
+		return slack.New(slack.Options{Token: token, Channel: sc.Channel, APIURL: expandEnv(sc.APIURL)})
 	}
 	return nil, fmt.Errorf("type: %q is not one of webhook, slack", sc.Type)
 }
@@ -115,7 +116,7 @@ func newSink(sc config.SinkConfig, log *slog.Logger) (notify.Notifier, error) {
 // value itself never appears in an error.
 func secretValue(inline, file, fileKey string) (string, error) {
 	if file == "" {
-		return os.ExpandEnv(inline), nil
+		return expandEnv(inline), nil
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -143,4 +144,15 @@ func newMatch(mc config.MatchConfig, all []discovery.Resource) (notify.Match, er
 		m.Labels = sel
 	}
 	return m, nil
+}
+
+// envReference is the ${NAME} form config values may use.
+var envReference = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expandEnv replaces ${NAME} with the variable's value and leaves every
+// other $ alone: secrets and URLs may contain one.
+func expandEnv(s string) string {
+	return envReference.ReplaceAllStringFunc(s, func(ref string) string {
+		return os.Getenv(ref[2 : len(ref)-1])
+	})
 }

@@ -30,6 +30,9 @@ import (
 // progressInterval is how often sync progress is logged while caches fill.
 const progressInterval = 2 * time.Second
 
+// syncTimeout bounds the wait for the initial sync before kubediff goes on.
+const syncTimeout = 2 * time.Minute
+
 func newWatchCommand(out, stderr io.Writer) *cobra.Command {
 	d := config.Default()
 	cmd := &cobra.Command{
@@ -113,8 +116,16 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	gate := leader.NewGate(func(ch diff.Change) []notify.Mark {
 		m.RecordsEmitted.WithLabelValues(ch.Resource, ch.Type).Inc()
 		return sinks.router.Dispatch(ch)
-	}, cfg.LeaderElection.HoldRecords, log)
-	if !cfg.LeaderElection.Enabled {
+	}, cfg.LeaderElection.HoldRecords, cfg.LeaderElection.Enabled, log)
+	var elector *leader.Elector
+	if cfg.LeaderElection.Enabled {
+		opts := electionOptions(cfg.LeaderElection, c, log, func(leading bool) {
+			m.Leader.Set(map[bool]float64{true: 1, false: 0}[leading])
+		})
+		if elector, err = leader.New(gate, opts); err != nil {
+			return usageError{err}
+		}
+	} else {
 		gate.Lead(0)
 		m.Leader.Set(1)
 	}
@@ -186,18 +197,8 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 			m.LastSync.SetToCurrentTime()
 		})
 	})
-	if cfg.LeaderElection.Enabled {
-		opts, err := electionOptions(cfg.LeaderElection, c, log, func(leading bool) {
-			m.Leader.Set(map[bool]float64{true: 1, false: 0}[leading])
-		})
-		if err != nil {
-			return err
-		}
-		background.Go(func() {
-			if err := leader.Run(ctx, gate, opts); err != nil {
-				log.Error("leader election stopped", "err", err)
-			}
-		})
+	if elector != nil {
+		background.Go(func() { elector.Run(ctx) })
 	}
 
 	<-ctx.Done()
@@ -231,6 +232,10 @@ func (f *forbiddenLog) report(statuses []discovery.Status) {
 
 // reportSyncProgress logs progress while the caches fill, then one line
 // saying what is watched; it returns when synced or when ctx is done.
+//
+// A type whose list never succeeds (a CRD whose conversion webhook is down)
+// must not hold everything else back: after syncTimeout kubediff goes on,
+// saying which informers have not synced; they report once they do.
 func reportSyncProgress(ctx context.Context, w *watcher.Watcher, log *slog.Logger) {
 	start := time.Now()
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -241,6 +246,11 @@ func reportSyncProgress(ctx context.Context, w *watcher.Watcher, log *slog.Logge
 		if p.Synced == p.Informers {
 			log.Info("watching", "types", p.Types, "informers", p.Informers,
 				"objects", p.Objects, "syncTime", time.Since(start).Round(time.Millisecond).String())
+			return
+		}
+		if time.Since(start) >= syncTimeout {
+			log.Warn("watching, though some informers have not synced yet", "unsynced", w.Unsynced(), "types", p.Types,
+				"informers", p.Informers, "objects", p.Objects, "syncTime", time.Since(start).Round(time.Millisecond).String())
 			return
 		}
 		if time.Since(lastReport) >= progressInterval {

@@ -269,8 +269,9 @@ func (c Config) Validate() error {
 		if le.Name == "" {
 			errs = append(errs, errors.New("leaderElection.name: empty"))
 		}
-		if le.RetryPeriod <= 0 || le.RenewDeadline <= le.RetryPeriod || le.LeaseDuration <= le.RenewDeadline {
-			errs = append(errs, errors.New("leaderElection: want 0 < retryPeriod < renewDeadline < leaseDuration"))
+		// client-go's own rule: renewDeadline > 1.2 × retryPeriod.
+		if le.RetryPeriod <= 0 || float64(le.RenewDeadline) <= 1.2*float64(le.RetryPeriod) || le.LeaseDuration <= le.RenewDeadline {
+			errs = append(errs, errors.New("leaderElection: want 0 < 1.2 × retryPeriod < renewDeadline < leaseDuration"))
 		}
 		if le.HoldRecords < 1 {
 			errs = append(errs, errors.New("leaderElection.holdRecords: must be at least 1"))

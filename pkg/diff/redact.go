@@ -32,18 +32,20 @@ type RedactOptions struct {
 // otherwise.
 var DefaultRedactKeys = []string{"*password*", "*passwd*", "*secret*", "*token*", "*apikey*", "*api_key*", "*api-key*", "*credential*", "*private*key*"}
 
-// secretPaths hold a Secret's values. The last-applied annotation holds a
-// copy of them when the Secret was created with kubectl apply.
-var secretPaths = []string{
-	"/data/*",
-	"/stringData/*",
-	"/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration",
-}
+// secretPaths hold a Secret's values.
+var secretPaths = []string{"/data/*", "/stringData/*"}
+
+// lastApplied is a copy of the whole object as last applied with kubectl:
+// a Secret's values, a ConfigMap's sensitive keys, env vars. It is hidden
+// whole, for every type, in case the bookkeeping default that ignores it is
+// turned off.
+var lastApplied = []string{"/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration"}
 
 type redactor struct {
 	salt      []byte
 	paths     pathRules
 	secret    pathRules
+	applied   pathRules
 	keys      []string
 	sensitive sync.Map // name → bool: the same few env and key names recur
 }
@@ -61,6 +63,7 @@ func newRedactor(opts RedactOptions) (*redactor, error) {
 		return nil, fmt.Errorf("redact path: %w", err)
 	}
 	r.secret, _ = parsePathRules(secretPaths)
+	r.applied, _ = parsePathRules(lastApplied)
 	for _, k := range opts.Keys {
 		if _, err := path.Match(k, ""); err != nil {
 			return nil, fmt.Errorf("redact key pattern %q: %w", k, err)
@@ -102,6 +105,7 @@ func (r *redactor) redact(obj any, res discovery.Resource) map[string]any {
 	if res.GVR.Group == "" && res.GVR.Resource == "secrets" {
 		obj, _ = applyRules(obj, r.secret, r.replaceValue)
 	}
+	obj, _ = applyRules(obj, r.applied, r.replaceValue)
 	obj, _ = applyRules(obj, r.paths, r.replaceValue)
 	if len(r.keys) > 0 {
 		if res.GVR.Group == "" && res.GVR.Resource == "configmaps" {

@@ -33,11 +33,16 @@ type Options struct {
 	Log      *slog.Logger
 }
 
-// Run takes part in the election until ctx is done: leading, it opens the
-// gate (replaying what the previous leader had not delivered) and
-// publishes progress; following, it trims the gate's held records to what
-// the leader has not yet delivered.
-func Run(ctx context.Context, gate *Gate, o Options) error {
+// Elector takes part in the election for a gate.
+type Elector struct {
+	elector  *leaderelection.LeaderElector
+	gate     *Gate
+	progress *progressLease
+	retry    time.Duration
+}
+
+// New checks the options and prepares the election; Run takes part in it.
+func New(gate *Gate, o Options) (*Elector, error) {
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: o.Namespace, Name: o.Name},
 		Client:     o.Client,
@@ -53,7 +58,16 @@ func Run(ctx context.Context, gate *Gate, o Options) error {
 		Name:            o.Name,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) {
+				// client-go may call OnStoppedLeading before this returns;
+				// following again here leaves the gate closed either way.
+				defer func() {
+					gate.Follow()
+					o.OnLeader(false)
+				}()
 				through, err := progress.read(ctx)
+				if ctx.Err() != nil {
+					return // leadership lost while reading
+				}
 				if err != nil {
 					o.Log.Warn("cannot read the previous leader's progress: replaying every held record", "err", err)
 				}
@@ -74,14 +88,22 @@ func Run(ctx context.Context, gate *Gate, o Options) error {
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("leader election: %w", err)
+		return nil, fmt.Errorf("leader election: %w", err)
 	}
-	go trimWhileFollowing(ctx, gate, progress, o.RetryPeriod)
-	// Run returns when leadership is lost; stand again until ctx is done.
+	return &Elector{elector: elector, gate: gate, progress: progress, retry: o.RetryPeriod}, nil
+}
+
+// Run takes part in the election until ctx is done: leading, it opens the
+// gate (replaying what the previous leader had not delivered) and
+// publishes progress; following, it trims the gate's held records to what
+// the leader has not yet delivered.
+func (e *Elector) Run(ctx context.Context) {
+	go trimWhileFollowing(ctx, e.gate, e.progress, e.retry)
+	// The elector returns when leadership is lost; stand again until ctx
+	// is done.
 	for ctx.Err() == nil {
-		elector.Run(ctx)
+		e.elector.Run(ctx)
 	}
-	return nil
 }
 
 // publish writes the gate's progress until leadership ends.

@@ -19,6 +19,8 @@ import (
 type Gate struct {
 	dispatch func(diff.Change) []notify.Mark
 	maxHeld  int
+	track    bool // publish progress: only with leader election
+	settle   time.Duration
 	log      *slog.Logger
 
 	mu      sync.Mutex
@@ -41,12 +43,13 @@ type dispatched struct {
 const settle = 2 * time.Second
 
 // NewGate returns a gate in front of dispatch that starts as a follower
-// holding at most maxHeld records.
-func NewGate(dispatch func(diff.Change) []notify.Mark, maxHeld int, log *slog.Logger) *Gate {
+// holding at most maxHeld records. trackProgress keeps what Through needs;
+// without leader election nothing reads it, so nothing is kept.
+func NewGate(dispatch func(diff.Change) []notify.Mark, maxHeld int, trackProgress bool, log *slog.Logger) *Gate {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Gate{dispatch: dispatch, maxHeld: maxHeld, log: log}
+	return &Gate{dispatch: dispatch, maxHeld: maxHeld, track: trackProgress, settle: settle, log: log}
 }
 
 // Emit sends c to the sinks when leading, else holds it for a takeover.
@@ -66,8 +69,11 @@ func (g *Gate) Emit(c diff.Change) {
 }
 
 func (g *Gate) send(c diff.Change) {
-	rv, _ := strconv.ParseUint(c.ResourceVersion, 10, 64)
-	g.pending = append(g.pending, dispatched{rv: rv, at: time.Now(), marks: g.dispatch(c)})
+	marks := g.dispatch(c)
+	if g.track {
+		rv, _ := strconv.ParseUint(c.ResourceVersion, 10, 64)
+		g.pending = append(g.pending, dispatched{rv: rv, at: time.Now(), marks: marks})
+	}
 }
 
 // Lead makes this replica emit. Held records the previous leader had not
@@ -120,7 +126,7 @@ func (g *Gate) Forget(through uint64) {
 func (g *Gate) Through() uint64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for len(g.pending) > 0 && handled(g.pending[0].marks) && time.Since(g.pending[0].at) >= settle {
+	for len(g.pending) > 0 && handled(g.pending[0].marks) && time.Since(g.pending[0].at) >= g.settle {
 		g.through = max(g.through, g.pending[0].rv)
 		g.pending = g.pending[1:]
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"sort"
 	"sync"
 	"time"
 
@@ -230,6 +231,20 @@ func (w *Watcher) Progress() Progress {
 	}
 	p.Types = len(types)
 	return p
+}
+
+// Unsynced names the informers whose cache has not synced yet.
+func (w *Watcher) Unsynced() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, ri := range w.informers {
+		if !ri.synced.HasSynced() {
+			out = append(out, ri.target.Resource.String()+"@"+ri.target.Namespace)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Wait blocks until every informer has stopped (after ctx passed to Watch

@@ -80,8 +80,12 @@ func New(opts Options) (*Sink, error) {
 		transport.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // opted into per sink, logged
 	}
 	return &Sink{
-		opts:     opts,
-		client:   &http.Client{Transport: transport, Timeout: opts.Timeout},
+		opts: opts,
+		client: &http.Client{Transport: transport, Timeout: opts.Timeout,
+			// A redirect would turn the POST into a bodiless GET that
+			// "succeeds", and carry the headers to another host.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
 		safeURL:  SafeURL(u),
 		endpoint: u,
 	}, nil
@@ -132,6 +136,9 @@ func (s *Sink) Notify(ctx context.Context, c diff.Change) error {
 func classify(resp *http.Response, safeURL string, reason []byte) error {
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return nil
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return fmt.Errorf("webhook %s answered %s: redirects are not followed; configure the final URL", safeURL, resp.Status)
 	}
 	err := fmt.Errorf("webhook %s answered %s: %s", safeURL, resp.Status, strings.TrimSpace(string(reason)))
 	switch {
