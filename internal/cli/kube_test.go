@@ -3,8 +3,13 @@ package cli
 import (
 	"log/slog"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubediff/kubediff/pkg/discovery"
 )
 
 func TestAPIServerWarningsAreLoggedOnce(t *testing.T) {
@@ -40,5 +45,20 @@ func TestExpandEnvOnlyExpandsBracedReferences(t *testing.T) {
 	t.Setenv("KD_TOKEN", "tok")
 	if got := expandEnv("a$b${KD_TOKEN}$1 ${KD_MISSING}x"); got != "a$btok$1 x" {
 		t.Fatalf("expandEnv = %q", got)
+	}
+}
+
+func TestRediscoveryKeepsInformersOfUnavailableGroups(t *testing.T) {
+	metrics := discovery.Target{Resource: discovery.Resource{GVR: schema.GroupVersionResource{Group: "metrics.k8s.io", Version: "v1beta1", Resource: "pods"}}}
+	gone := discovery.Target{Resource: discovery.Resource{GVR: schema.GroupVersionResource{Group: "old.example.com", Version: "v1", Resource: "things"}}}
+	cms := discovery.Target{Resource: discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}}}
+	plan := discovery.Plan{Targets: []discovery.Target{cms}, Unavailable: []schema.GroupVersion{{Group: "metrics.k8s.io", Version: "v1beta1"}}}
+	got := keepUnavailable(plan, []discovery.Target{cms, metrics, gone})
+	var keys []string
+	for _, t := range got {
+		keys = append(keys, t.Key())
+	}
+	if want := []string{cms.Key(), metrics.Key()}; !reflect.DeepEqual(keys, want) {
+		t.Fatalf("targets = %v, want %v (a removed group stops, an unavailable one stays)", keys, want)
 	}
 }

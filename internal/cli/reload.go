@@ -17,35 +17,53 @@ import (
 // the symlink swap of a mounted ConfigMap.
 const reloadCheckInterval = 2 * time.Second
 
+// loaded is a config and the hash of the file content it came from.
+type loaded struct {
+	cfg  config.Config
+	hash [32]byte
+}
+
 // watchWithReload runs the watch, and when the config file changes to a
 // valid config, restarts it with the new one. An invalid new config is
-// logged and the running one kept.
+// logged and the running one kept; so is a new config that fails only when
+// the watch starts (a resource name the server does not know, an address
+// in use): kubediff goes back to the last config that worked.
 func watchWithReload(cmd *cobra.Command, cfg config.Config, out, stderr io.Writer) error {
 	path := configPath(cmd)
 	if path == "" {
 		return runWatch(cmd.Context(), cfg, out, stderr)
 	}
+	current := loaded{cfg: cfg, hash: fileHash(path)}
+	var lastGood *loaded
 	for {
 		runCtx, cancel := context.WithCancel(cmd.Context())
-		next := make(chan config.Config, 1)
-		go pollConfig(runCtx, path, func() {
-			log := newLogger(stderr, cfg.Log)
+		next := make(chan loaded, 1)
+		go pollConfig(runCtx, path, current.hash, func(h [32]byte) bool {
+			log := newLogger(stderr, current.cfg.Log)
 			newCfg, err := loadConfig(cmd)
 			if err != nil {
 				log.Error("config file changed but is invalid; keeping the running config", "file", path, "err", err)
-				return
+				return false
 			}
 			log.Info("config file changed: restarting with it", "file", path)
-			next <- newCfg
+			next <- loaded{cfg: newCfg, hash: h}
 			cancel()
+			return true
 		})
-		err := runWatch(runCtx, cfg, out, stderr)
+		err := runWatch(runCtx, current.cfg, out, stderr)
 		cancel()
 		if err != nil {
-			return err
+			if lastGood == nil || cmd.Context().Err() != nil {
+				return err
+			}
+			newLogger(stderr, lastGood.cfg.Log).Error("the new config failed to start; going back to the previous one", "file", path, "err", err)
+			current, lastGood = loaded{cfg: lastGood.cfg, hash: current.hash}, nil
+			continue
 		}
 		select {
-		case cfg = <-next:
+		case n := <-next:
+			good := current
+			lastGood, current = &good, n
 		default:
 			return nil // stopped by a signal
 		}
@@ -59,9 +77,10 @@ func configPath(cmd *cobra.Command) string {
 	return os.Getenv(envPrefix + "_CONFIG")
 }
 
-// pollConfig calls changed (once) when the file's content changes.
-func pollConfig(ctx context.Context, path string, changed func()) {
-	last := fileHash(path)
+// pollConfig calls changed when the file's content differs from what was
+// last seen, until changed returns true (a restart is under way) or ctx
+// is done.
+func pollConfig(ctx context.Context, path string, seen [32]byte, changed func([32]byte) bool) {
 	tick := time.NewTicker(reloadCheckInterval)
 	defer tick.Stop()
 	for {
@@ -70,11 +89,13 @@ func pollConfig(ctx context.Context, path string, changed func()) {
 			return
 		case <-tick.C:
 			h := fileHash(path)
-			if h == last {
+			if h == seen {
 				continue
 			}
-			last = h
-			changed()
+			seen = h
+			if changed(h) {
+				return
+			}
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -189,8 +190,11 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 				}
 				return
 			}
+			if err != nil {
+				log.Warn("some API groups could not be rediscovered; still watching what was found of them before", "err", err)
+			}
 			forbidden.report(plan.Statuses)
-			if err := w.Sync(ctx, plan.Targets); err != nil {
+			if err := w.Sync(ctx, keepUnavailable(plan, w.Targets())); err != nil {
 				log.Warn("could not start watching a type", "err", err)
 			}
 			m.InformersRunning.Set(float64(w.Progress().Informers))
@@ -207,6 +211,19 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	w.Wait()
 	sinks.drain(cfg.DrainTimeout, log)
 	return nil
+}
+
+// keepUnavailable adds to the plan's targets the running ones of API
+// groups that failed this discovery: an aggregated API that blinks must not
+// stop its informers, whose restart would not report what changed between.
+func keepUnavailable(plan discovery.Plan, running []discovery.Target) []discovery.Target {
+	targets := plan.Targets
+	for _, t := range running {
+		if slices.Contains(plan.Unavailable, t.Resource.GVR.GroupVersion()) {
+			targets = append(targets, t)
+		}
+	}
+	return targets
 }
 
 // forbiddenLog warns once per forbidden type, and again only if access was

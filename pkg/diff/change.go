@@ -28,6 +28,10 @@ type Change struct {
 	Name            string    `json:"name"`
 	UID             string    `json:"uid"`
 	ResourceVersion string    `json:"resourceVersion"`
+	// LastSeenResourceVersion is set, and ResourceVersion empty, for a
+	// deletion noticed only after a watch gap: the deletion's own version
+	// is unknown.
+	LastSeenResourceVersion string `json:"lastSeenResourceVersion,omitempty"`
 	// Labels are the object's labels, for routing and log queries.
 	Labels map[string]string `json:"labels,omitempty"`
 	// Changed lists the changed fields' readable paths in one string

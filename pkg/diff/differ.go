@@ -88,6 +88,11 @@ func (d *Differ) Diff(ev watcher.Event) (Change, bool) {
 		c.Manager = attribute(nil, ev.New.Object, false)
 		return c, true
 	case watcher.Deleted:
+		if ev.FinalStateUnknown {
+			// An empty version also makes a takeover replay it rather
+			// than skip it as already delivered.
+			c.ResourceVersion, c.LastSeenResourceVersion = "", c.ResourceVersion
+		}
 		return c, true
 	}
 

@@ -189,3 +189,11 @@ func TestTimestampHasMilliseconds(t *testing.T) {
 		t.Fatalf("timestamp = %s", b)
 	}
 }
+
+func TestDeletionAfterAWatchGapHasNoResourceVersion(t *testing.T) {
+	d, _ := New(Options{Now: fixedNow})
+	c, _ := d.Diff(watcher.Event{Type: watcher.Deleted, Resource: configMaps, Old: obj(t, cm(t, "7", 1, "x", "m", `{}`)), FinalStateUnknown: true})
+	if c.ResourceVersion != "" || c.LastSeenResourceVersion != "7" {
+		t.Fatalf("resourceVersion %q, lastSeen %q; want empty and 7", c.ResourceVersion, c.LastSeenResourceVersion)
+	}
+}

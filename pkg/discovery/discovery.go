@@ -61,6 +61,9 @@ type Catalog struct {
 	Watchable []Resource
 	// NotWatchable types, with the reason.
 	NotWatchable []Status
+	// Unavailable group/versions failed discovery this time; their types
+	// may still exist.
+	Unavailable []schema.GroupVersion
 }
 
 // Resources returns every type the server offers. Groups whose discovery
@@ -73,14 +76,18 @@ func (d *Discoverer) Resources(ctx context.Context) (Catalog, error) {
 	}
 	lists, err := d.client.ServerPreferredResources()
 	var partial error
+	var unavailable []schema.GroupVersion
 	if err != nil {
 		var groupErr *discovery.ErrGroupDiscoveryFailed
 		if !errors.As(err, &groupErr) || len(lists) == 0 {
 			return Catalog{}, fmt.Errorf("discover API resources: %w", err)
 		}
 		partial = describeGroupFailures(groupErr)
+		for gv := range groupErr.Groups {
+			unavailable = append(unavailable, gv)
+		}
 	}
-	return Catalog{Watchable: Watchable(lists), NotWatchable: notWatchable(lists)}, partial
+	return Catalog{Watchable: Watchable(lists), NotWatchable: notWatchable(lists), Unavailable: unavailable}, partial
 }
 
 // notWatchable lists the types Watchable leaves out, and why.

@@ -7,6 +7,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Target is one informer to run: a type, in one namespace or all ("" also
@@ -69,6 +71,9 @@ type Plan struct {
 	Targets []Target
 	// Statuses cover every type the server offers, watched or not.
 	Statuses []Status
+	// Unavailable group/versions failed discovery: keep watching what was
+	// watched of them rather than stop and lose changes.
+	Unavailable []schema.GroupVersion
 }
 
 // Planner decides, from discovery, config and access, what to watch.
@@ -85,6 +90,14 @@ type Planner struct {
 	// overrides; it returns the reason.
 	Excluded func(Resource) (bool, string)
 	Scope    Scope
+
+	// frozenExclusions are the namespaces the first plan excluded by field
+	// selector. Later plans reuse them: a new namespace matching a glob
+	// would otherwise change every namespaced informer's selector and
+	// restart them all. kubediff filters such namespaces itself. Plan is
+	// called from one goroutine at a time.
+	frozenExclusions []string
+	frozen           bool
 }
 
 // Plan discovers and decides. Unavailable API groups come back as a
@@ -94,7 +107,7 @@ func (p *Planner) Plan(ctx context.Context) (Plan, error) {
 	if catalog.Watchable == nil && warn != nil {
 		return Plan{}, warn
 	}
-	plan := Plan{All: catalog.Watchable, Statuses: catalog.NotWatchable}
+	plan := Plan{All: catalog.Watchable, Statuses: catalog.NotWatchable, Unavailable: catalog.Unavailable}
 	selected, err := Select(catalog.Watchable, p.Include, p.Exclude)
 	if err != nil {
 		return Plan{}, err
@@ -167,11 +180,14 @@ func (p *Planner) targets(ctx context.Context, r Resource) ([]Target, error) {
 	}
 	if len(p.Scope.Namespaces) == 0 {
 		if r.Namespaced {
-			excluded, err := p.expand(ctx, p.Scope.ExcludeNamespaces, true)
-			if err != nil {
-				return nil, err
+			if !p.frozen {
+				excluded, err := p.expand(ctx, p.Scope.ExcludeNamespaces, true)
+				if err != nil {
+					return nil, err
+				}
+				p.frozenExclusions, p.frozen = excluded, true
 			}
-			for _, ns := range excluded {
+			for _, ns := range p.frozenExclusions {
 				fieldSel = joinSelectors(fieldSel, "metadata.namespace!="+ns)
 			}
 		}

@@ -15,7 +15,9 @@ import (
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func rec(rv int) diff.Change { return diff.Change{Kind: "ConfigMap", Name: "cm", ResourceVersion: fmt.Sprint(rv)} }
+func rec(rv int) diff.Change {
+	return diff.Change{Kind: "ConfigMap", Name: "cm", ResourceVersion: fmt.Sprint(rv)}
+}
 
 type sent struct{ rvs []string }
 
@@ -33,7 +35,7 @@ func TestFollowerHoldsAndNewLeaderReplaysOnlyWhatWasNotDelivered(t *testing.T) {
 	if len(s.rvs) != 0 {
 		t.Fatalf("a follower emitted %v", s.rvs)
 	}
-	g.Forget(10) // the leader published: delivered through 10
+	g.Forget(10)                                                        // the leader published: delivered through 10
 	g.Emit(diff.Change{Kind: "Pod", Name: "gone", ResourceVersion: ""}) // a deletion found after a watch gap
 	g.Lead(11)
 	g.Emit(rec(14))

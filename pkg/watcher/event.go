@@ -25,6 +25,9 @@ type Event struct {
 	Type     EventType
 	Resource discovery.Resource
 	Old, New *unstructured.Unstructured
+	// FinalStateUnknown marks a deletion noticed only on relisting after a
+	// watch gap: Old is the last state kubediff saw, not the deleted one.
+	FinalStateUnknown bool
 }
 
 // Object returns the newest known state: New, or Old for a deletion.

@@ -167,8 +167,8 @@ func (w *Watcher) cacheTransform(r discovery.Resource) cache.TransformFunc {
 }
 
 func (w *Watcher) eventHandler(r discovery.Resource) cache.ResourceEventHandler {
-	emit := func(t EventType, oldObj, newObj any) {
-		ev := Event{Type: t, Resource: r}
+	emit := func(t EventType, oldObj, newObj any, unknown bool) {
+		ev := Event{Type: t, Resource: r, FinalStateUnknown: unknown}
 		var err error
 		if oldObj != nil {
 			ev.Old, err = expand(oldObj)
@@ -186,23 +186,24 @@ func (w *Watcher) eventHandler(r discovery.Resource) cache.ResourceEventHandler 
 		AddFunc: func(obj any, isInInitialList bool) {
 			// Objects that existed before the first sync are not news.
 			if !isInInitialList {
-				emit(Added, nil, obj)
+				emit(Added, nil, obj, false)
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
 			// A resync replays the cached object unchanged: compared
 			// before anything is decoded.
 			if resourceVersion(oldObj) != resourceVersion(newObj) {
-				emit(Updated, oldObj, newObj)
+				emit(Updated, oldObj, newObj, false)
 			}
 		},
 		DeleteFunc: func(obj any) {
 			// After a missed watch event the informer only knows the last
 			// state it cached: report that.
-			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			tomb, unknown := obj.(cache.DeletedFinalStateUnknown)
+			if unknown {
 				obj = tomb.Obj
 			}
-			emit(Deleted, obj, nil)
+			emit(Deleted, obj, nil, unknown)
 		},
 	}
 }
@@ -231,6 +232,17 @@ func (w *Watcher) Progress() Progress {
 	}
 	p.Types = len(types)
 	return p
+}
+
+// Targets returns what is watched now.
+func (w *Watcher) Targets() []discovery.Target {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]discovery.Target, 0, len(w.informers))
+	for _, ri := range w.informers {
+		out = append(out, ri.target)
+	}
+	return out
 }
 
 // Unsynced names the informers whose cache has not synced yet.

@@ -63,7 +63,7 @@ func TestEventHandler(t *testing.T) {
 			drive: func(h cache.ResourceEventHandler) {
 				h.OnDelete(cache.DeletedFinalStateUnknown{Key: "ns/a", Obj: cm("a", "7")})
 			},
-			want: []Event{{Type: Deleted, Resource: configMaps, Old: cm("a", "7")}},
+			want: []Event{{Type: Deleted, Resource: configMaps, Old: cm("a", "7"), FinalStateUnknown: true}},
 		},
 	}
 	for _, tt := range tests {

@@ -269,4 +269,18 @@ func TestConfigReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.waitRecords("Secret", ns, "still-running", 1)
+
+	// Valid as a file, but failing when the watch starts: back to the last
+	// config that worked.
+	write("namespaces: [" + ns + "]\nresources: [nosuchthings]\n")
+	eventually(t, "the failing config to be rolled back", func() bool {
+		return strings.Contains(w.stderr.String(), "the new config failed to start; going back to the previous one")
+	})
+	eventually(t, "the previous config to run again", func() bool {
+		return strings.Count(w.stderr.String(), "msg=watching") == 3
+	})
+	if _, err := clients.CoreV1().Secrets(ns).Create(bg, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "after-rollback"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.waitRecords("Secret", ns, "after-rollback", 1)
 }
