@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubediff/kubediff/internal/cli"
 	"github.com/kubediff/kubediff/internal/testenv"
@@ -48,7 +49,10 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer env.Stop()
-	clients = kubernetes.NewForConfigOrDie(env.Config)
+	// The tests create objects by the hundred: lift client-go's 5 QPS.
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst = 200, 400
+	clients = kubernetes.NewForConfigOrDie(cfg)
 
 	binDir, err = os.MkdirTemp("", "kubediff-e2e-bin-")
 	if err != nil {
