@@ -152,10 +152,16 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	var synced atomic.Bool
 	if cfg.HTTPAddress != "" {
 		_, stop, err := metrics.Serve(cfg.HTTPAddress, m, synced.Load, log)
-		if err != nil {
+		switch {
+		case err == nil:
+			defer stop() // before a reload's new run binds the same address
+		case cfg.HTTPAddress == config.Default().HTTPAddress:
+			// In a terminal, something else often has :8080; the watch
+			// matters more than its metrics.
+			log.Warn("not serving health and metrics (set --http-address to choose another address)", "err", err)
+		default:
 			return usageError{err}
 		}
-		defer stop() // before a reload's new run binds the same address
 	}
 	forbidden := &forbiddenLog{log: log, warned: map[string]bool{}}
 	forbidden.report(plan.Statuses)

@@ -89,7 +89,9 @@ func (g *Gate) Lead(through uint64) {
 			replayed++
 		}
 	}
-	g.log.Info("leading: emitting records", "replayed", replayed, "heldSkipped", len(g.held)-replayed, "previousLeaderThrough", through)
+	if g.track { // with an election; a lone replica just emits
+		g.log.Info("leading: emitting records", "replayed", replayed, "heldSkipped", len(g.held)-replayed, "previousLeaderThrough", through)
+	}
 	g.held, g.leading = nil, true
 }
 
