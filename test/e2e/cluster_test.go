@@ -178,6 +178,11 @@ func TestLeaderTakeover(t *testing.T) {
 	var killedAt time.Time
 	for i := range updates {
 		if i == updates/3 {
+			// Whatever the follower printed so far, it printed while the
+			// leader lived.
+			if out := follow.stdout.String(); out != "" {
+				t.Fatalf("the follower emitted while the leader lived:\n%s", out)
+			}
 			_ = lead.process.Signal(syscall.SIGKILL)
 			killedAt = time.Now()
 		}
@@ -194,7 +199,7 @@ func TestLeaderTakeover(t *testing.T) {
 	seen := func(r *run) map[string]int {
 		out := map[string]int{}
 		for _, c := range r.records() {
-			if c.Type == "updated" && c.Namespace == ns {
+			if c.Type == "updated" && c.Kind == "ConfigMap" && c.Namespace == ns {
 				out[fmt.Sprint(c.Changes[0].To)]++
 			}
 		}
@@ -216,14 +221,10 @@ func TestLeaderTakeover(t *testing.T) {
 			duplicates += n - 1
 		}
 	}
-	t.Logf("%d updates: %d reported by the killed leader, %d by the new one, %d duplicates", updates, len(fromLeader), len(fromFollower), duplicates)
-	for v := range fromFollower {
-		var n int
-		fmt.Sscan(v, &n)
-		if n < updates/3-15 {
-			t.Errorf("the follower emitted update %d, long before the takeover", n)
-		}
+	if m := regexp.MustCompile(`msg="leading: emitting records".*`).FindString(follow.stderr.String()); m != "" {
+		t.Log(m)
 	}
+	t.Logf("%d updates: %d reported by the killed leader, %d by the new one, %d duplicates", updates, len(fromLeader), len(fromFollower), duplicates)
 }
 
 // TestConfigReload: a changed config file is applied without a restart; an
