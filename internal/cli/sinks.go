@@ -55,7 +55,7 @@ func startSinks(ctx context.Context, cfg config.Config, all []discovery.Resource
 	}
 	// Delivery outlives the watch context by the drain timeout.
 	deliverCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &sinks{router: router, cancel: cancel}
+	s := &sinks{router: router, cancel: cancel} // cancel ends retries at the drain deadline
 	for _, r := range router {
 		s.wg.Go(func() { r.Queue.Run(deliverCtx) })
 	}
@@ -76,7 +76,6 @@ func (s *sinks) drain(timeout time.Duration, log *slog.Logger) {
 		s.cancel()
 		<-done
 	}
-	s.cancel()
 	for _, r := range s.router {
 		if st := r.Queue.Stats(); st.Dropped > 0 || st.Failed > 0 {
 			log.Warn("some records were not delivered", "sink", r.Queue.Name(), "delivered", st.Delivered, "failed", st.Failed, "dropped", st.Dropped)

@@ -121,7 +121,11 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	var elector *leader.Elector
 	if cfg.LeaderElection.Enabled {
 		opts := electionOptions(cfg.LeaderElection, c, log, func(leading bool) {
-			m.Leader.Set(map[bool]float64{true: 1, false: 0}[leading])
+			if leading {
+				m.Leader.Set(1)
+			} else {
+				m.Leader.Set(0)
+			}
 		})
 		if elector, err = leader.New(gate, opts); err != nil {
 			return usageError{err}
@@ -163,8 +167,16 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 			return usageError{err}
 		}
 	}
+	// syncTo makes the informers match a plan, at start and after each
+	// rediscovery.
 	forbidden := &forbiddenLog{log: log, warned: map[string]bool{}}
-	forbidden.report(plan.Statuses)
+	syncTo := func(plan discovery.Plan) error {
+		forbidden.report(plan.Statuses)
+		err := w.Sync(ctx, keepUnavailable(plan, w.Targets()))
+		m.InformersRunning.Set(float64(w.Progress().Informers))
+		m.LastSync.SetToCurrentTime()
+		return err
+	}
 	// The initial lists make garbage faster than anything after; collecting
 	// it sooner keeps the peak near the steady state (unless GOGC is set).
 	restoreGC := func() {}
@@ -172,7 +184,7 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 		old := debug.SetGCPercent(25)
 		restoreGC = func() { debug.SetGCPercent(old) }
 	}
-	if err := w.Sync(ctx, plan.Targets); err != nil {
+	if err := syncTo(plan); err != nil {
 		return err
 	}
 	reportSyncProgress(ctx, w, log)
@@ -182,8 +194,6 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	// resident memory reflects what kubediff keeps.
 	debug.FreeOSMemory()
 	synced.Store(true)
-	m.InformersRunning.Set(float64(w.Progress().Informers))
-	m.LastSync.SetToCurrentTime()
 
 	var background sync.WaitGroup
 	monitor := &discovery.Monitor{Metadata: meta, Access: planner.Access, Interval: cfg.RediscoveryInterval, Log: log}
@@ -199,12 +209,9 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 			if err != nil {
 				log.Warn("some API groups could not be rediscovered; still watching what was found of them before", "err", err)
 			}
-			forbidden.report(plan.Statuses)
-			if err := w.Sync(ctx, keepUnavailable(plan, w.Targets())); err != nil {
+			if err := syncTo(plan); err != nil {
 				log.Warn("could not start watching a type", "err", err)
 			}
-			m.InformersRunning.Set(float64(w.Progress().Informers))
-			m.LastSync.SetToCurrentTime()
 		})
 	})
 	if elector != nil {

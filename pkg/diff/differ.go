@@ -415,20 +415,6 @@ func summarize(changes []FieldChange) string {
 	return strings.Join(fields, ", ")
 }
 
-func unionKeys(a, b map[string]any) []string {
-	keys := make([]string, 0, len(a)+len(b))
-	for k := range a {
-		keys = append(keys, k)
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // pointerLess orders pointers segment by segment, numbers numerically, so
 // that /spec/containers/2 sorts before /spec/containers/10.
 func pointerLess(a, b string) bool {

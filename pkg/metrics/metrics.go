@@ -20,7 +20,7 @@ type Metrics struct {
 	RecordsEmitted *prometheus.CounterVec
 	// InformersRunning is how many informers run.
 	InformersRunning prometheus.Gauge
-	// LastSync is when the set of types was last (re)discovered.
+	// LastSync is when the informers were last set to a discovered plan.
 	LastSync prometheus.Gauge
 	// Leader is 1 while this replica emits records, 0 while it follows.
 	Leader prometheus.Gauge
@@ -40,7 +40,7 @@ func New() *Metrics {
 			Name: "kubediff_informers_running", Help: "Informers running (one per type and namespace scope).",
 		}),
 		LastSync: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "kubediff_last_sync_timestamp_seconds", Help: "When the set of watched types was last discovered and synced (Unix time); time since is time() minus this.",
+			Name: "kubediff_last_sync_timestamp_seconds", Help: "When the informers were last set to a fresh discovery of the types (Unix time); time since is time() minus this.",
 		}),
 		Leader: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kubediff_leader", Help: "1 while this replica emits records, 0 while it follows.",
