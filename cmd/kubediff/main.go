@@ -14,19 +14,35 @@ import (
 )
 
 func main() {
-	// KUBEDIFF_CPUPROFILE=FILE profiles the whole run, for benchmarks
-	// (docs/benchmarks.md).
 	if path := os.Getenv("KUBEDIFF_CPUPROFILE"); path != "" {
-		if f, err := os.Create(path); err == nil {
-			if err := pprof.StartCPUProfile(f); err != nil {
-				fmt.Fprintln(os.Stderr, "kubediff: cpu profile:", err)
-			}
-			defer f.Close()
-		}
+		profileOnSignal(path)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	pprof.StopCPUProfile()
 	os.Exit(code)
+}
+
+// profileOnSignal writes a CPU profile to path from the first SIGUSR1 to
+// the second (or to exit), so a benchmark can profile one phase of a run
+// (docs/benchmarks.md). A profile from the start would mostly show the
+// initial sync.
+func profileOnSignal(path string) {
+	usr1 := make(chan os.Signal, 2)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	go func() {
+		<-usr1
+		f, err := os.Create(path)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kubediff: cpu profile:", err)
+			return
+		}
+		<-usr1
+		pprof.StopCPUProfile()
+		f.Close()
+	}()
 }

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -79,6 +80,7 @@ type Results struct {
 	RSSPerObjectOverRaw float64 `json:"rssPerObjectOverRawJSON"`
 	Updates             int     `json:"updates"`
 	AchievedRate        float64 `json:"achievedUpdatesPerSecond"`
+	IdleCPUPercent      float64 `json:"kubediffIdleCPUPercentOfACore"`
 	KubediffCPUPer1000  float64 `json:"kubediffCPUSecondsPer1000Updates"`
 	APIServerCPUPer1000 float64 `json:"apiserverAndEtcdCPUSecondsPer1000Updates"`
 	CPURatio            float64 `json:"kubediffOverControlPlaneCPU"`
@@ -167,15 +169,22 @@ func run(o options) error {
 	res.RSSPerObjectOverRaw = res.RSSPerObjectBytes / res.RawJSONBytesPerCM
 	res.RecordsAtStart = kd.recordCount()
 
+	step("kubediff idle for 10 s")
+	idleBefore := cpuSeconds([]int{kd.cmd.Process.Pid})
+	time.Sleep(10 * time.Second)
+	res.IdleCPUPercent = (cpuSeconds([]int{kd.cmd.Process.Pid}) - idleBefore) / 10 * 100
+
 	step(fmt.Sprintf("%d updates at %d/s", o.updates, o.rate))
 	cpu := []int{kd.cmd.Process.Pid}
 	control := controlPlanePIDs()
+	kd.toggleProfile()
 	kdBefore, cpBefore := cpuSeconds(cpu), cpuSeconds(control)
 	lat, lost, elapsed, err := applyUpdates(ctx, cs, kd, nss, o.large, 0, o.updates, o.rate)
 	if err != nil {
 		return err
 	}
 	kdCPU, cpCPU := cpuSeconds(cpu)-kdBefore, cpuSeconds(control)-cpBefore
+	kd.toggleProfile()
 	res.Updates, res.Lost = o.updates, lost
 	res.AchievedRate = float64(o.updates) / elapsed.Seconds()
 	res.KubediffCPUPer1000 = kdCPU / float64(o.updates) * 1000
@@ -451,6 +460,15 @@ func (kd *kubediff) stop() {
 	_ = kd.cmd.Wait()
 }
 
+// toggleProfile starts or stops kubediff's CPU profile when the benchmark
+// runs with KUBEDIFF_CPUPROFILE set (kubediff inherits it); without it,
+// SIGUSR1 would end the process.
+func (kd *kubediff) toggleProfile() {
+	if os.Getenv("KUBEDIFF_CPUPROFILE") != "" {
+		_ = kd.cmd.Process.Signal(syscall.SIGUSR1)
+	}
+}
+
 func (kd *kubediff) rss() int64 { return procStatus(kd.cmd.Process.Pid, "VmRSS") }
 func (kd *kubediff) hwm() int64 { return procStatus(kd.cmd.Process.Pid, "VmHWM") }
 
@@ -556,6 +574,7 @@ func printTable(w io.Writer, r Results) {
 		{fmt.Sprintf("RSS per cached object (%d→%d ConfigMaps)", r.ConfigMapsSmall, r.ConfigMapsLarge), fmt.Sprintf("%.0f B (%.2fx raw JSON)", r.RSSPerObjectBytes, r.RSSPerObjectOverRaw)},
 		{"records for objects existing at start", fmt.Sprint(r.RecordsAtStart)},
 		{"paced updates", fmt.Sprintf("%d at %.0f/s", r.Updates, r.AchievedRate)},
+		{"kubediff CPU when idle", fmt.Sprintf("%.2f%% of a core", r.IdleCPUPercent)},
 		{"kubediff CPU per 1000 updates", fmt.Sprintf("%.3f s", r.KubediffCPUPer1000)},
 		{"kube-apiserver+etcd CPU per 1000 updates", fmt.Sprintf("%.3f s", r.APIServerCPUPer1000)},
 		{"kubediff / control plane CPU", fmt.Sprintf("%.3f", r.CPURatio)},

@@ -11,7 +11,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -50,7 +49,6 @@ log:
   level: warn
 diff:
   ignorePaths: [/status/observedGeneration]
-resyncPeriod: 10m
 `)
 	t.Setenv("KUBEDIFF_OUTPUT", "json")
 	t.Setenv("KUBEDIFF_LOG_LEVEL", "debug")
@@ -67,7 +65,7 @@ resyncPeriod: 10m
 	if !reflect.DeepEqual(cfg.Namespaces, []string{"from-flag"}) {
 		t.Errorf("namespaces = %v: a flag should override the file", cfg.Namespaces)
 	}
-	if cfg.QueueSize != 5 || cfg.ResyncPeriod != 10*time.Minute || !reflect.DeepEqual(cfg.Diff.IgnorePaths, []string{"/status/observedGeneration"}) {
+	if cfg.QueueSize != 5 || !reflect.DeepEqual(cfg.Diff.IgnorePaths, []string{"/status/observedGeneration"}) {
 		t.Errorf("file values not applied: %+v", cfg)
 	}
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 
@@ -98,10 +97,6 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	if err != nil {
 		log.Warn("some API groups could not be discovered", "err", err)
 	}
-	dyn, err := dynamic.NewForConfig(rc)
-	if err != nil {
-		return err
-	}
 	meta, err := metadata.NewForConfig(rc)
 	if err != nil {
 		return err
@@ -135,7 +130,7 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 		m.Leader.Set(1)
 	}
 
-	w := watcher.New(dyn, func(ev watcher.Event) {
+	w, err := watcher.New(rc, func(ev watcher.Event) {
 		m.EventsObserved.WithLabelValues(ev.Resource.GVR.Resource, string(ev.Type)).Inc()
 		// Namespaces created after the plan that match an exclusion glob
 		// are not filtered by the server.
@@ -146,12 +141,14 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 			gate.Emit(ch)
 		}
 	}, watcher.Options{
-		ResyncPeriod: cfg.ResyncPeriod,
-		Logger:       log,
+		Logger: log,
 		Transform: func(r discovery.Resource) cache.TransformFunc {
 			return differ.CacheTransform(r)
 		},
 	})
+	if err != nil {
+		return err
+	}
 
 	var synced atomic.Bool
 	if cfg.HTTPAddress != "" {

@@ -55,9 +55,6 @@ type Config struct {
 	Diff DiffConfig `mapstructure:"diff"`
 	// Log configures operational logging on stderr.
 	Log LogConfig `mapstructure:"log"`
-	// ResyncPeriod is how often informers replay their cache; replays never
-	// produce records, so the default (0) turns them off.
-	ResyncPeriod time.Duration `mapstructure:"resyncPeriod"`
 	// QueueSize is how many records each sink may have waiting before new
 	// ones are dropped (with a log line and a counter).
 	QueueSize int `mapstructure:"queueSize"`
@@ -230,9 +227,6 @@ func (c Config) Validate() error {
 	}
 	if !oneOf(c.Log.Format, "text", "json") {
 		errs = append(errs, fmt.Errorf("log.format: %q is not one of text, json", c.Log.Format))
-	}
-	if c.ResyncPeriod < 0 {
-		errs = append(errs, fmt.Errorf("resyncPeriod: %s is negative", c.ResyncPeriod))
 	}
 	if c.QueueSize < 1 {
 		errs = append(errs, fmt.Errorf("queueSize: %d must be at least 1", c.QueueSize))

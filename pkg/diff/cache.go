@@ -8,12 +8,12 @@ import (
 	"github.com/kubediff/kubediff/pkg/discovery"
 )
 
-// keptInCache are ignored fields the informer still needs: resourceVersion
-// to resume watches and tell resyncs apart, and managedFields (slimmed) to
-// say who made a change.
+// keptInCache are ignored fields the watcher still needs: resourceVersion
+// to resume watches and tell a new state from a repeated one, and
+// managedFields (slimmed) to say who made a change.
 var keptInCache = pathRules{{"metadata", "resourceVersion"}, {"metadata", "managedFields"}}
 
-// CacheTransform returns the informer transform for r: it drops what is
+// CacheTransform returns the cache transform for r: it drops what is
 // never reported before the object is cached (ignored fields, managedFields'
 // field sets) and redacts sensitive values, so that the cache is smaller,
 // each update has less to compare, and Secret values never sit in memory in

@@ -8,15 +8,19 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	sigsjson "sigs.k8s.io/json"
 )
 
-// compactObject is how the informer caches an object: its identity, which
-// the cache and the resync check need, plus the rest as compact JSON. As
+// compactObject is how the watcher caches an object: its identity, which
+// the store and the reflector need, plus the rest as compact JSON. As
 // nested maps an object costs 3–4 bytes of memory per byte of JSON; this
 // form costs about one. It is decoded only when the object changes.
 type compactObject struct {
 	metav1.ObjectMeta // only namespace, name, uid and resourceVersion are set
 	raw               []byte
+	// decoded is the object as raw decodes, kept from the watch event
+	// until its update has been diffed, so it is not decoded twice.
+	decoded map[string]any
 }
 
 var _ runtime.Object = (*compactObject)(nil)
@@ -30,39 +34,31 @@ func (c *compactObject) DeepCopyObject() runtime.Object {
 	return &compactObject{ObjectMeta: *c.ObjectMeta.DeepCopy(), raw: c.raw}
 }
 
-func compact(u *unstructured.Unstructured) (*compactObject, error) {
+func compact(u *unstructured.Unstructured, keepDecoded bool) (*compactObject, error) {
 	raw, err := json.Marshal(u.Object)
 	if err != nil {
 		return nil, fmt.Errorf("compact %s/%s: %w", u.GetNamespace(), u.GetName(), err)
 	}
-	return &compactObject{
+	c := &compactObject{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: u.GetNamespace(), Name: u.GetName(), UID: u.GetUID(), ResourceVersion: u.GetResourceVersion(),
 		},
 		raw: raw,
-	}, nil
+	}
+	if keepDecoded {
+		c.decoded = u.Object
+	}
+	return c, nil
 }
 
-// expand returns the object behind what the informer handed over: a cached
-// compact object, or an unstructured one as is.
-func expand(obj any) (*unstructured.Unstructured, error) {
-	switch o := obj.(type) {
-	case *unstructured.Unstructured:
-		return o, nil
-	case *compactObject:
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(o.raw); err != nil {
-			return nil, fmt.Errorf("expand %s/%s: %w", o.Namespace, o.Name, err)
-		}
-		return u, nil
+// expand returns the object behind a cached one.
+func expand(c *compactObject) (*unstructured.Unstructured, error) {
+	if c.decoded != nil {
+		return &unstructured.Unstructured{Object: c.decoded}, nil
 	}
-	return nil, fmt.Errorf("unexpected object %T in the cache", obj)
-}
-
-// resourceVersion reads an object's resourceVersion without expanding it.
-func resourceVersion(obj any) string {
-	if m, ok := obj.(metav1.Object); ok {
-		return m.GetResourceVersion()
+	u := &unstructured.Unstructured{}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(c.raw, &u.Object); err != nil {
+		return nil, fmt.Errorf("expand %s/%s: %w", c.Namespace, c.Name, err)
 	}
-	return ""
+	return u, nil
 }

@@ -1,5 +1,5 @@
-// Package watcher runs one dynamic informer per watched type and namespace
-// scope and turns what the informers see into Events: objects added,
+// Package watcher runs one reflector per watched type and namespace scope
+// and turns what the reflectors see into Events: objects added,
 // updated or deleted after the caches first synced.
 package watcher
 
@@ -38,6 +38,6 @@ func (e Event) Object() *unstructured.Unstructured {
 	return e.Old
 }
 
-// Handler receives events on the informer's goroutine. It must be quick and
+// Handler receives events on the reflector's goroutine. It must be quick and
 // must never block: a slow handler delays every later event of its type.
 type Handler func(Event)

@@ -3,26 +3,25 @@ package watcher
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sort"
 	"sync"
-	"time"
 
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"github.com/kubediff/kubediff/pkg/discovery"
 )
 
 // Options configure a Watcher.
 type Options struct {
-	// ResyncPeriod is passed to informers; resyncs never produce events.
-	ResyncPeriod time.Duration
 	// Logger receives operational logs.
 	Logger *slog.Logger
 	// Transform, when set, returns the function each object of a type goes
@@ -31,102 +30,105 @@ type Options struct {
 	Transform func(discovery.Resource) cache.TransformFunc
 }
 
-// Watcher runs informers and reports their events to a Handler.
+// Watcher runs a reflector per target and reports the changes they see to
+// a Handler.
 //
-// Each informer has its own lifetime (its own context) rather than sharing
-// one factory-wide stop channel, so that a type is stopped alone when its
-// CRD is deleted, its version changes, or access to it is withdrawn.
+// Each target has its own reflector and lifetime (its own context) rather
+// than an informer from a shared factory, so that a type is stopped alone
+// when its CRD is deleted, its version changes, or access to it is
+// withdrawn. client-go's Reflector does the listing, watching, streaming
+// lists, bookmarks, backoff and relisting; the store it fills is
+// kubediff's (store.go), and so is the watch decoder (stream.go).
 type Watcher struct {
-	client  dynamic.Interface
+	dynamic dynamic.Interface
+	rest    rest.Interface
 	handler Handler
 	opts    Options
 
-	mu        sync.Mutex
-	informers map[string]*runningInformer // by Target.Key
-	wg        sync.WaitGroup
+	mu      sync.Mutex
+	targets map[string]*runningTarget // by Target.Key
+	wg      sync.WaitGroup
 }
 
-type runningInformer struct {
-	target   discovery.Target
-	informer cache.SharedIndexInformer
-	synced   cache.ResourceEventHandlerRegistration
-	cancel   context.CancelFunc
+type runningTarget struct {
+	target discovery.Target
+	store  *store
+	cancel context.CancelFunc
 }
 
-// New returns a Watcher that reports to handler.
-func New(client dynamic.Interface, handler Handler, opts Options) *Watcher {
+// New returns a Watcher that talks to the cluster config points at and
+// reports to handler.
+func New(config *rest.Config, handler Handler, opts Options) (*Watcher, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Watcher{
-		client:    client,
-		handler:   handler,
-		opts:      opts,
-		informers: map[string]*runningInformer{},
+	httpClient, err := rest.HTTPClientFor(config)
+	if err != nil {
+		return nil, err
 	}
+	dyn, err := dynamic.NewForConfigAndClient(config, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := rest.UnversionedRESTClientForConfigAndClient(dynamic.ConfigFor(config), httpClient)
+	if err != nil {
+		return nil, err
+	}
+	return &Watcher{dynamic: dyn, rest: raw, handler: handler, opts: opts, targets: map[string]*runningTarget{}}, nil
 }
 
-// Sync runs exactly the given targets: it starts informers for new ones and
-// stops those no longer wanted. A new informer's initial list is never
+// Sync runs exactly the given targets: it starts reflectors for new ones
+// and stops those no longer wanted. A new target's initial list is never
 // reported, so a type appearing (a CRD installed, a version switched)
-// causes no burst of records. Informers stop when ctx is done.
+// causes no burst of records. Reflectors stop when ctx is done.
 func (w *Watcher) Sync(ctx context.Context, targets []discovery.Target) error {
 	want := map[string]bool{}
 	for _, t := range targets {
 		want[t.Key()] = true
-		if err := w.start(ctx, t); err != nil {
-			return err
-		}
+		w.start(ctx, t)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for key, ri := range w.informers {
+	for key, rt := range w.targets {
 		if !want[key] {
-			ri.cancel()
-			delete(w.informers, key)
-			w.opts.Logger.Info("stopped watching", "resource", ri.target.Resource.String(), "version", ri.target.Resource.GVR.Version, "namespace", ri.target.Namespace)
+			rt.cancel()
+			delete(w.targets, key)
+			w.opts.Logger.Info("stopped watching", "resource", rt.target.Resource.String(), "version", rt.target.Resource.GVR.Version, "namespace", rt.target.Namespace)
 		}
 	}
 	return nil
 }
 
-func (w *Watcher) start(ctx context.Context, t discovery.Target) error {
+func (w *Watcher) start(ctx context.Context, t discovery.Target) {
 	key := t.Key()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, ok := w.informers[key]; ok {
-		return nil
+	if _, ok := w.targets[key]; ok {
+		return
 	}
-	tweak := func(o *metav1.ListOptions) {
-		o.LabelSelector, o.FieldSelector = t.LabelSelector, t.FieldSelector
-	}
-	// No indexers: kubediff only looks objects up by key, and each index
-	// costs memory per cached object.
-	inf := dynamicinformer.NewFilteredDynamicInformer(w.client, t.Resource.GVR, t.Namespace, w.opts.ResyncPeriod, cache.Indexers{}, tweak).Informer()
-	if err := inf.SetTransform(w.cacheTransform(t.Resource)); err != nil {
-		return err
-	}
-	if err := inf.SetWatchErrorHandlerWithContext(w.watchErrorLogger(t)); err != nil {
-		return err
-	}
-	reg, err := inf.AddEventHandler(w.eventHandler(t.Resource))
-	if err != nil {
-		return err
-	}
-	ictx, cancel := context.WithCancel(ctx)
-	w.informers[key] = &runningInformer{target: t, informer: inf, synced: reg, cancel: cancel}
-	w.wg.Go(func() { inf.RunWithContext(ictx) })
-	return nil
+	toCache := w.cacheTransform(t.Resource)
+	logErr := w.watchErrorLogger(ctx, t)
+	s := &store{toCache: cacheForm(toCache), emit: w.emitter(t.Resource), objects: map[string]*compactObject{}}
+	lw := &listWatch{target: t, dynamic: w.dynamic, rest: w.rest, toCache: toCache, logErr: logErr}
+	r := cache.NewReflectorWithOptions(lw.listerWatcher(), &compactObject{}, s, cache.ReflectorOptions{
+		Name: key, TypeDescription: t.Resource.String(),
+	})
+	rctx, cancel := context.WithCancel(ctx)
+	w.targets[key] = &runningTarget{target: t, store: s, cancel: cancel}
+	// The reflector reports list and watch failures through client-go's
+	// default handler, which logs every retry as an error; listWatch logs
+	// them instead, each distinct one once (watchErrorLogger).
+	w.wg.Go(func() { r.RunWithContext(klog.NewContext(rctx, logr.Discard())) })
 }
 
-// watchErrorLogger logs each distinct list/watch error of an informer once
+// watchErrorLogger logs each distinct list/watch error of a target once
 // at warning level and repeats at debug level, so a type that is gone or
 // forbidden does not flood the logs while the reflector backs off.
-func (w *Watcher) watchErrorLogger(t discovery.Target) cache.WatchErrorHandlerWithContext {
+func (w *Watcher) watchErrorLogger(ctx context.Context, t discovery.Target) func(error) {
 	var mu sync.Mutex
 	seen := map[string]bool{}
-	return func(ctx context.Context, _ *cache.Reflector, err error) {
-		if ctx.Err() != nil || errors.Is(err, io.EOF) {
+	return func(err error) {
+		if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 			return // stopping, or a watch the server closed normally
 		}
 		mu.Lock()
@@ -136,7 +138,7 @@ func (w *Watcher) watchErrorLogger(t discovery.Target) cache.WatchErrorHandlerWi
 		attrs := []any{"resource", t.Resource.String(), "namespace", t.Namespace, "err", err}
 		switch {
 		case apierrors.IsNotFound(err):
-			w.opts.Logger.Debug("type no longer served; waiting for rediscovery to stop its informer", attrs...)
+			w.opts.Logger.Debug("type no longer served; waiting for rediscovery to stop its watch", attrs...)
 		case first:
 			w.opts.Logger.Warn("list/watch failed; retrying with backoff", attrs...)
 		default:
@@ -145,29 +147,29 @@ func (w *Watcher) watchErrorLogger(t discovery.Target) cache.WatchErrorHandlerWi
 	}
 }
 
-// cacheTransform applies Options.Transform, then stores the object in
-// compact form.
-func (w *Watcher) cacheTransform(r discovery.Resource) cache.TransformFunc {
+// cacheTransform applies Options.Transform, then makes the cache form.
+func (w *Watcher) cacheTransform(r discovery.Resource) func(*unstructured.Unstructured, bool) (*compactObject, error) {
 	var transform cache.TransformFunc
 	if w.opts.Transform != nil {
 		transform = w.opts.Transform(r)
 	}
-	return func(obj any) (any, error) {
+	return func(u *unstructured.Unstructured, keepDecoded bool) (*compactObject, error) {
 		if transform != nil {
-			var err error
-			if obj, err = transform(obj); err != nil {
+			obj, err := transform(u)
+			if err != nil {
 				return nil, err
 			}
+			if u, _ = obj.(*unstructured.Unstructured); u == nil {
+				return nil, fmt.Errorf("transform of %s returned %T", r, obj)
+			}
 		}
-		if u, ok := obj.(*unstructured.Unstructured); ok {
-			return compact(u)
-		}
-		return obj, nil
+		return compact(u, keepDecoded)
 	}
 }
 
-func (w *Watcher) eventHandler(r discovery.Resource) cache.ResourceEventHandler {
-	emit := func(t EventType, oldObj, newObj any, unknown bool) {
+// emitter turns a store's changes into Events for the handler.
+func (w *Watcher) emitter(r discovery.Resource) func(EventType, *compactObject, *compactObject, bool) {
+	return func(t EventType, oldObj, newObj *compactObject, unknown bool) {
 		ev := Event{Type: t, Resource: r, FinalStateUnknown: unknown}
 		var err error
 		if oldObj != nil {
@@ -182,38 +184,14 @@ func (w *Watcher) eventHandler(r discovery.Resource) cache.ResourceEventHandler 
 		}
 		w.handler(ev)
 	}
-	return cache.ResourceEventHandlerDetailedFuncs{
-		AddFunc: func(obj any, isInInitialList bool) {
-			// Objects that existed before the first sync are not news.
-			if !isInInitialList {
-				emit(Added, nil, obj, false)
-			}
-		},
-		UpdateFunc: func(oldObj, newObj any) {
-			// A resync replays the cached object unchanged: compared
-			// before anything is decoded.
-			if resourceVersion(oldObj) != resourceVersion(newObj) {
-				emit(Updated, oldObj, newObj, false)
-			}
-		},
-		DeleteFunc: func(obj any) {
-			// After a missed watch event the informer only knows the last
-			// state it cached: report that.
-			tomb, unknown := obj.(cache.DeletedFinalStateUnknown)
-			if unknown {
-				obj = tomb.Obj
-			}
-			emit(Deleted, obj, nil, unknown)
-		},
-	}
 }
 
 // Progress describes how far the initial sync has come.
 type Progress struct {
-	Informers int // informers running
-	Synced    int // informers whose cache has synced and whose handler caught up
+	Informers int // targets (type × namespace) watched
+	Synced    int // targets whose initial list is in
 	Types     int // distinct types watched
-	Objects   int // objects cached across all informers
+	Objects   int // objects cached across all targets
 }
 
 // Progress returns the current sync progress.
@@ -222,13 +200,13 @@ func (w *Watcher) Progress() Progress {
 	defer w.mu.Unlock()
 	var p Progress
 	types := map[string]bool{}
-	for _, ri := range w.informers {
+	for _, rt := range w.targets {
 		p.Informers++
-		types[ri.target.Resource.GVR.String()] = true
-		if ri.synced.HasSynced() {
+		types[rt.target.Resource.GVR.String()] = true
+		if rt.store.HasSynced() {
 			p.Synced++
 		}
-		p.Objects += len(ri.informer.GetStore().ListKeys())
+		p.Objects += rt.store.Len()
 	}
 	p.Types = len(types)
 	return p
@@ -238,27 +216,27 @@ func (w *Watcher) Progress() Progress {
 func (w *Watcher) Targets() []discovery.Target {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make([]discovery.Target, 0, len(w.informers))
-	for _, ri := range w.informers {
-		out = append(out, ri.target)
+	out := make([]discovery.Target, 0, len(w.targets))
+	for _, rt := range w.targets {
+		out = append(out, rt.target)
 	}
 	return out
 }
 
-// Unsynced names the informers whose cache has not synced yet.
+// Unsynced names the targets whose cache has not synced yet.
 func (w *Watcher) Unsynced() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []string
-	for _, ri := range w.informers {
-		if !ri.synced.HasSynced() {
-			out = append(out, ri.target.Resource.String()+"@"+ri.target.Namespace)
+	for _, rt := range w.targets {
+		if !rt.store.HasSynced() {
+			out = append(out, rt.target.Resource.String()+"@"+rt.target.Namespace)
 		}
 	}
 	sort.Strings(out)
 	return out
 }
 
-// Wait blocks until every informer has stopped (after ctx passed to Watch
+// Wait blocks until every reflector has stopped (after ctx passed to Watch
 // is done).
 func (w *Watcher) Wait() { w.wg.Wait() }

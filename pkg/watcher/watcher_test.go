@@ -1,11 +1,21 @@
 package watcher
 
 import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
 	"reflect"
+	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubediff/kubediff/pkg/discovery"
@@ -13,8 +23,8 @@ import (
 
 var configMaps = discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
 
-func cm(name, rv string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
+func cm(name, rv, value string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"data": map[string]any{"k": value}}}
 	u.SetAPIVersion("v1")
 	u.SetKind("ConfigMap")
 	u.SetNamespace("ns")
@@ -23,88 +33,205 @@ func cm(name, rv string) *unstructured.Unstructured {
 	return u
 }
 
-func collect() (*Watcher, *[]Event) {
-	var got []Event
-	w := New(nil, func(ev Event) { got = append(got, ev) }, Options{})
-	return w, &got
+// event is what the tests compare: the type and the value of data.k in
+// the old and new object.
+type event struct {
+	Type     EventType
+	Old, New string
+	Unknown  bool
 }
 
-func TestEventHandler(t *testing.T) {
-	tests := []struct {
-		name  string
-		drive func(h cache.ResourceEventHandler)
-		want  []Event
-	}{
-		{
-			name:  "objects in the initial list are not reported",
-			drive: func(h cache.ResourceEventHandler) { h.OnAdd(cm("a", "1"), true) },
-		},
-		{
-			name:  "objects added later are",
-			drive: func(h cache.ResourceEventHandler) { h.OnAdd(cm("a", "1"), false) },
-			want:  []Event{{Type: Added, Resource: configMaps, New: cm("a", "1")}},
-		},
-		{
-			name:  "a resync (same resourceVersion) is not an update",
-			drive: func(h cache.ResourceEventHandler) { h.OnUpdate(cm("a", "5"), cm("a", "5")) },
-		},
-		{
-			name:  "a new resourceVersion is",
-			drive: func(h cache.ResourceEventHandler) { h.OnUpdate(cm("a", "5"), cm("a", "6")) },
-			want:  []Event{{Type: Updated, Resource: configMaps, Old: cm("a", "5"), New: cm("a", "6")}},
-		},
-		{
-			name:  "deletes are reported with the last state",
-			drive: func(h cache.ResourceEventHandler) { h.OnDelete(cm("a", "7")) },
-			want:  []Event{{Type: Deleted, Resource: configMaps, Old: cm("a", "7")}},
-		},
-		{
-			name: "a tombstone from a missed delete is unwrapped",
-			drive: func(h cache.ResourceEventHandler) {
-				h.OnDelete(cache.DeletedFinalStateUnknown{Key: "ns/a", Obj: cm("a", "7")})
-			},
-			want: []Event{{Type: Deleted, Resource: configMaps, Old: cm("a", "7"), FinalStateUnknown: true}},
-		},
+func summary(ev Event) event {
+	value := func(u *unstructured.Unstructured) string {
+		if u == nil {
+			return ""
+		}
+		v, _, _ := unstructured.NestedString(u.Object, "data", "k")
+		return u.GetName() + "=" + v
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w, got := collect()
-			tt.drive(w.eventHandler(configMaps))
-			if !reflect.DeepEqual(*got, tt.want) {
-				t.Fatalf("events = %+v, want %+v", *got, tt.want)
+	return event{Type: ev.Type, Old: value(ev.Old), New: value(ev.New), Unknown: ev.FinalStateUnknown}
+}
+
+// testWatcher returns a Watcher whose transform upper-cases data.k, and
+// the events it emits.
+func testWatcher() (*Watcher, *[]event) {
+	var got []event
+	return &Watcher{handler: func(ev Event) { got = append(got, summary(ev)) }, opts: Options{
+		Logger: slog.New(slog.DiscardHandler),
+		Transform: func(discovery.Resource) cache.TransformFunc {
+			return func(obj any) (any, error) {
+				u := obj.(*unstructured.Unstructured)
+				v, _, _ := unstructured.NestedString(u.Object, "data", "k")
+				return u, unstructured.SetNestedField(u.Object, strings.ToUpper(v), "data", "k")
 			}
-		})
-	}
+		},
+	}}, &got
 }
 
-func TestCachedObjectsAreCompactAndExpandOnEvents(t *testing.T) {
-	w, got := collect()
-	transform := w.cacheTransform(configMaps)
-	cached := func(rv, value string) any {
-		u := cm("a", rv)
-		u.Object["data"] = map[string]any{"k": value}
-		out, err := transform(u)
+// newTestStore returns a store as Watcher.start builds it.
+func newTestStore(t *testing.T) (*store, *[]event) {
+	t.Helper()
+	w, got := testWatcher()
+	return &store{toCache: cacheForm(w.cacheTransform(configMaps)), emit: w.emitter(configMaps), objects: map[string]*compactObject{}}, got
+}
+
+// fromWatch is an object as the watch decoder hands it over.
+func fromWatch(t *testing.T, s *store, u *unstructured.Unstructured, modified bool) *compactObject {
+	t.Helper()
+	c, err := s.toCache(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if modified {
+		c.decoded = u.Object
+	}
+	return c
+}
+
+func TestStoreReportsChangesAfterTheInitialList(t *testing.T) {
+	s, got := newTestStore(t)
+	// The initial list (here from a plain list, so unstructured) is not news.
+	if err := s.Replace([]any{cm("a", "1", "one"), cm("b", "1", "bee")}, "1"); err != nil {
+		t.Fatal(err)
+	}
+	if !s.HasSynced() || s.Len() != 2 || len(*got) != 0 {
+		t.Fatalf("after the initial list: synced %v, %d objects, events %+v", s.HasSynced(), s.Len(), *got)
+	}
+	must := func(err error) {
+		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := out.(*compactObject); !ok {
-			t.Fatalf("cached %T, want the compact form", out)
+	}
+	must(s.Update(fromWatch(t, s, cm("a", "2", "two"), true)))
+	must(s.Update(fromWatch(t, s, cm("a", "2", "two"), true))) // the same state again
+	must(s.Add(fromWatch(t, s, cm("c", "3", "sea"), false)))
+	must(s.Delete(fromWatch(t, s, cm("b", "4", "final"), false)))
+	want := []event{
+		{Type: Updated, Old: "a=ONE", New: "a=TWO"},
+		{Type: Added, New: "c=SEA"},
+		{Type: Deleted, Old: "b=FINAL"},
+	}
+	if !reflect.DeepEqual(*got, want) {
+		t.Fatalf("events = %+v\nwant %+v", *got, want)
+	}
+	for key, c := range s.objects {
+		if c.decoded != nil {
+			t.Errorf("%s: the cache kept the decoded form beside the compact one", key)
 		}
-		return out
 	}
-	h := w.eventHandler(configMaps)
-	v1, v2 := cached("5", "one"), cached("6", "two")
-	h.OnUpdate(v1, v1) // resync
-	h.OnUpdate(v1, v2)
-	h.OnDelete(cache.DeletedFinalStateUnknown{Key: "ns/a", Obj: v2})
-	if len(*got) != 2 {
-		t.Fatalf("events = %+v, want an update and a delete", *got)
+}
+
+func TestStoreRelistReportsWhatChangedDuringAGap(t *testing.T) {
+	s, got := newTestStore(t)
+	if err := s.Replace([]any{cm("a", "1", "one"), cm("b", "1", "bee"), cm("same", "1", "x")}, "1"); err != nil {
+		t.Fatal(err)
 	}
-	up := (*got)[0]
-	if up.Type != Updated || up.Old.Object["data"].(map[string]any)["k"] != "one" || up.New.Object["data"].(map[string]any)["k"] != "two" {
-		t.Fatalf("update = %+v", up)
+	// The watch broke; listing again finds a changed, b gone, c new.
+	if err := s.Replace([]any{cm("a", "5", "five"), cm("c", "6", "sea"), cm("same", "1", "x")}, "6"); err != nil {
+		t.Fatal(err)
 	}
-	if del := (*got)[1]; del.Type != Deleted || del.Old.GetResourceVersion() != "6" || del.Old.GetName() != "a" {
-		t.Fatalf("delete = %+v", del)
+	want := map[event]bool{
+		{Type: Updated, Old: "a=ONE", New: "a=FIVE"}: true,
+		{Type: Added, New: "c=SEA"}:                  true,
+		{Type: Deleted, Old: "b=BEE", Unknown: true}: true,
+	}
+	if len(*got) != len(want) {
+		t.Fatalf("events = %+v, want %v", *got, want)
+	}
+	for _, ev := range *got {
+		if !want[ev] {
+			t.Errorf("unexpected event %+v", ev)
+		}
+	}
+}
+
+func TestCachedObjectsAreCompact(t *testing.T) {
+	s, _ := newTestStore(t)
+	c := fromWatch(t, s, cm("a", "5", "one"), false)
+	if c.Name != "a" || c.Namespace != "ns" || c.ResourceVersion != "5" || !bytes.Contains(c.raw, []byte(`"k":"ONE"`)) {
+		t.Fatalf("cache form = %+v raw %s", c.ObjectMeta, c.raw)
+	}
+	u, err := expand(c)
+	if err != nil || u.GetName() != "a" || u.Object["data"].(map[string]any)["k"] != "ONE" {
+		t.Fatalf("expand = %v, %v", u, err)
+	}
+}
+
+func decoderFor(t *testing.T, stream string, bufSize int) (*eventDecoder, *[]error) {
+	t.Helper()
+	w, _ := testWatcher()
+	var logged []error
+	return &eventDecoder{
+		body:    io.NopCloser(nil),
+		lines:   bufio.NewReaderSize(strings.NewReader(stream), bufSize),
+		toCache: w.cacheTransform(configMaps),
+		logErr:  func(err error) { logged = append(logged, err) },
+	}, &logged
+}
+
+func TestDecoderReadsARecordedWatchStream(t *testing.T) {
+	line, err := os.ReadFile("testdata/configmap-event.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bookmark := `{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"300","annotations":{"k8s.io/initial-events-end":"true"}}}}` + "\n"
+	expired := `{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (200)","reason":"Expired","code":410}}` + "\n"
+	// A buffer smaller than the event makes the decoder assemble the line.
+	for _, size := range []int{64 << 10, 64} {
+		d, logged := decoderFor(t, string(line)+"\n"+bookmark+expired, size)
+
+		typ, obj, err := d.Decode()
+		c, ok := obj.(*compactObject)
+		if err != nil || typ != watch.Modified || !ok {
+			t.Fatalf("buffer %d: first event = %v %T %v", size, typ, obj, err)
+		}
+		if c.Name != "cm-1" || c.Namespace != "w1" || c.ResourceVersion == "" || c.decoded == nil {
+			t.Fatalf("buffer %d: object %+v, decoded kept: %v", size, c.ObjectMeta, c.decoded != nil)
+		}
+		if got := c.decoded["data"].(map[string]any)["k"]; got != "U1" { // upper-cased by the transform
+			t.Errorf("buffer %d: data.k = %v", size, got)
+		}
+
+		typ, obj, err = d.Decode()
+		if err != nil || typ != watch.Bookmark || obj.(metav1.Object).GetResourceVersion() != "300" ||
+			obj.(metav1.Object).GetAnnotations()[metav1.InitialEventsAnnotationKey] != "true" {
+			t.Fatalf("buffer %d: bookmark = %v %+v %v", size, typ, obj, err)
+		}
+
+		typ, obj, err = d.Decode()
+		if err != nil || typ != watch.Error || !apierrors.IsResourceExpired(apierrors.FromObject(obj)) {
+			t.Fatalf("buffer %d: error event = %v %+v %v", size, typ, obj, err)
+		}
+		if _, _, err = d.Decode(); err != io.EOF {
+			t.Fatalf("buffer %d: at the end: %v, want EOF", size, err)
+		}
+		if len(*logged) != 0 {
+			t.Errorf("buffer %d: logged %v; an expired version is routine", size, *logged)
+		}
+	}
+}
+
+func TestDecoderRejectsBrokenStreams(t *testing.T) {
+	tests := []struct {
+		name, stream string
+		want         error
+		logged       bool
+	}{
+		{"cut off mid-event", `{"type":"MODIFIED","object":{"kind":"Conf`, io.ErrUnexpectedEOF, false},
+		{"not JSON", "<html>proxy error</html>\n", nil, true},
+		{"unknown type", `{"type":"SURPRISE","object":{}}` + "\n", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, logged := decoderFor(t, tt.stream, 4096)
+			_, _, err := d.Decode()
+			if err == nil || (tt.want != nil && !errors.Is(err, tt.want)) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
+			}
+			if (len(*logged) > 0) != tt.logged {
+				t.Errorf("logged %v, want logged: %v", *logged, tt.logged)
+			}
+		})
 	}
 }

@@ -1,0 +1,147 @@
+package watcher
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
+)
+
+// store is what a reflector keeps one target's objects in, and where
+// changes become Events. client-go's informers put a queue and a fan-out
+// to many handlers between the reflector and the cache, each a goroutine
+// hop per event; kubediff has one handler, so the store calls it on the
+// reflector's goroutine.
+//
+// Only that goroutine changes the store; the mutex is for Len.
+type store struct {
+	toCache func(obj any) (*compactObject, error)
+	emit    func(t EventType, old, new *compactObject, finalStateUnknown bool)
+
+	mu      sync.Mutex
+	objects map[string]*compactObject
+	synced  atomic.Bool
+}
+
+var _ cache.ReflectorStore = (*store)(nil)
+
+func storeKey(c *compactObject) string {
+	if c.Namespace == "" {
+		return c.Name
+	}
+	return c.Namespace + "/" + c.Name
+}
+
+// Add implements cache.ReflectorStore: an object created.
+func (s *store) Add(obj any) error { return s.put(obj) }
+
+// Update implements cache.ReflectorStore: an object changed.
+func (s *store) Update(obj any) error { return s.put(obj) }
+
+func (s *store) put(obj any) error {
+	c, err := s.toCache(obj)
+	if err != nil {
+		return err
+	}
+	key := storeKey(c)
+	s.mu.Lock()
+	old := s.objects[key]
+	s.objects[key] = c
+	s.mu.Unlock()
+	switch {
+	case !s.synced.Load():
+		// Only the initial list arrives before the store synced.
+	case old == nil:
+		s.emit(Added, nil, c, false)
+	case old.ResourceVersion != c.ResourceVersion:
+		s.emit(Updated, old, c, false)
+	}
+	c.decoded = nil // the diff has used it; the cache keeps the compact form
+	return nil
+}
+
+// Delete implements cache.ReflectorStore. The event carries the object's
+// final state, which is what is reported.
+func (s *store) Delete(obj any) error {
+	c, err := s.toCache(obj)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.objects, storeKey(c))
+	s.mu.Unlock()
+	if s.synced.Load() {
+		s.emit(Deleted, c, nil, false)
+	}
+	return nil
+}
+
+// Replace implements cache.ReflectorStore: the full state, from the
+// initial list or from listing again after a watch gap. The initial list
+// is not news; after a gap, what changed meanwhile is reported, and
+// objects gone are deletions whose final state is unknown.
+func (s *store) Replace(list []any, _ string) error {
+	objects := make(map[string]*compactObject, len(list))
+	for _, obj := range list {
+		c, err := s.toCache(obj)
+		if err != nil {
+			return err
+		}
+		c.decoded = nil
+		objects[storeKey(c)] = c
+	}
+	s.mu.Lock()
+	old := s.objects
+	s.objects = objects
+	s.mu.Unlock()
+	if !s.synced.Swap(true) {
+		return nil
+	}
+	for key, c := range objects {
+		switch was := old[key]; {
+		case was == nil:
+			s.emit(Added, nil, c, false)
+		case was.ResourceVersion != c.ResourceVersion:
+			s.emit(Updated, was, c, false)
+		}
+	}
+	for key, was := range old {
+		if objects[key] == nil {
+			s.emit(Deleted, was, nil, true)
+		}
+	}
+	return nil
+}
+
+// Resync implements cache.ReflectorStore; kubediff never resyncs.
+func (s *store) Resync() error { return nil }
+
+// Bookmark implements cache.ReflectorBookmarkStore; a bookmark changes
+// nothing kubediff reports.
+func (s *store) Bookmark(string) error { return nil }
+
+// Len is the number of objects cached.
+func (s *store) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.objects)
+}
+
+// HasSynced says the initial list is in.
+func (s *store) HasSynced() bool { return s.synced.Load() }
+
+// cacheForm returns obj in the cache form: objects from the watch already
+// are; objects from a list are converted by toCache.
+func cacheForm(toCache func(*unstructured.Unstructured, bool) (*compactObject, error)) func(any) (*compactObject, error) {
+	return func(obj any) (*compactObject, error) {
+		switch o := obj.(type) {
+		case *compactObject:
+			return o, nil
+		case *unstructured.Unstructured:
+			return toCache(o, false)
+		}
+		return nil, fmt.Errorf("unexpected object %T from the API server", obj)
+	}
+}
