@@ -38,7 +38,7 @@ bench: build testenv
 
 ## microbench: hot-path benchmarks (ns/op, B/op, allocs/op)
 microbench:
-	$(GO) test -run XXX -bench . -benchmem ./pkg/diff/
+	$(GO) test -run XXX -bench . -benchmem ./pkg/diff/ ./pkg/watcher/
 
 ## demo: start a local control plane, watch it, and drive a few changes
 demo: build testenv

@@ -82,6 +82,7 @@ type Results struct {
 	AchievedRate        float64 `json:"achievedUpdatesPerSecond"`
 	IdleCPUPercent      float64 `json:"kubediffIdleCPUPercentOfACore"`
 	KubediffCPUPer1000  float64 `json:"kubediffCPUSecondsPer1000Updates"`
+	KubectlCPUPer1000   float64 `json:"kubectlGetWatchCPUSecondsPer1000Updates"`
 	APIServerCPUPer1000 float64 `json:"apiserverAndEtcdCPUSecondsPer1000Updates"`
 	CPURatio            float64 `json:"kubediffOverControlPlaneCPU"`
 	LatencyP50Ms        float64 `json:"latencyP50Ms"`
@@ -192,8 +193,18 @@ func run(o options) error {
 	res.CPURatio = kdCPU / cpCPU
 	res.LatencyP50Ms, res.LatencyP99Ms, res.LatencyMaxMs = percentile(lat, 0.50), percentile(lat, 0.99), percentile(lat, 1)
 
+	// For scale, on the same updates: kubectl watching only ConfigMaps
+	// and printing their names. Its own phase, so that serving its watch
+	// does not count in the control plane's CPU above.
+	kubectlUpdates := o.updates / 2
+	step(fmt.Sprintf("%d updates at %d/s with kubectl get -w watching too", kubectlUpdates, o.rate))
+	if res.KubectlCPUPer1000, err = kubectlCPU(ctx, env, cs, kd, nss, o.large, o.updates, kubectlUpdates, o.rate); err != nil {
+		return err
+	}
+	first := o.updates + kubectlUpdates
+
 	step(fmt.Sprintf("%d updates as fast as the API server takes them", o.burst))
-	lat, lost, elapsed, err = applyUpdates(ctx, cs, kd, nss, o.large, o.updates, o.burst, 0)
+	lat, lost, elapsed, err = applyUpdates(ctx, cs, kd, nss, o.large, first, o.burst, 0)
 	if err != nil {
 		return err
 	}
@@ -205,6 +216,23 @@ func run(o options) error {
 	printTable(os.Stdout, res)
 	data, _ := json.MarshalIndent(res, "", "  ")
 	return os.WriteFile(o.out, append(data, '\n'), 0o644)
+}
+
+// kubectlCPU runs kubectl get -w on ConfigMaps while count updates are
+// applied, and returns its CPU seconds per 1,000 updates.
+func kubectlCPU(ctx context.Context, env *testenv.Env, cs *kubernetes.Clientset, kd *kubediff, nss []string, objects, first, count, rate int) (float64, error) {
+	kubectl := exec.Command(env.Kubectl, "--kubeconfig", env.Kubeconfig, "get", "configmaps", "--all-namespaces", "--watch", "--output-watch-events", "-o", "name")
+	if err := kubectl.Start(); err != nil {
+		return 0, err
+	}
+	defer func() { _ = kubectl.Process.Kill(); _ = kubectl.Wait() }()
+	time.Sleep(2 * time.Second) // past kubectl's initial list
+	pid := []int{kubectl.Process.Pid}
+	before := cpuSeconds(pid)
+	if _, _, _, err := applyUpdates(ctx, cs, kd, nss, objects, first, count, rate); err != nil {
+		return 0, err
+	}
+	return (cpuSeconds(pid) - before) / float64(count) * 1000, nil
 }
 
 func step(s string) { fmt.Fprintf(os.Stderr, "» %s\n", s) }
@@ -576,6 +604,7 @@ func printTable(w io.Writer, r Results) {
 		{"paced updates", fmt.Sprintf("%d at %.0f/s", r.Updates, r.AchievedRate)},
 		{"kubediff CPU when idle", fmt.Sprintf("%.2f%% of a core", r.IdleCPUPercent)},
 		{"kubediff CPU per 1000 updates", fmt.Sprintf("%.3f s", r.KubediffCPUPer1000)},
+		{"kubectl get -w (ConfigMaps only) CPU per 1000 updates", fmt.Sprintf("%.3f s", r.KubectlCPUPer1000)},
 		{"kube-apiserver+etcd CPU per 1000 updates", fmt.Sprintf("%.3f s", r.APIServerCPUPer1000)},
 		{"kubediff / control plane CPU", fmt.Sprintf("%.3f", r.CPURatio)},
 		{"write→emit latency p50 / p99 / max", fmt.Sprintf("%.1f / %.1f / %.1f ms", r.LatencyP50Ms, r.LatencyP99Ms, r.LatencyMaxMs)},

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -174,22 +175,12 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 		m.LastSync.SetToCurrentTime()
 		return err
 	}
-	// The initial lists make garbage faster than anything after; collecting
-	// it sooner keeps the peak near the steady state (unless GOGC is set).
-	restoreGC := func() {}
-	if os.Getenv("GOGC") == "" {
-		old := debug.SetGCPercent(25)
-		restoreGC = func() { debug.SetGCPercent(old) }
-	}
+	steady := tuneRuntimeForSync()
 	if err := syncTo(plan); err != nil {
 		return err
 	}
 	reportSyncProgress(ctx, w, log)
-	restoreGC()
-	// The initial lists leave garbage worth several times the cache; give
-	// it back to the OS now rather than over the next minutes, so that
-	// resident memory reflects what kubediff keeps.
-	debug.FreeOSMemory()
+	steady()
 	synced.Store(true)
 
 	var background sync.WaitGroup
@@ -342,4 +333,36 @@ func useColor(mode string, out io.Writer) bool {
 	}
 	f, ok := out.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// tuneRuntimeForSync sets the Go runtime up for the initial lists and
+// returns the function that sets it up for what follows, leaving alone
+// what the user set with GOGC or GOMAXPROCS.
+//
+// The initial lists come in bulk, on every core, and make garbage faster
+// than anything after: collecting it sooner keeps the peak near the
+// steady state. Afterwards, changes arrive one at a time and each is
+// handed along a few goroutines; with more than one P, each hand-off
+// wakes an idle thread, which costs more than the work itself (one P:
+// about 15% less CPU per update, docs/benchmarks.md).
+func tuneRuntimeForSync() (steady func()) {
+	restoreGC := func() {}
+	if os.Getenv("GOGC") == "" {
+		old := debug.SetGCPercent(25)
+		restoreGC = func() { debug.SetGCPercent(old) }
+	}
+	ownProcs := os.Getenv("GOMAXPROCS") == ""
+	if ownProcs {
+		runtime.SetDefaultGOMAXPROCS() // a reload syncs on every core again
+	}
+	return func() {
+		restoreGC()
+		if ownProcs {
+			runtime.GOMAXPROCS(1)
+		}
+		// The initial lists leave garbage worth several times the cache;
+		// give it back to the OS now rather than over the next minutes,
+		// so that resident memory reflects what kubediff keeps.
+		debug.FreeOSMemory()
+	}
 }

@@ -130,6 +130,11 @@ func (d *eventDecoder) Decode() (watch.EventType, runtime.Object, error) {
 		d.logErr(err)
 		return "", nil, err
 	}
+	if ev.Object == nil {
+		err = fmt.Errorf("decode watch event: %q event without an object", ev.Type)
+		d.logErr(err)
+		return "", nil, err
+	}
 	u := &unstructured.Unstructured{Object: ev.Object}
 	switch ev.Type {
 	case watch.Added, watch.Modified, watch.Deleted:

@@ -221,6 +221,7 @@ func TestDecoderRejectsBrokenStreams(t *testing.T) {
 		{"cut off mid-event", `{"type":"MODIFIED","object":{"kind":"Conf`, io.ErrUnexpectedEOF, false},
 		{"not JSON", "<html>proxy error</html>\n", nil, true},
 		{"unknown type", `{"type":"SURPRISE","object":{}}` + "\n", nil, true},
+		{"no object", `{"type":"MODIFIED"}` + "\n", nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -234,4 +235,32 @@ func TestDecoderRejectsBrokenStreams(t *testing.T) {
 			}
 		})
 	}
+}
+
+func BenchmarkWatchEventToCache(b *testing.B) {
+	line, err := os.ReadFile("testdata/configmap-event.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, _ := testWatcher()
+	d := &eventDecoder{lines: bufio.NewReader(&repeatReader{data: line}), toCache: w.cacheTransform(configMaps), logErr: func(error) {}}
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := d.Decode(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// repeatReader reads data over and over.
+type repeatReader struct {
+	data []byte
+	off  int
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	n := copy(p, r.data[r.off:])
+	r.off = (r.off + n) % len(r.data)
+	return n, nil
 }
