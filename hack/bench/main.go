@@ -92,9 +92,12 @@ type Results struct {
 	BurstUpdates        int     `json:"burstUpdates"`
 	BurstRate           float64 `json:"burstUpdatesPerSecond"`
 	BurstLatencyMaxMs   float64 `json:"burstLatencyMaxMs"`
-	BurstLost           int     `json:"burstLost"`
-	BurstPeakRSSMB      float64 `json:"burstPeakRSSMB"`
-	RecordsAtStart      int     `json:"recordsForExistingObjects"`
+	// CPU in the burst includes the wait for the last records.
+	BurstKubediffCPUPer1000 float64 `json:"burstKubediffCPUSecondsPer1000Updates"`
+	BurstCPURatio           float64 `json:"burstKubediffOverControlPlaneCPU"`
+	BurstLost               int     `json:"burstLost"`
+	BurstPeakRSSMB          float64 `json:"burstPeakRSSMB"`
+	RecordsAtStart          int     `json:"recordsForExistingObjects"`
 }
 
 func run(o options) error {
@@ -204,10 +207,13 @@ func run(o options) error {
 	first := o.updates + kubectlUpdates
 
 	step(fmt.Sprintf("%d updates as fast as the API server takes them", o.burst))
+	kdBefore, cpBefore = cpuSeconds(cpu), cpuSeconds(control)
 	lat, lost, elapsed, err = applyUpdates(ctx, cs, kd, nss, o.large, first, o.burst, 0)
 	if err != nil {
 		return err
 	}
+	res.BurstKubediffCPUPer1000 = (cpuSeconds(cpu) - kdBefore) / float64(o.burst) * 1000
+	res.BurstCPURatio = (cpuSeconds(cpu) - kdBefore) / (cpuSeconds(control) - cpBefore)
 	res.BurstUpdates, res.BurstLost = o.burst, lost
 	res.BurstRate = float64(o.burst) / elapsed.Seconds()
 	res.BurstLatencyMaxMs = percentile(lat, 1)
@@ -610,8 +616,9 @@ func printTable(w io.Writer, r Results) {
 		{"write→emit latency p50 / p99 / max", fmt.Sprintf("%.1f / %.1f / %.1f ms", r.LatencyP50Ms, r.LatencyP99Ms, r.LatencyMaxMs)},
 		{"records lost", fmt.Sprint(r.Lost)},
 		{"burst updates", fmt.Sprintf("%d at %.0f/s, max latency %.0f ms, lost %d, peak RSS %.1f MB", r.BurstUpdates, r.BurstRate, r.BurstLatencyMaxMs, r.BurstLost, r.BurstPeakRSSMB)},
+		{"burst: kubediff CPU per 1000 updates", fmt.Sprintf("%.3f s (%.3f of the control plane's)", r.BurstKubediffCPUPer1000, r.BurstCPURatio)},
 	}
 	for _, row := range rows {
-		fmt.Fprintf(w, "%-48s %s\n", row[0], row[1])
+		fmt.Fprintf(w, "%-54s %s\n", row[0], row[1])
 	}
 }
