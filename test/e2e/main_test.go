@@ -127,12 +127,18 @@ func startWatchAs(t *testing.T, kubeconfig string, args ...string) *run {
 // startBinary runs the built kubediff binary with args.
 func startBinary(t *testing.T, args ...string) *run {
 	t.Helper()
+	return startBinaryWithEnv(t, nil, args...)
+}
+
+// startBinaryWithEnv is startBinary with more environment variables.
+func startBinaryWithEnv(t *testing.T, environment []string, args ...string) *run {
+	t.Helper()
 	r := &run{t: t, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan int, 1)}
 	if len(args) > 0 && args[0] == "watch" {
 		args = append(args, "--http-address", "127.0.0.1:0")
 	}
 	cmd := exec.Command(kubediff, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig)
+	cmd.Env = append(append(os.Environ(), "KUBECONFIG="+env.Kubeconfig), environment...)
 	cmd.Stdout, cmd.Stderr = r.stdout, r.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

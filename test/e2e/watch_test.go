@@ -81,6 +81,40 @@ func TestConfigMapAddedUpdatedDeleted(t *testing.T) {
 	}
 }
 
+// TestWithoutStreamingLists: with client-go's streaming lists off, as
+// against API servers that lack them, the reflectors list with the
+// dynamic client and watch with kubediff's decoder; changes are reported
+// the same, and what existed before is not.
+func TestWithoutStreamingLists(t *testing.T) {
+	ns := newNamespace(t)
+	for i := range 3 {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("old-%d", i)}, Data: map[string]string{"k": "v1"}}
+		if _, err := clients.CoreV1().ConfigMaps(ns).Create(bg, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := startBinaryWithEnv(t, []string{"KUBE_FEATURE_WatchListClient=false"}, "watch", "-o", "json", "-n", ns, "--resources", "configmaps")
+
+	if _, err := clients.CoreV1().ConfigMaps(ns).Patch(bg, "old-1", types.MergePatchType, []byte(`{"data":{"k":"v2"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := clients.CoreV1().ConfigMaps(ns).Delete(bg, "old-2", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	updated := w.waitRecords("ConfigMap", ns, "old-1", 1)
+	if want := []change{{diff.OpReplace, "/data/k", "v1", "v2"}}; updated[0].Type != "updated" || !reflect.DeepEqual(changesOf(updated[0]), want) {
+		t.Errorf("update = %s %+v, want %+v", updated[0].Type, changesOf(updated[0]), want)
+	}
+	if deleted := w.waitRecords("ConfigMap", ns, "old-2", 1); deleted[0].Type != "deleted" {
+		t.Errorf("old-2: %s, want deleted", deleted[0].Type)
+	}
+	for _, c := range w.records() {
+		if c.Name == "old-0" {
+			t.Errorf("unchanged old-0 reported: %+v", c)
+		}
+	}
+}
+
 func TestDeploymentScaleImageDelete(t *testing.T) {
 	ns := newNamespace(t)
 	w := startWatch(t, "--namespace", ns, "--resources", "deploy")
