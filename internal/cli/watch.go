@@ -78,6 +78,9 @@ not reported; only what changes afterwards.`,
 
 func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) error {
 	log := newLogger(stderr, cfg.Log)
+	if cfg.ResyncPeriod != 0 {
+		log.Warn("resyncPeriod is deprecated and has no effect: kubediff's cache never replays", "resyncPeriod", cfg.ResyncPeriod.String())
+	}
 	rc, err := restConfig(cfg, log)
 	if err != nil {
 		return err
@@ -180,7 +183,7 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 		return err
 	}
 	reportSyncProgress(ctx, w, log)
-	steady()
+	steady(len(w.Unsynced()) == 0)
 	synced.Store(true)
 
 	var background sync.WaitGroup
@@ -345,7 +348,7 @@ func useColor(mode string, out io.Writer) bool {
 // handed along a few goroutines; with more than one P, each hand-off
 // wakes an idle thread, which costs more than the work itself (one P:
 // about 15% less CPU per update, docs/benchmarks.md).
-func tuneRuntimeForSync() (steady func()) {
+func tuneRuntimeForSync() (steady func(allSynced bool)) {
 	restoreGC := func() {}
 	if os.Getenv("GOGC") == "" {
 		old := debug.SetGCPercent(25)
@@ -355,9 +358,10 @@ func tuneRuntimeForSync() (steady func()) {
 	if ownProcs {
 		runtime.SetDefaultGOMAXPROCS() // a reload syncs on every core again
 	}
-	return func() {
+	return func(allSynced bool) {
 		restoreGC()
-		if ownProcs {
+		// Types still listing after the sync timeout keep every core.
+		if ownProcs && allSynced {
 			runtime.GOMAXPROCS(1)
 		}
 		// The initial lists leave garbage worth several times the cache;

@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -71,7 +73,7 @@ func (lw *listWatch) list(ctx context.Context, opts metav1.ListOptions) (runtime
 func (lw *listWatch) watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	lw.selectors(&opts)
 	opts.Watch = true
-	body, err := lw.rest.Get().AbsPath(lw.path()...).SpecificallyVersionedParams(&opts, parameterCodec, versionV1).Stream(ctx)
+	body, err := lw.stream(ctx, &opts)
 	if err != nil {
 		// A server without streaming lists refuses sendInitialEvents; the
 		// reflector then falls back to a list, which is not worth a warning.
@@ -80,8 +82,29 @@ func (lw *listWatch) watch(ctx context.Context, opts metav1.ListOptions) (watch.
 		}
 		return nil, err
 	}
-	d := &eventDecoder{body: body, lines: bufio.NewReaderSize(body, 64<<10), toCache: lw.toCache, logErr: lw.logErr}
+	// Most events fit the buffer; longer ones are assembled (readLine).
+	d := &eventDecoder{body: body, lines: bufio.NewReaderSize(body, 32<<10), toCache: lw.toCache, logErr: lw.logErr}
 	return watch.NewStreamWatcher(d, apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")), nil
+}
+
+// watchStartRetries is how often a watch that fails to start for a
+// dropped connection or a timeout is tried again, a second apart, as
+// client-go's Request.Watch does, before the reflector backs off and lists
+// everything again.
+const watchStartRetries = 10
+
+func (lw *listWatch) stream(ctx context.Context, opts *metav1.ListOptions) (io.ReadCloser, error) {
+	for attempt := 1; ; attempt++ {
+		body, err := lw.rest.Get().AbsPath(lw.path()...).SpecificallyVersionedParams(opts, parameterCodec, versionV1).Stream(ctx)
+		if err == nil || attempt > watchStartRetries || !(utilnet.IsProbableEOF(err) || utilnet.IsTimeout(err)) {
+			return body, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // path is the target's collection URL, as the dynamic client builds it.
@@ -99,6 +122,9 @@ func (lw *listWatch) path() []string {
 	}
 	return lw.pathParts
 }
+
+// maxKeptLine is the largest buffer kept for assembling long lines.
+const maxKeptLine = 1 << 20
 
 // eventDecoder reads a JSON watch stream, one event per line.
 type eventDecoder struct {
@@ -122,6 +148,9 @@ func (d *eventDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	line, err := d.readLine()
 	if err != nil {
 		return "", nil, err
+	}
+	if cap(d.long) > maxKeptLine {
+		defer func() { d.long = nil }() // one huge object is no reason to hold its size
 	}
 	var ev wireEvent
 	// As apimachinery decodes: field names case-sensitive, integers int64.
@@ -147,8 +176,10 @@ func (d *eventDecoder) Decode() (watch.EventType, runtime.Object, error) {
 			ResourceVersion: u.GetResourceVersion(), Annotations: u.GetAnnotations(),
 		}}, nil
 	case watch.Error:
-		if err := apierrors.FromObject(u); !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
-			d.logErr(err) // an expired version only makes the reflector list again
+		// An expired or (after a server restart) too new resourceVersion
+		// only makes the reflector list again.
+		if err := apierrors.FromObject(u); !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) && !apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {
+			d.logErr(err)
 		}
 		return ev.Type, u, nil
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 
 	"github.com/kubediff/kubediff/pkg/discovery"
@@ -70,7 +71,12 @@ func New(config *rest.Config, handler Handler, opts Options) (*Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := rest.UnversionedRESTClientForConfigAndClient(dynamic.ConfigFor(config), httpClient)
+	// As client-go's own watches: not rate limited (a watch is one long
+	// request), and JSON, which the decoder reads line by line.
+	wc := dynamic.ConfigFor(config)
+	wc.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+	wc.AcceptContentTypes, wc.ContentType = "application/json", "application/json"
+	raw, err := rest.UnversionedRESTClientForConfigAndClient(wc, httpClient)
 	if err != nil {
 		return nil, err
 	}
@@ -115,10 +121,31 @@ func (w *Watcher) start(ctx context.Context, t discovery.Target) {
 	})
 	rctx, cancel := context.WithCancel(ctx)
 	w.targets[key] = &runningTarget{target: t, store: s, cancel: cancel}
-	// The reflector reports list and watch failures through client-go's
-	// default handler, which logs every retry as an error; listWatch logs
-	// them instead, each distinct one once (watchErrorLogger).
-	w.wg.Go(func() { r.RunWithContext(klog.NewContext(rctx, logr.Discard())) })
+	logger := logr.FromSlogHandler(reflectorLogHandler{w.opts.Logger.With("source", "client-go").Handler()})
+	w.wg.Go(func() { r.RunWithContext(klog.NewContext(rctx, logger)) })
+}
+
+// reflectorLogHandler passes a reflector's logs on, except that its
+// "Failed to watch" errors, logged at every retry, go to debug level:
+// listWatch logs each distinct failure once (watchErrorLogger).
+type reflectorLogHandler struct{ slog.Handler }
+
+func (h reflectorLogHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "Failed to watch" {
+		r.Level = slog.LevelDebug
+		if !h.Handler.Enabled(ctx, r.Level) {
+			return nil
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h reflectorLogHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return reflectorLogHandler{h.Handler.WithAttrs(attrs)}
+}
+
+func (h reflectorLogHandler) WithGroup(name string) slog.Handler {
+	return reflectorLogHandler{h.Handler.WithGroup(name)}
 }
 
 // watchErrorLogger logs each distinct list/watch error of a target once
@@ -131,9 +158,16 @@ func (w *Watcher) watchErrorLogger(ctx context.Context, t discovery.Target) func
 		if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 			return // stopping, or a watch the server closed normally
 		}
+		// API errors by reason: their messages name resourceVersions or
+		// the verb, and would each count as new.
+		key := err.Error()
+		var status apierrors.APIStatus
+		if errors.As(err, &status) {
+			key = fmt.Sprintf("%s %d", status.Status().Reason, status.Status().Code)
+		}
 		mu.Lock()
-		first := !seen[err.Error()]
-		seen[err.Error()] = true
+		first := !seen[key]
+		seen[key] = true
 		mu.Unlock()
 		attrs := []any{"resource", t.Resource.String(), "namespace", t.Namespace, "err", err}
 		switch {

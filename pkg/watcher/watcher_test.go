@@ -3,19 +3,26 @@ package watcher
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubediff/kubediff/pkg/discovery"
@@ -263,4 +270,120 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 	n := copy(p, r.data[r.off:])
 	r.off = (r.off + n) % len(r.data)
 	return n, nil
+}
+
+// records collects log records at every level.
+type records struct {
+	mu  sync.Mutex
+	got []slog.Record
+}
+
+func (r *records) Enabled(context.Context, slog.Level) bool { return true }
+func (r *records) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, rec)
+	return nil
+}
+func (r *records) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *records) WithGroup(string) slog.Handler      { return r }
+
+func (r *records) levels() map[string]slog.Level {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]slog.Level{}
+	for _, rec := range r.got {
+		out[rec.Message] = rec.Level
+	}
+	return out
+}
+
+func TestWatchErrorsAreWarnedOncePerReason(t *testing.T) {
+	logs := &records{}
+	w := &Watcher{opts: Options{Logger: slog.New(logs)}}
+	logErr := w.watchErrorLogger(context.Background(), discovery.Target{Resource: configMaps, Namespace: "ns"})
+	gr := schema.GroupResource{Resource: "configmaps"}
+	logErr(apierrors.NewForbidden(gr, "", errors.New(`cannot list resource "configmaps"`)))
+	logErr(apierrors.NewForbidden(gr, "", errors.New(`cannot watch resource "configmaps"`)))
+	logErr(apierrors.NewNotFound(gr, ""))
+	var warnings, debug int
+	for _, rec := range logs.got {
+		switch rec.Level {
+		case slog.LevelWarn:
+			warnings++
+		case slog.LevelDebug:
+			debug++
+		}
+	}
+	if warnings != 1 || debug != 2 {
+		t.Fatalf("%d warnings and %d debug lines, want 1 warning (forbidden) and 2 debug (forbidden again, not found)", warnings, debug)
+	}
+
+	stopped, cancel := context.WithCancel(context.Background())
+	cancel()
+	logs.got = nil
+	w.watchErrorLogger(stopped, discovery.Target{Resource: configMaps})(errors.New("connection reset"))
+	if len(logs.got) != 0 {
+		t.Fatalf("logged %d lines while stopping", len(logs.got))
+	}
+}
+
+func TestReflectorRetryErrorsGoToDebug(t *testing.T) {
+	logs := &records{}
+	logger := slog.New(reflectorLogHandler{logs})
+	logger.Error("Failed to watch", "err", "forbidden")
+	logger.Info("Warning: watch ended with error", "err", "http2: client connection lost")
+	want := map[string]slog.Level{"Failed to watch": slog.LevelDebug, "Warning: watch ended with error": slog.LevelInfo}
+	if got := logs.levels(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("levels = %v, want %v", got, want)
+	}
+}
+
+// TestWatchStartRetriesDroppedConnections: a watch whose connection drops
+// before the response is tried again from the same resourceVersion rather
+// than making the reflector list everything again.
+func TestWatchStartRetriesDroppedConnections(t *testing.T) {
+	line, err := os.ReadFile("testdata/configmap-event.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var attempts atomic.Int32
+	var rvs sync.Map
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rvs.Store(r.URL.Query().Get("resourceVersion"), true)
+		if attempts.Add(1) <= 2 {
+			conn, _, _ := rw.(http.Hijacker).Hijack()
+			conn.Close()
+			return
+		}
+		rw.Header().Set("Content-Type", "application/json")
+		rw.Write(line)
+		rw.Write([]byte("\n"))
+	}))
+	defer srv.Close()
+	w, _ := testWatcher()
+	wc := rest.Config{Host: srv.URL}
+	watcher, err := New(&wc, nil, w.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lw := &listWatch{target: discovery.Target{Resource: configMaps, Namespace: "w1"}, rest: watcher.rest, toCache: w.cacheTransform(configMaps), logErr: func(err error) { t.Errorf("logged %v", err) }}
+	wi, err := lw.watch(context.Background(), metav1.ListOptions{ResourceVersion: "206"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wi.Stop()
+	select {
+	case ev := <-wi.ResultChan():
+		if c, ok := ev.Object.(*compactObject); ev.Type != watch.Modified || !ok || c.Name != "cm-1" {
+			t.Fatalf("event = %v %T", ev.Type, ev.Object)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no event")
+	}
+	n := 0
+	rvs.Range(func(rv, _ any) bool { n++; return rv == "206" })
+	if attempts.Load() != 3 || n != 1 {
+		t.Fatalf("%d attempts with %d distinct resourceVersions, want 3 from 206", attempts.Load(), n)
+	}
 }
