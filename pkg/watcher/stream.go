@@ -44,12 +44,11 @@ func init() { metav1.AddToGroupVersion(parameterScheme, versionV1) }
 // stream one event per line, so a line is read and decoded once, straight
 // into the cache form.
 type listWatch struct {
-	target    discovery.Target
-	dynamic   dynamic.Interface
-	rest      rest.Interface
-	toCache   func(u *unstructured.Unstructured, keepDecoded bool) (*compactObject, error)
-	logErr    func(error)
-	pathParts []string
+	target  discovery.Target
+	dynamic dynamic.Interface
+	rest    rest.Interface
+	toCache func(u *unstructured.Unstructured, keepDecoded bool) (*compactObject, error)
+	logErr  func(error)
 }
 
 func (lw *listWatch) listerWatcher() *cache.ListWatch {
@@ -109,18 +108,15 @@ func (lw *listWatch) stream(ctx context.Context, opts *metav1.ListOptions) (io.R
 
 // path is the target's collection URL, as the dynamic client builds it.
 func (lw *listWatch) path() []string {
-	if lw.pathParts == nil {
-		gvr := lw.target.Resource.GVR
-		p := []string{"/apis", gvr.Group, gvr.Version}
-		if gvr.Group == "" {
-			p = []string{"/api", gvr.Version}
-		}
-		if lw.target.Namespace != "" {
-			p = append(p, "namespaces", lw.target.Namespace)
-		}
-		lw.pathParts = append(p, gvr.Resource)
+	gvr := lw.target.Resource.GVR
+	p := []string{"/apis", gvr.Group, gvr.Version}
+	if gvr.Group == "" {
+		p = []string{"/api", gvr.Version}
 	}
-	return lw.pathParts
+	if lw.target.Namespace != "" {
+		p = append(p, "namespaces", lw.target.Namespace)
+	}
+	return append(p, gvr.Resource)
 }
 
 // maxKeptLine is the largest buffer kept for assembling long lines.
@@ -149,12 +145,13 @@ func (d *eventDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	if cap(d.long) > maxKeptLine {
-		defer func() { d.long = nil }() // one huge object is no reason to hold its size
-	}
 	var ev wireEvent
 	// As apimachinery decodes: field names case-sensitive, integers int64.
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(line, &ev); err != nil {
+	err = sigsjson.UnmarshalCaseSensitivePreserveInts(line, &ev)
+	if cap(d.long) > maxKeptLine {
+		d.long = nil // one huge object is no reason to keep its size
+	}
+	if err != nil {
 		err = fmt.Errorf("decode watch event: %w", err)
 		d.logErr(err)
 		return "", nil, err

@@ -387,3 +387,26 @@ func TestWatchStartRetriesDroppedConnections(t *testing.T) {
 		t.Fatalf("%d attempts with %d distinct resourceVersions, want 3 from 206", attempts.Load(), n)
 	}
 }
+
+// TestDecoderTakesHugeObjects: an event far larger than the read buffer
+// decodes whole, and its buffer is not kept afterwards.
+func TestDecoderTakesHugeObjects(t *testing.T) {
+	big := strings.Repeat("x", 3<<20)
+	event := `{"type":"MODIFIED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big","namespace":"ns","resourceVersion":"9"},"data":{"k":"` + big + `"}}}` + "\n"
+	d, logged := decoderFor(t, event+event, 32<<10)
+	for range 2 {
+		typ, obj, err := d.Decode()
+		if err != nil || typ != watch.Modified {
+			t.Fatalf("decode = %v, %v", typ, err)
+		}
+		if got := obj.(*compactObject).decoded["data"].(map[string]any)["k"].(string); len(got) != len(big) {
+			t.Fatalf("value of %d bytes, want %d", len(got), len(big))
+		}
+		if cap(d.long) > maxKeptLine {
+			t.Fatalf("kept a %d-byte buffer", cap(d.long))
+		}
+	}
+	if len(*logged) != 0 {
+		t.Errorf("logged %v", *logged)
+	}
+}
