@@ -171,17 +171,14 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	// syncTo makes the informers match a plan, at start and after each
 	// rediscovery.
 	forbidden := &forbiddenLog{log: log, warned: map[string]bool{}}
-	syncTo := func(plan discovery.Plan) error {
+	syncTo := func(plan discovery.Plan) {
 		forbidden.report(plan.Statuses)
-		err := w.Sync(ctx, keepUnavailable(plan, w.Targets()))
+		w.Sync(ctx, keepUnavailable(plan, w.Targets()))
 		m.InformersRunning.Set(float64(w.Progress().Informers))
 		m.LastSync.SetToCurrentTime()
-		return err
 	}
 	steady := tuneRuntimeForSync()
-	if err := syncTo(plan); err != nil {
-		return err
-	}
+	syncTo(plan)
 	reportSyncProgress(ctx, w, log)
 	steady(len(w.Unsynced()) == 0)
 	synced.Store(true)
@@ -200,9 +197,7 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 			if err != nil {
 				log.Warn("some API groups could not be rediscovered; still watching what was found of them before", "err", err)
 			}
-			if err := syncTo(plan); err != nil {
-				log.Warn("could not start watching a type", "err", err)
-			}
+			syncTo(plan)
 		})
 	})
 	if elector != nil {

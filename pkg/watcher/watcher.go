@@ -87,7 +87,7 @@ func New(config *rest.Config, handler Handler, opts Options) (*Watcher, error) {
 // and stops those no longer wanted. A new target's initial list is never
 // reported, so a type appearing (a CRD installed, a version switched)
 // causes no burst of records. Reflectors stop when ctx is done.
-func (w *Watcher) Sync(ctx context.Context, targets []discovery.Target) error {
+func (w *Watcher) Sync(ctx context.Context, targets []discovery.Target) {
 	want := map[string]bool{}
 	for _, t := range targets {
 		want[t.Key()] = true
@@ -102,7 +102,6 @@ func (w *Watcher) Sync(ctx context.Context, targets []discovery.Target) error {
 			w.opts.Logger.Info("stopped watching", "resource", rt.target.Resource.String(), "version", rt.target.Resource.GVR.Version, "namespace", rt.target.Namespace)
 		}
 	}
-	return nil
 }
 
 func (w *Watcher) start(ctx context.Context, t discovery.Target) {
