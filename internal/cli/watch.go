@@ -179,9 +179,10 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	}
 	steady := tuneRuntimeForSync()
 	syncTo(plan)
-	reportSyncProgress(ctx, w, log)
-	steady(len(w.Unsynced()) == 0)
-	synced.Store(true)
+	reportSyncProgress(ctx, w, log, func(allSynced bool) {
+		steady(allSynced)
+		synced.Store(true) // /readyz says so before the log line does
+	})
 
 	var background sync.WaitGroup
 	monitor := &discovery.Monitor{Metadata: meta, Access: planner.Access, Interval: cfg.RediscoveryInterval, Log: log}
@@ -246,27 +247,30 @@ func (f *forbiddenLog) report(statuses []discovery.Status) {
 	}
 }
 
-// reportSyncProgress logs progress while the caches fill, then one line
-// saying what is watched; it returns when synced or when ctx is done.
+// reportSyncProgress logs progress while the caches fill, then calls
+// synced and logs one line saying what is watched; it returns then, or
+// when ctx is done.
 //
 // A type whose list never succeeds (a CRD whose conversion webhook is down)
 // must not hold everything else back: after syncTimeout kubediff goes on,
 // saying which informers have not synced; they report once they do.
-func reportSyncProgress(ctx context.Context, w *watcher.Watcher, log *slog.Logger) {
+func reportSyncProgress(ctx context.Context, w *watcher.Watcher, log *slog.Logger, synced func(allSynced bool)) {
 	start := time.Now()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	lastReport := start
 	for {
 		p := w.Progress()
+		took := time.Since(start).Round(time.Millisecond).String()
 		if p.Synced == p.Informers {
-			log.Info("watching", "types", p.Types, "informers", p.Informers,
-				"objects", p.Objects, "syncTime", time.Since(start).Round(time.Millisecond).String())
+			synced(true)
+			log.Info("watching", "types", p.Types, "informers", p.Informers, "objects", p.Objects, "syncTime", took)
 			return
 		}
 		if time.Since(start) >= syncTimeout {
+			synced(false)
 			log.Warn("watching, though some informers have not synced yet", "unsynced", w.Unsynced(), "types", p.Types,
-				"informers", p.Informers, "objects", p.Objects, "syncTime", time.Since(start).Round(time.Millisecond).String())
+				"informers", p.Informers, "objects", p.Objects, "syncTime", took)
 			return
 		}
 		if time.Since(lastReport) >= progressInterval {
