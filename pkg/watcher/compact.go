@@ -16,7 +16,7 @@ import (
 // nested maps an object costs 3–4 bytes of memory per byte of JSON; this
 // form costs about one. It is decoded only when the object changes.
 type compactObject struct {
-	metav1.ObjectMeta // only namespace, name, uid and resourceVersion are set
+	metav1.ObjectMeta // namespace, name, uid, resourceVersion; a bookmark also has annotations
 	raw               []byte
 	// decoded is the object as raw decodes, kept from the watch event
 	// until its update has been diffed, so it is not decoded twice.
