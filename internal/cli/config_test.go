@@ -220,7 +220,7 @@ func TestExampleSinksAreValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Sinks) != 2 || cfg.Sinks[1].Match.Labels == "" || cfg.Sinks[0].Headers["x-team"] != "platform" {
+	if len(cfg.Sinks) != 2 || cfg.Sinks[1].Match.Labels == "" || cfg.Sinks[0].Options["headers"].(map[string]any)["x-team"] != "platform" {
 		t.Fatalf("sinks = %+v", cfg.Sinks)
 	}
 	for _, sc := range cfg.Sinks {

@@ -9,10 +9,31 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/config"
 	"github.com/kubediff/kubediff/pkg/leader"
+	"github.com/kubediff/kubediff/pkg/metrics"
 )
 
 // serviceAccountNamespace is where a pod finds its own namespace.
 const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// newElector prepares the election that opens and closes gate, or
+// returns nil without leader election: the gate then leads from the start.
+func newElector(le config.LeaderElectionConfig, c *clients, gate *leader.Gate, m *metrics.Metrics, log *slog.Logger) (*leader.Elector, error) {
+	if !le.Enabled {
+		m.Leader.Set(1)
+		return nil, nil
+	}
+	elector, err := leader.New(gate, electionOptions(le, c, log, func(leading bool) {
+		if leading {
+			m.Leader.Set(1)
+		} else {
+			m.Leader.Set(0)
+		}
+	}))
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return elector, nil
+}
 
 func electionOptions(le config.LeaderElectionConfig, c *clients, log *slog.Logger, onLeader func(bool)) leader.Options {
 	ns := le.Namespace

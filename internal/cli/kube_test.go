@@ -41,13 +41,6 @@ func TestColorFollowsFlagTerminalAndNoColor(t *testing.T) {
 	}
 }
 
-func TestExpandEnvOnlyExpandsBracedReferences(t *testing.T) {
-	t.Setenv("KD_TOKEN", "tok")
-	if got := expandEnv("a$b${KD_TOKEN}$1 ${KD_MISSING}x"); got != "a$btok$1 x" {
-		t.Fatalf("expandEnv = %q", got)
-	}
-}
-
 func TestRediscoveryKeepsInformersOfUnavailableGroups(t *testing.T) {
 	metrics := discovery.Target{Resource: discovery.Resource{GVR: schema.GroupVersionResource{Group: "metrics.k8s.io", Version: "v1beta1", Resource: "pods"}}}
 	gone := discovery.Target{Resource: discovery.Resource{GVR: schema.GroupVersionResource{Group: "old.example.com", Version: "v1", Resource: "things"}}}

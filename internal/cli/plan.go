@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sdiscovery "k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubediff/kubediff/pkg/config"
@@ -18,6 +19,7 @@ type clients struct {
 	rest      *rest.Config
 	discovery *k8sdiscovery.DiscoveryClient
 	kube      *kubernetes.Clientset
+	metadata  metadata.Interface // watches CRDs and APIServices for rediscovery
 }
 
 func newClients(rc *rest.Config) (*clients, error) {
@@ -29,7 +31,11 @@ func newClients(rc *rest.Config) (*clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &clients{rest: rc, discovery: dc, kube: kube}, nil
+	meta, err := metadata.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	return &clients{rest: rc, discovery: dc, kube: kube, metadata: meta}, nil
 }
 
 // newPlanner turns the config into a discovery.Planner.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -44,13 +43,6 @@ forbidden (with the verb and scope the credentials lack), or not watchable
 				log.Warn("some API groups could not be discovered", "err", err)
 			}
 			statuses := plan.Statuses
-			sort.SliceStable(statuses, func(i, j int) bool {
-				a, b := statuses[i].Resource.GVR, statuses[j].Resource.GVR
-				if a.Group != b.Group {
-					return a.Group < b.Group
-				}
-				return a.Resource < b.Resource
-			})
 			if format, _ := cmd.Flags().GetString("format"); format == "json" {
 				return writeStatusJSON(stdout, statuses)
 			}

@@ -5,20 +5,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"regexp"
-	"strings"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubediff/kubediff/pkg/config"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/notify"
-	"github.com/kubediff/kubediff/pkg/notify/slack"
-	"github.com/kubediff/kubediff/pkg/notify/webhook"
 )
 
 // sinks are the running delivery queues.
@@ -83,45 +77,13 @@ func (s *sinks) drain(timeout time.Duration, log *slog.Logger) {
 	}
 }
 
+// newSink builds a configured sink through its type's package.
 func newSink(sc config.SinkConfig, log *slog.Logger) (notify.Notifier, error) {
-	switch sc.Type {
-	case config.SinkWebhook:
-		secret, err := secretValue(sc.Secret, sc.SecretFile, "secretFile")
-		if err != nil {
-			return nil, err
-		}
-		headers := map[string]string{}
-		for k, v := range sc.Headers {
-			headers[k] = expandEnv(v)
-		}
-		if sc.InsecureSkipVerify {
-			log.Warn("TLS verification is off for this webhook", "sink", sc.Name)
-		}
-		return webhook.New(webhook.Options{
-			URL: expandEnv(sc.URL), Headers: headers, Secret: []byte(secret), Format: sc.Format,
-			Timeout: sc.Timeout, InsecureSkipVerify: sc.InsecureSkipVerify,
-		})
-	case config.SinkSlack:
-		token, err := secretValue(sc.Token, sc.TokenFile, "tokenFile")
-		if err != nil {
-			return nil, err
-		}
-		return slack.New(slack.Options{Token: token, Channel: sc.Channel, APIURL: expandEnv(sc.APIURL)})
-	}
-	return nil, fmt.Errorf("type: %q is not one of webhook, slack", sc.Type)
-}
-
-// secretValue reads an inline value (with ${ENV} expanded) or a file. The
-// value itself never appears in an error.
-func secretValue(inline, file, fileKey string) (string, error) {
-	if file == "" {
-		return expandEnv(inline), nil
-	}
-	data, err := os.ReadFile(file)
+	typed, err := sc.Decode()
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", fileKey, err)
+		return nil, err
 	}
-	return strings.TrimSpace(string(data)), nil
+	return typed.Build(log.With("sink", sc.Name))
 }
 
 func newMatch(mc config.MatchConfig, all []discovery.Resource) (notify.Match, error) {
@@ -132,7 +94,7 @@ func newMatch(mc config.MatchConfig, all []discovery.Resource) (notify.Match, er
 			return m, err
 		}
 		for _, r := range selected {
-			m.Resources = append(m.Resources, schema.GroupResource{Group: r.GVR.Group, Resource: r.GVR.Resource})
+			m.Resources = append(m.Resources, notify.GroupResource{Group: r.GVR.Group, Resource: r.GVR.Resource})
 		}
 	}
 	if mc.Labels != "" {
@@ -140,18 +102,7 @@ func newMatch(mc config.MatchConfig, all []discovery.Resource) (notify.Match, er
 		if err != nil {
 			return m, fmt.Errorf("labels: %w", err)
 		}
-		m.Labels = sel
+		m.Labels = func(l map[string]string) bool { return sel.Matches(labels.Set(l)) }
 	}
 	return m, nil
-}
-
-// envReference is the ${NAME} form config values may use.
-var envReference = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
-// expandEnv replaces ${NAME} with the variable's value and leaves every
-// other $ alone: secrets and URLs may contain one.
-func expandEnv(s string) string {
-	return envReference.ReplaceAllStringFunc(s, func(ref string) string {
-		return os.Getenv(ref[2 : len(ref)-1])
-	})
 }

@@ -5,34 +5,21 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime"
-	"runtime/debug"
-	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubediff/kubediff/pkg/config"
 	"github.com/kubediff/kubediff/pkg/diff"
-	"github.com/kubediff/kubediff/pkg/discovery"
-	"github.com/kubediff/kubediff/pkg/leader"
 	"github.com/kubediff/kubediff/pkg/listkeys"
 	"github.com/kubediff/kubediff/pkg/metrics"
 	"github.com/kubediff/kubediff/pkg/notify"
 	"github.com/kubediff/kubediff/pkg/notify/stdout"
+	"github.com/kubediff/kubediff/pkg/pipeline"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
-
-// progressInterval is how often sync progress is logged while caches fill.
-const progressInterval = 2 * time.Second
-
-// syncTimeout bounds the wait for the initial sync before kubediff goes on.
-const syncTimeout = 2 * time.Minute
 
 func newWatchCommand(out, stderr io.Writer) *cobra.Command {
 	d := config.Default()
@@ -94,14 +81,7 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 		return err
 	}
 	planner := newPlanner(cfg, c)
-	plan, err := planner.Plan(ctx)
-	if plan.All == nil && err != nil {
-		return planError(err)
-	}
-	if err != nil {
-		log.Warn("some API groups could not be discovered", "err", err)
-	}
-	meta, err := metadata.NewForConfig(rc)
+	plan, err := discover(ctx, planner, log)
 	if err != nil {
 		return err
 	}
@@ -109,180 +89,58 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	defer sinks.drain(cfg.DrainTimeout, log)
 	m := metrics.New()
 	m.AddQueues(sinks.router.Queues())
-
-	// Without leader election this replica leads from the start.
-	gate := leader.NewGate(func(ch diff.Change) []notify.Mark {
-		m.RecordsEmitted.WithLabelValues(ch.Resource, ch.Type).Inc()
-		return sinks.router.Dispatch(ch)
-	}, cfg.LeaderElection.HoldRecords, cfg.LeaderElection.Enabled, log)
-	var elector *leader.Elector
-	if cfg.LeaderElection.Enabled {
-		opts := electionOptions(cfg.LeaderElection, c, log, func(leading bool) {
-			if leading {
-				m.Leader.Set(1)
-			} else {
-				m.Leader.Set(0)
-			}
-		})
-		if elector, err = leader.New(gate, opts); err != nil {
-			return usageError{err}
-		}
-	} else {
-		gate.Lead(0)
-		m.Leader.Set(1)
-	}
-
-	w, err := watcher.New(rc, func(ev watcher.Event) {
-		m.EventsObserved.WithLabelValues(ev.Resource.GVR.Resource, string(ev.Type)).Inc()
-		// Namespaces created after the plan that match an exclusion glob
-		// are not filtered by the server.
-		if ns := ev.Object().GetNamespace(); ns != "" && discovery.MatchesAny(cfg.ExcludeNamespaces, ns) {
-			return
-		}
-		if ch, ok := differ.Diff(ev); ok {
-			gate.Emit(ch)
-		}
-	}, watcher.Options{
-		Logger: log,
-		Transform: func(r discovery.Resource) cache.TransformFunc {
-			return differ.CacheTransform(r)
-		},
-	})
+	le := cfg.LeaderElection
+	p := pipeline.New(pipeline.Options{Differ: differ, Router: sinks.router, Metrics: m, ExcludeNamespaces: cfg.ExcludeNamespaces,
+		Election: le.Enabled, HoldRecords: le.HoldRecords, Log: log})
+	elector, err := newElector(le, c, p.Gate(), m, log)
 	if err != nil {
 		return err
 	}
-
+	w, err := watcher.New(rc, p.Handle, watcher.Options{Logger: log, Transform: p.CacheTransform})
+	if err != nil {
+		return err
+	}
 	var synced atomic.Bool
-	if cfg.HTTPAddress != "" {
-		_, stop, err := metrics.Serve(cfg.HTTPAddress, m, synced.Load, log)
-		switch {
-		case err == nil:
-			defer stop() // before a reload's new run binds the same address
-		case cfg.HTTPAddress == config.Default().HTTPAddress:
-			// In a terminal, something else often has :8080; the watch
-			// matters more than its metrics.
-			log.Warn("not serving health and metrics (set --http-address to choose another address)", "err", err)
-		default:
-			return usageError{err}
-		}
+	stopHTTP, err := serveHTTP(cfg.HTTPAddress, m, synced.Load, log)
+	if err != nil {
+		return err
 	}
-	// syncTo makes the informers match a plan, at start and after each
-	// rediscovery.
-	forbidden := &forbiddenLog{log: log, warned: map[string]bool{}}
-	syncTo := func(plan discovery.Plan) {
-		forbidden.report(plan.Statuses)
-		w.Sync(ctx, keepUnavailable(plan, w.Targets()))
-		m.InformersRunning.Set(float64(w.Progress().Informers))
-		m.LastSync.SetToCurrentTime()
-	}
-	steady := tuneRuntimeForSync()
-	syncTo(plan)
-	reportSyncProgress(ctx, w, log, func(allSynced bool) {
-		steady(allSynced)
-		synced.Store(true) // /readyz says so before the log line does
-	})
+	defer stopHTTP() // before a reload's new run binds the same address
 
+	targets := &targetSync{watcher: w, metrics: m, log: log, warned: map[string]bool{}}
+	targets.start(ctx, plan, func() { synced.Store(true) })
 	var background sync.WaitGroup
-	monitor := &discovery.Monitor{Metadata: meta, Access: planner.Access, Interval: cfg.RediscoveryInterval, Log: log}
-	background.Go(func() {
-		monitor.Run(ctx, func(ctx context.Context) {
-			plan, err := planner.Plan(ctx)
-			if plan.All == nil && err != nil {
-				if ctx.Err() == nil {
-					log.Warn("rediscovery failed; still watching what was found before", "err", err)
-				}
-				return
-			}
-			if err != nil {
-				log.Warn("some API groups could not be rediscovered; still watching what was found of them before", "err", err)
-			}
-			syncTo(plan)
-		})
-	})
+	background.Go(func() { targets.follow(ctx, planner, c, cfg.RediscoveryInterval) })
 	if elector != nil {
 		background.Go(func() { elector.Run(ctx) })
 	}
-
 	<-ctx.Done()
 	log.Info("stopping")
 	background.Wait()
 	w.Wait()
-	sinks.drain(cfg.DrainTimeout, log)
 	return nil
 }
 
-// keepUnavailable adds to the plan's targets the running ones of API
-// groups that failed this discovery: an aggregated API that blinks must not
-// stop its informers, whose restart would not report what changed between.
-func keepUnavailable(plan discovery.Plan, running []discovery.Target) []discovery.Target {
-	targets := plan.Targets
-	for _, t := range running {
-		if slices.Contains(plan.Unavailable, t.Resource.GVR.GroupVersion()) {
-			targets = append(targets, t)
-		}
+// serveHTTP serves health and metrics on addr until the returned stop is
+// called; an empty addr serves nothing.
+func serveHTTP(addr string, m *metrics.Metrics, ready func() bool, log *slog.Logger) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
 	}
-	return targets
-}
-
-// forbiddenLog warns once per forbidden type, and again only if access was
-// granted and then withdrawn.
-type forbiddenLog struct {
-	log    *slog.Logger
-	warned map[string]bool
-}
-
-func (f *forbiddenLog) report(statuses []discovery.Status) {
-	for _, s := range statuses {
-		key := s.Resource.GVR.String()
-		switch {
-		case s.State == discovery.StateForbidden && !f.warned[key]:
-			f.warned[key] = true
-			f.log.Warn("not watching a type kubediff may not read", "resource", s.Resource.String(), "reason", s.Reason)
-		case s.State == discovery.StateWatched && f.warned[key]:
-			delete(f.warned, key)
-			f.log.Info("access granted: now watching", "resource", s.Resource.String())
-		}
+	_, stop, err = metrics.Serve(addr, m, ready, log)
+	switch {
+	case err == nil:
+		return stop, nil
+	case addr == config.Default().HTTPAddress:
+		// In a terminal, something else often has :8080; the watch
+		// matters more than its metrics.
+		log.Warn("not serving health and metrics (set --http-address to choose another address)", "err", err)
+		return func() {}, nil
 	}
-}
-
-// reportSyncProgress logs progress while the caches fill, then calls
-// synced and logs one line saying what is watched; it returns then, or
-// when ctx is done.
-//
-// A type whose list never succeeds (a CRD whose conversion webhook is down)
-// must not hold everything else back: after syncTimeout kubediff goes on,
-// saying which informers have not synced; they report once they do.
-func reportSyncProgress(ctx context.Context, w *watcher.Watcher, log *slog.Logger, synced func(allSynced bool)) {
-	start := time.Now()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	lastReport := start
-	for {
-		p := w.Progress()
-		took := time.Since(start).Round(time.Millisecond).String()
-		if p.Synced == p.Informers {
-			synced(true)
-			log.Info("watching", "types", p.Types, "informers", p.Informers, "objects", p.Objects, "syncTime", took)
-			return
-		}
-		if time.Since(start) >= syncTimeout {
-			synced(false)
-			log.Warn("watching, though some informers have not synced yet", "unsynced", w.Unsynced(), "types", p.Types,
-				"informers", p.Informers, "objects", p.Objects, "syncTime", took)
-			return
-		}
-		if time.Since(lastReport) >= progressInterval {
-			lastReport = time.Now()
-			log.Info("syncing caches", "synced", p.Synced, "of", p.Informers, "objects", p.Objects)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
+	return nil, usageError{err}
 }
 
 func newDiffer(cfg config.Config, c *clients, log *slog.Logger) (*diff.Differ, error) {
@@ -335,37 +193,4 @@ func useColor(mode string, out io.Writer) bool {
 	}
 	f, ok := out.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// tuneRuntimeForSync sets the Go runtime up for the initial lists and
-// returns the function that sets it up for what follows, leaving alone
-// what the user set with GOGC or GOMAXPROCS.
-//
-// The initial lists come in bulk, on every core, and make garbage faster
-// than anything after: collecting it sooner keeps the peak near the
-// steady state. Afterwards, changes arrive one at a time and each is
-// handed along a few goroutines; with more than one P, each hand-off
-// wakes an idle thread, which costs more than the work itself (one P:
-// about 15% less CPU per update, docs/benchmarks.md).
-func tuneRuntimeForSync() (steady func(allSynced bool)) {
-	restoreGC := func() {}
-	if os.Getenv("GOGC") == "" {
-		old := debug.SetGCPercent(25)
-		restoreGC = func() { debug.SetGCPercent(old) }
-	}
-	ownProcs := os.Getenv("GOMAXPROCS") == ""
-	if ownProcs {
-		runtime.SetDefaultGOMAXPROCS() // a reload syncs on every core again
-	}
-	return func(allSynced bool) {
-		restoreGC()
-		// Types still listing after the sync timeout keep every core.
-		if ownProcs && allSynced {
-			runtime.GOMAXPROCS(1)
-		}
-		// The initial lists leave garbage worth several times the cache;
-		// give it back to the OS now rather than over the next minutes,
-		// so that resident memory reflects what kubediff keeps.
-		debug.FreeOSMemory()
-	}
 }

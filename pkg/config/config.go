@@ -11,8 +11,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-viper/mapstructure/v2"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kubediff/kubediff/pkg/glob"
+	"github.com/kubediff/kubediff/pkg/notify"
+	"github.com/kubediff/kubediff/pkg/notify/sinks"
 )
 
 // Output formats accepted by the output key.
@@ -94,35 +99,17 @@ type TypeSelector struct {
 	FieldSelector string   `mapstructure:"fieldSelector"`
 }
 
-// Sink types.
-const (
-	SinkWebhook = "webhook"
-	SinkSlack   = "slack"
-)
-
-// SinkConfig is one destination. Token, secret, url and header values may
-// name environment variables as ${NAME}.
+// SinkConfig is one destination: the keys every sink has, and the rest,
+// which belong to its type (pkg/notify/sinks lists the types, and each
+// type's package its keys).
 type SinkConfig struct {
 	Name  string      `mapstructure:"name"`
 	Type  string      `mapstructure:"type"`
 	Match MatchConfig `mapstructure:"match"`
 	// QueueSize overrides the global queueSize for this sink.
 	QueueSize int `mapstructure:"queueSize"`
-
-	// Webhook.
-	URL                string            `mapstructure:"url"`
-	Headers            map[string]string `mapstructure:"headers"`
-	Secret             string            `mapstructure:"secret"`
-	SecretFile         string            `mapstructure:"secretFile"`
-	Format             string            `mapstructure:"format"`
-	Timeout            time.Duration     `mapstructure:"timeout"`
-	InsecureSkipVerify bool              `mapstructure:"insecureSkipVerify"`
-
-	// Slack.
-	Token     string `mapstructure:"token"`
-	TokenFile string `mapstructure:"tokenFile"`
-	Channel   string `mapstructure:"channel"`
-	APIURL    string `mapstructure:"apiURL"`
+	// Options are the type's own keys (url, token, ...), as written.
+	Options map[string]any `mapstructure:",remain"`
 }
 
 // MatchConfig selects the records a sink receives; empty matches all.
@@ -313,36 +300,72 @@ func (s SinkConfig) validate(key string, seen map[string]bool) []error {
 		errs = append(errs, fmt.Errorf("%s.name: %q is used twice (stdout is taken)", key, s.Name))
 	}
 	seen[s.Name] = true
-	switch s.Type {
-	case SinkWebhook:
-		if s.URL == "" {
-			errs = append(errs, fmt.Errorf("%s.url: empty", key))
-		}
-		if !oneOf(s.Format, "", "record", "cloudevents") {
-			errs = append(errs, fmt.Errorf("%s.format: %q is not one of record, cloudevents", key, s.Format))
-		}
-		if s.Secret != "" && s.SecretFile != "" {
-			errs = append(errs, fmt.Errorf("%s: set secret or secretFile, not both", key))
-		}
-	case SinkSlack:
-		if s.Channel == "" {
-			errs = append(errs, fmt.Errorf("%s.channel: empty", key))
-		}
-		if (s.Token == "") == (s.TokenFile == "") {
-			errs = append(errs, fmt.Errorf("%s: set exactly one of token, tokenFile", key))
-		}
-	default:
-		errs = append(errs, fmt.Errorf("%s.type: %q is not one of webhook, slack", key, s.Type))
-	}
-	if s.Timeout < 0 || s.QueueSize < 0 {
-		errs = append(errs, fmt.Errorf("%s: timeout and queueSize must not be negative", key))
+	if s.QueueSize < 0 {
+		errs = append(errs, fmt.Errorf("%s.queueSize: %d is negative", key, s.QueueSize))
 	}
 	for _, t := range s.Match.Types {
 		if !oneOf(t, "added", "updated", "deleted") {
 			errs = append(errs, fmt.Errorf("%s.match.types: %q is not one of added, updated, deleted", key, t))
 		}
 	}
+	if err := glob.Valid(s.Match.Namespaces); err != nil {
+		errs = append(errs, fmt.Errorf("%s.match.namespaces: %w", key, err))
+	}
+	if _, err := labels.Parse(s.Match.Labels); err != nil {
+		errs = append(errs, fmt.Errorf("%s.match.labels: %w", key, err))
+	}
+	sc, err := s.Decode()
+	if err == nil {
+		err = sc.Validate()
+	}
+	if err != nil {
+		errs = append(errs, prefixErrors(key, err)...)
+	}
 	return errs
+}
+
+// Decode returns the sink type's own config, decoded strictly from the
+// entry's other keys over the type's defaults.
+func (s SinkConfig) Decode() (notify.SinkConfig, error) {
+	t, ok := sinks.Lookup(s.Type)
+	if !ok {
+		return nil, fmt.Errorf("type: %q is not one of %s", s.Type, strings.Join(sinks.Names(), ", "))
+	}
+	sc := t.NewConfig()
+	var meta mapstructure.Metadata
+	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		DecodeHook: mapstructure.StringToTimeDurationHookFunc(),
+		Metadata:   &meta,
+		Result:     sc,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := dec.Decode(s.Options); err != nil {
+		var de *mapstructure.DecodeError
+		if errors.As(err, &de) {
+			return nil, fmt.Errorf("%s: %w", de.Name(), de.Unwrap()) // "timeout: time: invalid duration"
+		}
+		return nil, err
+	}
+	if len(meta.Unused) > 0 {
+		slices.Sort(meta.Unused)
+		return nil, fmt.Errorf("unknown keys for a %s sink: %s", s.Type, strings.Join(meta.Unused, ", "))
+	}
+	return sc, nil
+}
+
+// prefixErrors puts key in front of each joined error: "sinks[a].url: empty".
+func prefixErrors(key string, err error) []error {
+	var out []error
+	for _, line := range strings.Split(err.Error(), "\n") {
+		sep := "."
+		if !strings.Contains(line, ": ") || strings.Index(line, " ") < strings.Index(line, ":") {
+			sep = ": " // a sentence, not a key
+		}
+		out = append(out, errors.New(key+sep+line))
+	}
+	return out
 }
 
 func checkSelectors(prefix, label, field string) []error {

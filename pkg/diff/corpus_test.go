@@ -16,7 +16,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/listkeys"
-	"github.com/kubediff/kubediff/pkg/watcher"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -80,7 +80,7 @@ func newDifferOpts(t testing.TB, keys diff.ListKeys, cached bool) *diff.Differ {
 	return d
 }
 
-func loadCase(t testing.TB, dir string) watcher.Event {
+func loadCase(t testing.TB, dir string) diff.Input {
 	t.Helper()
 	read := func(name string) *unstructured.Unstructured {
 		data, err := os.ReadFile(filepath.Join(dir, name))
@@ -98,7 +98,7 @@ func loadCase(t testing.TB, dir string) watcher.Event {
 	if !ok {
 		t.Fatalf("no resource for kind %s", newObj.GetKind())
 	}
-	return watcher.Event{Type: watcher.Updated, Resource: res, Old: oldObj, New: newObj}
+	return diff.Input{Type: record.Updated, Resource: res, Old: oldObj, New: newObj}
 }
 
 // TestCorpus diffs object pairs recorded from a real API server and
@@ -154,7 +154,7 @@ func TestCorpus(t *testing.T) {
 	}
 }
 
-func diffCase(t *testing.T, name string) (diff.Change, bool) {
+func diffCase(t *testing.T, name string) (record.Change, bool) {
 	t.Helper()
 	return newDiffer(t, loadKeys(t)).Diff(loadCase(t, filepath.Join("testdata", "corpus", name)))
 }
@@ -165,7 +165,7 @@ func TestEnvInsertedAtTheTopIsOneChangeNamingTheVar(t *testing.T) {
 		t.Fatalf("want one change, got %d: %+v", len(c.Changes), c.Changes)
 	}
 	got := c.Changes[0]
-	if got.Op != diff.OpAdd || got.Field != "spec.template.spec.containers[name=web].env[name=FEATURE_X]" ||
+	if got.Op != record.OpAdd || got.Field != "spec.template.spec.containers[name=web].env[name=FEATURE_X]" ||
 		got.Path != "/spec/template/spec/containers/0/env/0" {
 		t.Fatalf("change = %+v", got)
 	}
@@ -179,7 +179,7 @@ func TestOneImageChangeInThreeContainersIsOneReplace(t *testing.T) {
 	if !ok || len(c.Changes) != 1 {
 		t.Fatalf("want one change, got %+v", c.Changes)
 	}
-	if got := c.Changes[0]; got.Op != diff.OpReplace || got.Field != "spec.template.spec.containers[name=sidecar].image" ||
+	if got := c.Changes[0]; got.Op != record.OpReplace || got.Field != "spec.template.spec.containers[name=sidecar].image" ||
 		got.Path != "/spec/template/spec/containers/1/image" || got.From != "busybox:1.36" || got.To != "busybox:1.37" {
 		t.Fatalf("change = %+v", got)
 	}
@@ -203,7 +203,7 @@ func TestRemovedContainerIsOneRemoveAtItsOldIndex(t *testing.T) {
 	if !ok || len(c.Changes) != 1 {
 		t.Fatalf("want one change, got %+v", c.Changes)
 	}
-	if got := c.Changes[0]; got.Op != diff.OpRemove || got.Path != "/spec/template/spec/containers/3" ||
+	if got := c.Changes[0]; got.Op != record.OpRemove || got.Path != "/spec/template/spec/containers/3" ||
 		got.Field != "spec.template.spec.containers[name=logger]" {
 		t.Fatalf("change = %+v", got)
 	}

@@ -1,22 +1,49 @@
+// Package diff turns an observed change of one object into a change
+// record: which object, and for an update which fields changed, as JSON
+// Pointers with their old and new values, and who changed them.
+//
+// An update goes through a fixed sequence of passes, all visible in
+// Differ.Diff: prune ignored fields, redact sensitive values, compare
+// (keyed lists by key), summarize, attribute, render. The first two also
+// run before an object is cached (Differ.CacheTransform), so the cache is
+// smaller and never holds a secret in the clear.
 package diff
 
 import (
 	"fmt"
-	"reflect"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	r3diff "github.com/r3labs/diff/v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubediff/kubediff/pkg/watcher"
+	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 // maxChangedFields caps the one-string summary; the changes list always
 // carries every change.
 const maxChangedFields = 50
+
+// Input is one observed change of one object. Old is nil for an
+// addition; New is nil for a deletion, whose Old is the final state.
+type Input struct {
+	// Type is record.Added, record.Updated or record.Deleted.
+	Type     string
+	Resource discovery.Resource
+	Old, New *unstructured.Unstructured
+	// FinalStateUnknown marks a deletion noticed only on relisting after a
+	// watch gap: Old is the last state seen, not the deleted one.
+	FinalStateUnknown bool
+}
+
+// object returns the newest known state: New, or Old for a deletion.
+func (in Input) object() *unstructured.Unstructured {
+	if in.New != nil {
+		return in.New
+	}
+	return in.Old
+}
 
 // Options configure a Differ.
 type Options struct {
@@ -30,16 +57,16 @@ type Options struct {
 	Patch bool
 	// Unified adds a unified YAML diff to update records (for text output).
 	Unified bool
-	// CachedObjects says events carry objects that went through
-	// CacheTransform (as the watcher's informers do), so ignored fields are
-	// already gone and values redacted: Diff skips that work.
+	// CachedObjects says inputs carry objects that went through
+	// CacheTransform (as the watcher's do), so ignored fields are already
+	// gone and values redacted: Diff skips that work.
 	CachedObjects bool
 	// Now returns the record time; nil means time.Now.
 	Now func() time.Time
 }
 
-// Differ turns events into change records. It is safe for concurrent use:
-// every informer calls it from its own goroutine.
+// Differ turns inputs into change records. It is safe for concurrent use:
+// every reflector calls it from its own goroutine.
 type Differ struct {
 	rules    *compiledRules
 	redactor *redactor
@@ -67,28 +94,16 @@ func New(opts Options) (*Differ, error) {
 	return &Differ{rules: rules, redactor: red, keys: opts.ListKeys, patch: opts.Patch, unified: opts.Unified, cached: opts.CachedObjects, now: now}, nil
 }
 
-// Diff returns the record for ev, and false when there is nothing worth
+// Diff returns the record for in, and false when there is nothing worth
 // reporting (an update whose only changes are ignored).
-func (d *Differ) Diff(ev watcher.Event) (Change, bool) {
-	obj := ev.Object()
-	c := Change{
-		Time:            Timestamp(d.now()),
-		Type:            string(ev.Type),
-		APIVersion:      obj.GetAPIVersion(),
-		Kind:            obj.GetKind(),
-		Resource:        ev.Resource.GVR.Resource,
-		Namespace:       obj.GetNamespace(),
-		Name:            obj.GetName(),
-		UID:             string(obj.GetUID()),
-		ResourceVersion: obj.GetResourceVersion(),
-		Labels:          obj.GetLabels(),
-	}
-	switch ev.Type {
-	case watcher.Added:
-		c.Manager = attribute(nil, ev.New.Object, false)
+func (d *Differ) Diff(in Input) (record.Change, bool) {
+	c := d.header(in)
+	switch in.Type {
+	case record.Added:
+		c.Manager = attribute(nil, in.New.Object, false)
 		return c, true
-	case watcher.Deleted:
-		if ev.FinalStateUnknown {
+	case record.Deleted:
+		if in.FinalStateUnknown {
 			// An empty version also makes a takeover replay it rather
 			// than skip it as already delivered.
 			c.ResourceVersion, c.LastSeenResourceVersion = "", c.ResourceVersion
@@ -96,27 +111,19 @@ func (d *Differ) Diff(ev watcher.Event) (Change, bool) {
 		return c, true
 	}
 
-	// Ignored fields go first so that everything after works on less, and
-	// redaction comes before any value can reach a record. Objects from the
-	// cache had both done by CacheTransform, but for what it keeps.
-	var oldObj, newObj map[string]any
-	if d.cached {
-		oldObj, newObj = prune(ev.Old.Object, keptInCache).(map[string]any), prune(ev.New.Object, keptInCache).(map[string]any)
-	} else {
-		ignore := d.rules.forResource(ev.Resource)
-		oldObj = d.redactor.redact(prune(ev.Old.Object, ignore), ev.Resource)
-		newObj = d.redactor.redact(prune(ev.New.Object, ignore), ev.Resource)
-	}
-	var tree *KeyTree
-	if d.keys != nil {
-		tree = d.keys.KeyTree(ev.New.GroupVersionKind())
-	}
-	c.Changes = diffObjects(oldObj, newObj, tree)
+	// 1–2. Prune ignored fields, then redact: everything after works on
+	// less, and no value reaches a record unredacted.
+	oldObj, newObj := d.prepare(in.Old.Object, in.Resource), d.prepare(in.New.Object, in.Resource)
+	// 3. Compare, lists with keys item by item.
+	c.Changes = compare(oldObj, newObj, d.keyTree(in.New))
 	if len(c.Changes) == 0 {
-		return Change{}, false
+		return record.Change{}, false
 	}
+	// 4. Summarize for log stacks that index scalars.
 	c.Changed = summarize(c.Changes)
-	c.Manager = attribute(ev.Old.Object, ev.New.Object, statusOnly(c.Changes))
+	// 5. Attribute: who wrote it, from managedFields (kept by pruning).
+	c.Manager = attribute(in.Old.Object, in.New.Object, statusOnly(c.Changes))
+	// 6. Render the optional forms.
 	if d.patch {
 		c.Patch = jsonPatch(oldObj, newObj)
 	}
@@ -126,270 +133,42 @@ func (d *Differ) Diff(ev watcher.Event) (Change, bool) {
 	return c, true
 }
 
-// diffObjects finds the changed fields. It descends through maps (and
-// keyed lists, seen as maps) present on both sides and hands r3labs/diff
-// only the smallest subtrees that differ: positional lists, and values that
-// changed type. Equal subtrees cost one cheap comparison; status churn
-// never touches spec.
-func diffObjects(oldObj, newObj map[string]any, tree *KeyTree) []FieldChange {
-	var raw []rawChange
-	diffTree(nil, oldObj, newObj, tree, &raw)
-	changes := make([]FieldChange, 0, len(raw))
-	for _, rc := range raw {
-		// Values come from the objects, not from normalized space where a
-		// keyed list is a map.
-		ptr, field, from, to := locate(rc.path, oldObj, newObj, tree, rc.op)
-		fc := FieldChange{Op: rc.op, Path: FormatPointer(ptr), Field: field, From: from, To: to}
-		if rc.op == OpAdd {
-			fc.From = nil
-		}
-		if rc.op == OpRemove {
-			fc.To = nil
-		}
-		changes = append(changes, fc)
-	}
-	sort.SliceStable(changes, func(i, j int) bool { return pointerLess(changes[i].Path, changes[j].Path) })
-	return changes
-}
-
-func diffTree(prefix []string, o, n any, t *KeyTree, out *[]rawChange) {
-	if jsonEqual(o, n) {
-		return
-	}
-	om, okO := asMap(o, t)
-	nm, okN := asMap(n, t)
-	if ol, nl, ok := sameLengthLists(o, n); ok && (!okO || !okN) {
-		// Position by position, as r3labs would compare them, but only
-		// descending into the items that differ.
-		for i := range ol {
-			diffTree(append(slices.Clip(prefix), strconv.Itoa(i)), ol[i], nl[i], t.items(), out)
-		}
-		return
-	}
-	if !okO || !okN {
-		if _, isList := o.([]any); !isList {
-			// A scalar, or a change of type: nothing for r3labs to find.
-			*out = append(*out, rawChange{op: OpReplace, path: slices.Clone(prefix), from: o, to: n})
-			return
-		}
-		for _, rc := range diffValues(normalize(o, t), normalize(n, t)) {
-			rc.path = append(slices.Clip(prefix), rc.path...)
-			*out = append(*out, rc)
-		}
-		return
-	}
-	_, isList := o.([]any)
-	// Map order is random; diffObjects sorts the changes afterwards.
-	for key, ov := range om {
-		path := append(slices.Clip(prefix), key)
-		nv, inNew := nm[key]
-		if !inNew {
-			*out = append(*out, rawChange{op: OpRemove, path: path, from: ov})
-			continue
-		}
-		child := t.field(key)
-		if isList {
-			child = t.items()
-		}
-		diffTree(path, ov, nv, child, out)
-	}
-	for key, nv := range nm {
-		if _, inOld := om[key]; !inOld {
-			*out = append(*out, rawChange{op: OpAdd, path: append(slices.Clip(prefix), key), to: nv})
-		}
+// header is what every record says about its object.
+func (d *Differ) header(in Input) record.Change {
+	obj := in.object()
+	return record.Change{
+		Time:            record.Timestamp(d.now()),
+		Type:            in.Type,
+		APIVersion:      obj.GetAPIVersion(),
+		Kind:            obj.GetKind(),
+		Resource:        in.Resource.GVR.Resource,
+		Namespace:       obj.GetNamespace(),
+		Name:            obj.GetName(),
+		UID:             string(obj.GetUID()),
+		ResourceVersion: obj.GetResourceVersion(),
+		Labels:          obj.GetLabels(),
 	}
 }
 
-func sameLengthLists(o, n any) ([]any, []any, bool) {
-	ol, ok1 := o.([]any)
-	nl, ok2 := n.([]any)
-	return ol, nl, ok1 && ok2 && len(ol) == len(nl)
-}
-
-// asMap returns v as a map: a map as it is, a keyed list as a map from item
-// key to item (so items are matched by identity, not position).
-func asMap(v any, t *KeyTree) (map[string]any, bool) {
-	switch val := v.(type) {
-	case map[string]any:
-		return val, true
-	case []any:
-		keys, ok := itemKeys(val, t.itemsKeys())
-		if !ok {
-			return nil, false
-		}
-		m := make(map[string]any, len(val))
-		for i, item := range val {
-			m[keys[i]] = item
-		}
-		return m, true
+// prepare prunes ignored fields and redacts sensitive values. Objects from
+// the cache had both done by CacheTransform, but for the bookkeeping the
+// cache keeps (keptInCache).
+func (d *Differ) prepare(obj map[string]any, r discovery.Resource) map[string]any {
+	if d.cached {
+		return prune(obj, keptInCache).(map[string]any)
 	}
-	return nil, false
+	return d.redactor.redact(prune(obj, d.rules.forResource(r)), r)
 }
 
-// jsonEqual compares decoded JSON values, much faster than reflect.DeepEqual
-// for the maps, lists and scalars unstructured objects are made of.
-func jsonEqual(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !jsonEqual(xv, yv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !jsonEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case string, bool, int64, float64, nil:
-		return a == b
-	}
-	return reflect.DeepEqual(a, b)
-}
-
-// rawChange is a change in normalized space: keyed list items appear as map
-// entries named by their key ("name=web").
-type rawChange struct {
-	op       string
-	path     []string
-	from, to any
-}
-
-func diffValues(o, n any) []rawChange {
-	cl, err := r3diff.Diff(o, n, r3diff.SliceOrdering(true), r3diff.AllowTypeMismatch(true))
-	if err != nil {
-		// r3labs only fails on types that JSON never produces; report the
-		// subtree as replaced rather than lose the change.
-		return []rawChange{{op: OpReplace, from: o, to: n}}
-	}
-	out := make([]rawChange, 0, len(cl))
-	for _, ch := range cl {
-		rc := rawChange{path: ch.Path, from: ch.From, to: ch.To}
-		switch ch.Type {
-		case r3diff.CREATE:
-			rc.op, rc.from = OpAdd, nil
-		case r3diff.DELETE:
-			rc.op, rc.to = OpRemove, nil
-		default:
-			rc.op = OpReplace
-		}
-		out = append(out, rc)
-	}
-	return out
-}
-
-// locate maps a path in normalized space back to the objects: a JSON
-// Pointer (a keyed item's index in the new object, or in the old one for a
-// removal), a readable field (spec.containers[name=web].image), and the
-// values found there in the old and new object.
-func locate(segs []string, oldRoot, newRoot map[string]any, tree *KeyTree, op string) (ptr []string, field string, oldVal, newVal any) {
-	ptr = make([]string, 0, len(segs))
-	var b strings.Builder
-	var oldCur, newCur any = oldRoot, newRoot
-	t := tree
-	for _, seg := range segs {
-		// Removed items are found where they were; others where they are.
-		cur := newCur
-		if op == OpRemove || cur == nil {
-			cur = oldCur
-		}
-		list, isList := cur.([]any)
-		if !isList {
-			ptr = append(ptr, seg)
-			writeKey(&b, seg)
-			oldCur, newCur, t = child(oldCur, seg), child(newCur, seg), t.field(seg)
-			continue
-		}
-		if keys, ok := itemKeys(list, t.itemsKeys()); ok && keyedOnBothSides(oldCur, newCur, t) {
-			idx := slices.Index(keys, seg)
-			ptr = append(ptr, strconv.Itoa(idx))
-			b.WriteString("[" + seg + "]")
-			oldCur, newCur = keyedItem(oldCur, t.itemsKeys(), seg), keyedItem(newCur, t.itemsKeys(), seg)
-		} else {
-			ptr = append(ptr, seg)
-			b.WriteString("[" + seg + "]")
-			oldCur, newCur = child(oldCur, seg), child(newCur, seg)
-		}
-		t = t.items()
-	}
-	return ptr, b.String(), oldCur, newCur
-}
-
-// keyedOnBothSides mirrors diffTree: a list is compared by key only when
-// both its old and new forms can be keyed.
-func keyedOnBothSides(oldCur, newCur any, t *KeyTree) bool {
-	for _, v := range []any{oldCur, newCur} {
-		if list, ok := v.([]any); ok {
-			if _, keyed := itemKeys(list, t.itemsKeys()); !keyed {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// itemsKeys returns the key fields of the list this node describes.
-func (t *KeyTree) itemsKeys() []string {
-	if t == nil {
+func (d *Differ) keyTree(u *unstructured.Unstructured) *KeyTree {
+	if d.keys == nil {
 		return nil
 	}
-	return t.Keys
-}
-
-func child(v any, seg string) any {
-	switch t := v.(type) {
-	case map[string]any:
-		return t[seg]
-	case []any:
-		i, err := strconv.Atoi(seg)
-		if err != nil || i < 0 || i >= len(t) {
-			return nil
-		}
-		return t[i]
-	}
-	return nil
-}
-
-func keyedItem(v any, keys []string, key string) any {
-	list, ok := v.([]any)
-	if !ok {
-		return nil
-	}
-	itemKeys, ok := itemKeys(list, keys)
-	if !ok {
-		return nil
-	}
-	if i := slices.Index(itemKeys, key); i >= 0 {
-		return list[i]
-	}
-	return nil
-}
-
-func writeKey(b *strings.Builder, key string) {
-	if plainKey.MatchString(key) {
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(key)
-		return
-	}
-	b.WriteString("[" + strconv.Quote(key) + "]")
+	return d.keys.KeyTree(u.GroupVersionKind())
 }
 
 // statusOnly reports whether every change is under /status.
-func statusOnly(changes []FieldChange) bool {
+func statusOnly(changes []record.FieldChange) bool {
 	for _, c := range changes {
 		if c.Path != "/status" && !strings.HasPrefix(c.Path, "/status/") {
 			return false
@@ -398,7 +177,7 @@ func statusOnly(changes []FieldChange) bool {
 	return true
 }
 
-func summarize(changes []FieldChange) string {
+func summarize(changes []record.FieldChange) string {
 	var fields []string
 	seen := map[string]bool{}
 	for _, c := range changes {

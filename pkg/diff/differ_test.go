@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubediff/kubediff/pkg/discovery"
-	"github.com/kubediff/kubediff/pkg/watcher"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 var fixedNow = func() time.Time { return time.Date(2026, 11, 22, 10, 4, 5, 123456789, time.UTC) }
@@ -26,8 +26,8 @@ func obj(t testing.TB, js string) *unstructured.Unstructured {
 
 var configMaps = discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
 
-func update(t testing.TB, oldJS, newJS string) watcher.Event {
-	return watcher.Event{Type: watcher.Updated, Resource: configMaps, Old: obj(t, oldJS), New: obj(t, newJS)}
+func update(t testing.TB, oldJS, newJS string) Input {
+	return Input{Type: record.Updated, Resource: configMaps, Old: obj(t, oldJS), New: obj(t, newJS)}
 }
 
 const cmBase = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"app","namespace":"ns","uid":"u-1","resourceVersion":"%s","generation":%d,
@@ -42,24 +42,24 @@ func cm(t testing.TB, rv string, gen int, lastApplied, manager, data string) str
 func TestDiff(t *testing.T) {
 	tests := []struct {
 		name        string
-		ev          watcher.Event
+		ev          Input
 		opts        Options
-		wantChanges []FieldChange
+		wantChanges []record.FieldChange
 		wantChanged string
 		wantNothing bool
 	}{
 		{
 			name:        "one key replaced",
 			ev:          update(t, cm(t, "1", 1, "x", "kubectl", `{"k":"v1","o":"x"}`), cm(t, "2", 1, "x", "kubectl", `{"k":"v2","o":"x"}`)),
-			wantChanges: []FieldChange{{Op: OpReplace, Path: "/data/k", Field: "data.k", From: "v1", To: "v2"}},
+			wantChanges: []record.FieldChange{{Op: record.OpReplace, Path: "/data/k", Field: "data.k", From: "v1", To: "v2"}},
 			wantChanged: "data.k",
 		},
 		{
 			name: "keys added and removed, with / and ~ escaped",
 			ev:   update(t, cm(t, "1", 1, "x", "m", `{"a/b":"1","keep":"k"}`), cm(t, "2", 1, "x", "m", `{"keep":"k","c~d":"2"}`)),
-			wantChanges: []FieldChange{
-				{Op: OpRemove, Path: "/data/a~1b", Field: `data["a/b"]`, From: "1"},
-				{Op: OpAdd, Path: "/data/c~0d", Field: `data["c~d"]`, To: "2"},
+			wantChanges: []record.FieldChange{
+				{Op: record.OpRemove, Path: "/data/a~1b", Field: `data["a/b"]`, From: "1"},
+				{Op: record.OpAdd, Path: "/data/c~0d", Field: `data["c~d"]`, To: "2"},
 			},
 			wantChanged: `data["a/b"], data["c~d"]`,
 		},
@@ -79,9 +79,9 @@ func TestDiff(t *testing.T) {
 			ev: update(t,
 				`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","resourceVersion":"1"},"spec":{"replicas":1,"template":{"spec":{"containers":[{"name":"web","image":"nginx:1"}]}}}}`,
 				`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","resourceVersion":"2"},"spec":{"replicas":3,"template":{"spec":{"containers":[{"name":"web","image":"nginx:2"}]}}}}`),
-			wantChanges: []FieldChange{
-				{Op: OpReplace, Path: "/spec/replicas", Field: "spec.replicas", From: int64(1), To: int64(3)},
-				{Op: OpReplace, Path: "/spec/template/spec/containers/0/image", Field: "spec.template.spec.containers[0].image", From: "nginx:1", To: "nginx:2"},
+			wantChanges: []record.FieldChange{
+				{Op: record.OpReplace, Path: "/spec/replicas", Field: "spec.replicas", From: int64(1), To: int64(3)},
+				{Op: record.OpReplace, Path: "/spec/template/spec/containers/0/image", Field: "spec.template.spec.containers[0].image", From: "nginx:1", To: "nginx:2"},
 			},
 			wantChanged: "spec.replicas, spec.template.spec.containers[0].image",
 		},
@@ -95,9 +95,9 @@ func TestDiff(t *testing.T) {
 		{
 			name: "a value changing type",
 			ev:   update(t, cm(t, "1", 1, "x", "m", `{"k":"v"}`), `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"app","namespace":"ns","uid":"u-1","resourceVersion":"2"},"data":{"k":{"nested":true}}}`),
-			wantChanges: []FieldChange{
-				{Op: OpReplace, Path: "/data/k", Field: "data.k", From: "v", To: map[string]any{"nested": true}},
-				{Op: OpRemove, Path: "/metadata/annotations", Field: "metadata.annotations", From: map[string]any{"team": "a"}},
+			wantChanges: []record.FieldChange{
+				{Op: record.OpReplace, Path: "/data/k", Field: "data.k", From: "v", To: map[string]any{"nested": true}},
+				{Op: record.OpRemove, Path: "/metadata/annotations", Field: "metadata.annotations", From: map[string]any{"team": "a"}},
 			},
 			wantChanged: "data.k, metadata.annotations",
 		},
@@ -106,9 +106,9 @@ func TestDiff(t *testing.T) {
 			ev: update(t,
 				`{"kind":"X","metadata":{"resourceVersion":"1"},"l":[0,1,2,3,4,5,6,7,8,9,10,11]}`,
 				`{"kind":"X","metadata":{"resourceVersion":"2"},"l":[0,1,-2,3,4,5,6,7,8,9,-10,11]}`),
-			wantChanges: []FieldChange{
-				{Op: OpReplace, Path: "/l/2", Field: "l[2]", From: int64(2), To: int64(-2)},
-				{Op: OpReplace, Path: "/l/10", Field: "l[10]", From: int64(10), To: int64(-10)},
+			wantChanges: []record.FieldChange{
+				{Op: record.OpReplace, Path: "/l/2", Field: "l[2]", From: int64(2), To: int64(-2)},
+				{Op: record.OpReplace, Path: "/l/10", Field: "l[10]", From: int64(10), To: int64(-10)},
 			},
 			wantChanged: "l[2], l[10]",
 		},
@@ -159,15 +159,15 @@ func TestDiffNeverModifiesTheCachedObjects(t *testing.T) {
 func TestAddedAndDeletedRecordsIdentifyTheObject(t *testing.T) {
 	d, _ := New(Options{Now: fixedNow})
 	o := obj(t, cm(t, "7", 1, "x", "m", `{"k":"v"}`))
-	for _, ev := range []watcher.Event{
-		{Type: watcher.Added, Resource: configMaps, New: o},
-		{Type: watcher.Deleted, Resource: configMaps, Old: o},
+	for _, ev := range []Input{
+		{Type: record.Added, Resource: configMaps, New: o},
+		{Type: record.Deleted, Resource: configMaps, Old: o},
 	} {
 		c, ok := d.Diff(ev)
-		want := Change{Time: Timestamp(fixedNow()), Type: string(ev.Type), APIVersion: "v1", Kind: "ConfigMap",
+		want := record.Change{Time: record.Timestamp(fixedNow()), Type: ev.Type, APIVersion: "v1", Kind: "ConfigMap",
 			Resource: "configmaps", Namespace: "ns", Name: "app", UID: "u-1", ResourceVersion: "7"}
-		if ev.Type == watcher.Added {
-			want.Manager = &Manager{Name: "m", Operation: "Update"}
+		if ev.Type == record.Added {
+			want.Manager = &record.Manager{Name: "m", Operation: "Update"}
 		}
 		if !ok || !reflect.DeepEqual(c, want) {
 			t.Errorf("%s: got %+v, want %+v", ev.Type, c, want)
@@ -184,7 +184,7 @@ func TestNewRejectsMalformedIgnorePaths(t *testing.T) {
 }
 
 func TestTimestampHasMilliseconds(t *testing.T) {
-	b, _ := json.Marshal(Timestamp(fixedNow()))
+	b, _ := json.Marshal(record.Timestamp(fixedNow()))
 	if string(b) != `"2026-11-22T10:04:05.123Z"` {
 		t.Fatalf("timestamp = %s", b)
 	}
@@ -192,7 +192,7 @@ func TestTimestampHasMilliseconds(t *testing.T) {
 
 func TestDeletionAfterAWatchGapHasNoResourceVersion(t *testing.T) {
 	d, _ := New(Options{Now: fixedNow})
-	c, _ := d.Diff(watcher.Event{Type: watcher.Deleted, Resource: configMaps, Old: obj(t, cm(t, "7", 1, "x", "m", `{}`)), FinalStateUnknown: true})
+	c, _ := d.Diff(Input{Type: record.Deleted, Resource: configMaps, Old: obj(t, cm(t, "7", 1, "x", "m", `{}`)), FinalStateUnknown: true})
 	if c.ResourceVersion != "" || c.LastSeenResourceVersion != "7" {
 		t.Fatalf("resourceVersion %q, lastSeen %q; want empty and 7", c.ResourceVersion, c.LastSeenResourceVersion)
 	}

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubediff/kubediff/pkg/watcher"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 // fuzzTree keys spec.items by name, so the fuzzer exercises keyed lists.
@@ -72,7 +72,7 @@ func FuzzDiff(f *testing.F) {
 		for _, o := range []map[string]any{oldObj, newObj} {
 			o["kind"], o["apiVersion"] = "Fuzz", "fuzz/v1"
 		}
-		c, ok := d.Diff(watcher.Event{Type: watcher.Updated, Old: &unstructured.Unstructured{Object: oldObj}, New: &unstructured.Unstructured{Object: newObj}})
+		c, ok := d.Diff(Input{Type: record.Updated, Old: &unstructured.Unstructured{Object: oldObj}, New: &unstructured.Unstructured{Object: newObj}})
 		if !ok {
 			if !reflect.DeepEqual(oldObj, newObj) {
 				t.Fatalf("different objects gave no record:\n%s\n%s", a, b)
@@ -80,13 +80,13 @@ func FuzzDiff(f *testing.F) {
 			return
 		}
 		for _, ch := range c.Changes {
-			if ch.Op == OpRemove {
+			if ch.Op == record.OpRemove {
 				got, found := resolve(oldObj, ch.Path)
 				if !found || !reflect.DeepEqual(got, ch.From) {
 					t.Fatalf("%s %s: old value %v (found %v), change says %v", ch.Op, ch.Path, got, found, ch.From)
 				}
 			}
-			if ch.Op != OpRemove {
+			if ch.Op != record.OpRemove {
 				got, found := resolve(newObj, ch.Path)
 				if !found || !reflect.DeepEqual(got, ch.To) {
 					t.Fatalf("%s %s: new value %v (found %v), change says %v", ch.Op, ch.Path, got, found, ch.To)

@@ -7,11 +7,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"path"
 	"strings"
 	"sync"
 
 	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/glob"
 )
 
 // RedactOptions add redaction on top of Secrets' values, which are always
@@ -27,10 +27,6 @@ type RedactOptions struct {
 	// across runs.
 	Salt []byte
 }
-
-// DefaultRedactKeys are the key-name patterns redacted unless configured
-// otherwise.
-var DefaultRedactKeys = []string{"*password*", "*passwd*", "*secret*", "*token*", "*apikey*", "*api_key*", "*api-key*", "*credential*", "*private*key*"}
 
 // secretPaths hold a Secret's values.
 var secretPaths = []string{"/data/*", "/stringData/*"}
@@ -64,10 +60,10 @@ func newRedactor(opts RedactOptions) (*redactor, error) {
 	}
 	r.secret, _ = parsePathRules(secretPaths)
 	r.applied, _ = parsePathRules(lastApplied)
+	if err := glob.Valid(opts.Keys); err != nil {
+		return nil, fmt.Errorf("redact key pattern: %w", err)
+	}
 	for _, k := range opts.Keys {
-		if _, err := path.Match(k, ""); err != nil {
-			return nil, fmt.Errorf("redact key pattern %q: %w", k, err)
-		}
 		r.keys = append(r.keys, strings.ToLower(k))
 	}
 	return r, nil
@@ -157,14 +153,7 @@ func (r *redactor) sensitiveKey(name string) bool {
 	if v, ok := r.sensitive.Load(name); ok {
 		return v.(bool)
 	}
-	lower := strings.ToLower(name)
-	match := false
-	for _, pattern := range r.keys {
-		if ok, _ := path.Match(pattern, lower); ok {
-			match = true
-			break
-		}
-	}
+	match := glob.MatchAny(r.keys, strings.ToLower(name))
 	r.sensitive.Store(name, match)
 	return match
 }

@@ -7,14 +7,13 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 	"gomodules.xyz/jsonpatch/v2"
 	"sigs.k8s.io/yaml"
-)
 
-// PatchOperation is one RFC 6902 operation.
-type PatchOperation = jsonpatch.Operation
+	"github.com/kubediff/kubediff/pkg/record"
+)
 
 // jsonPatch returns the RFC 6902 patch that turns the old object into the
 // new one (both already without ignored fields and with values redacted).
-func jsonPatch(oldObj, newObj map[string]any) []PatchOperation {
+func jsonPatch(oldObj, newObj map[string]any) []record.PatchOperation {
 	a, err1 := json.Marshal(oldObj)
 	b, err2 := json.Marshal(newObj)
 	if err1 != nil || err2 != nil {
@@ -24,21 +23,22 @@ func jsonPatch(oldObj, newObj map[string]any) []PatchOperation {
 	if err != nil {
 		return nil
 	}
-	return ops
+	out := make([]record.PatchOperation, len(ops))
+	for i, op := range ops {
+		out[i] = record.PatchOperation{Operation: op.Operation, Path: op.Path, Value: op.Value}
+	}
+	return out
 }
 
 // unifiedDiff renders both objects as YAML and returns a unified diff with
 // three lines of context around each change, as kubectl diff shows it.
-func unifiedDiff(oldObj, newObj map[string]any, c Change) string {
+func unifiedDiff(oldObj, newObj map[string]any, c record.Change) string {
 	a, err1 := yaml.Marshal(oldObj)
 	b, err2 := yaml.Marshal(newObj)
 	if err1 != nil || err2 != nil {
 		return ""
 	}
-	name := c.Name
-	if c.Namespace != "" {
-		name = c.Namespace + "/" + name
-	}
+	name := c.ObjectName()
 	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
 		A:        difflib.SplitLines(string(a)),
 		B:        difflib.SplitLines(string(b)),

@@ -4,6 +4,7 @@
 package discovery
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -153,14 +154,14 @@ func Watchable(lists []*metav1.APIResourceList) []Resource {
 		keep, dup := duplicateAPIs[r.GVR.GroupResource()]
 		return dup && offered[keep]
 	})
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i].GVR, out[j].GVR
-		if a.Group != b.Group {
-			return a.Group < b.Group
-		}
-		return a.Resource < b.Resource
-	})
+	slices.SortFunc(out, byGroupResource)
 	return out
+}
+
+// byGroupResource orders resources as kubectl api-resources lists them:
+// by group, then resource name.
+func byGroupResource(a, b Resource) int {
+	return cmp.Or(cmp.Compare(a.GVR.Group, b.GVR.Group), cmp.Compare(a.GVR.Resource, b.GVR.Resource))
 }
 
 func describeGroupFailures(err *discovery.ErrGroupDiscoveryFailed) error {

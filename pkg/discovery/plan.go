@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubediff/kubediff/pkg/glob"
 )
 
 // Target is one informer to run: a type, in one namespace or all ("" also
@@ -69,7 +70,8 @@ type Plan struct {
 	All []Resource
 	// Targets are the informers to run.
 	Targets []Target
-	// Statuses cover every type the server offers, watched or not.
+	// Statuses cover every type the server offers, watched or not,
+	// ordered by group and resource.
 	Statuses []Status
 	// Unavailable group/versions failed discovery: keep watching what was
 	// watched of them rather than stop and lose changes.
@@ -141,6 +143,7 @@ func (p *Planner) Plan(ctx context.Context) (Plan, error) {
 	}
 	plan.Targets = allowed
 	plan.Statuses = append(plan.Statuses, targetStatuses(candidates, forbidden)...)
+	slices.SortStableFunc(plan.Statuses, func(a, b Status) int { return byGroupResource(a.Resource, b.Resource) })
 	return plan, warn
 }
 
@@ -202,7 +205,7 @@ func (p *Planner) targets(ctx context.Context, r Resource) ([]Target, error) {
 	}
 	var out []Target
 	for _, ns := range namespaces {
-		if !MatchesAny(p.Scope.ExcludeNamespaces, ns) {
+		if !glob.MatchAny(p.Scope.ExcludeNamespaces, ns) {
 			out = append(out, Target{Resource: r, Namespace: ns, LabelSelector: labelSel, FieldSelector: fieldSel})
 		}
 	}
@@ -239,19 +242,11 @@ func (p *Planner) expand(ctx context.Context, patterns []string, bestEffort bool
 		return nil, &SelectionError{fmt.Errorf("namespaces %v: globs need permission to list namespaces: %w", globs, err)}
 	}
 	for _, ns := range existing {
-		if MatchesAny(globs, ns) && !slices.Contains(out, ns) {
+		if glob.MatchAny(globs, ns) && !slices.Contains(out, ns) {
 			out = append(out, ns)
 		}
 	}
 	return out, nil
-}
-
-// MatchesAny reports whether name matches any of the glob patterns.
-func MatchesAny(patterns []string, name string) bool {
-	return slices.ContainsFunc(patterns, func(p string) bool {
-		ok, _ := path.Match(p, name)
-		return ok
-	})
 }
 
 func joinSelectors(a, b string) string {

@@ -11,13 +11,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/notify"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 // Gate sits between the diff stage and the sinks.
 type Gate struct {
-	dispatch func(diff.Change) []notify.Mark
+	dispatch func(record.Change) []notify.Mark
 	maxHeld  int
 	track    bool // publish progress: only with leader election
 	settle   time.Duration
@@ -25,9 +25,9 @@ type Gate struct {
 
 	mu      sync.Mutex
 	leading bool
-	held    []diff.Change // followers: recent records, oldest first
-	pending []dispatched  // leader: records not yet handled by every sink
-	through uint64        // leader: every record up to this resourceVersion is handled
+	held    []record.Change // followers: recent records, oldest first
+	pending []dispatched    // leader: records not yet handled by every sink
+	through uint64          // leader: every record up to this resourceVersion is handled
 }
 
 type dispatched struct {
@@ -45,7 +45,7 @@ const settle = 2 * time.Second
 // NewGate returns a gate in front of dispatch that starts as a follower
 // holding at most maxHeld records. trackProgress keeps what Through needs;
 // without leader election nothing reads it, so nothing is kept.
-func NewGate(dispatch func(diff.Change) []notify.Mark, maxHeld int, trackProgress bool, log *slog.Logger) *Gate {
+func NewGate(dispatch func(record.Change) []notify.Mark, maxHeld int, trackProgress bool, log *slog.Logger) *Gate {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -54,7 +54,7 @@ func NewGate(dispatch func(diff.Change) []notify.Mark, maxHeld int, trackProgres
 
 // Emit sends c to the sinks when leading, else holds it for a takeover.
 // It never blocks.
-func (g *Gate) Emit(c diff.Change) {
+func (g *Gate) Emit(c record.Change) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.leading {
@@ -68,7 +68,7 @@ func (g *Gate) Emit(c diff.Change) {
 	g.held = append(g.held, c)
 }
 
-func (g *Gate) send(c diff.Change) {
+func (g *Gate) send(c record.Change) {
 	marks := g.dispatch(c)
 	if g.track {
 		rv, _ := strconv.ParseUint(c.ResourceVersion, 10, 64)
@@ -153,7 +153,7 @@ func handled(marks []notify.Mark) bool {
 // after reports whether c is newer than through. A resourceVersion that
 // is not a number (not etcd's) counts as newer: replaying too much beats
 // losing a change.
-func after(c diff.Change, through uint64) bool {
+func after(c record.Change, through uint64) bool {
 	rv, err := strconv.ParseUint(c.ResourceVersion, 10, 64)
 	return err != nil || rv > through
 }

@@ -9,19 +9,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/notify"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func rec(rv int) diff.Change {
-	return diff.Change{Kind: "ConfigMap", Name: "cm", ResourceVersion: fmt.Sprint(rv)}
+func rec(rv int) record.Change {
+	return record.Change{Kind: "ConfigMap", Name: "cm", ResourceVersion: fmt.Sprint(rv)}
 }
 
 type sent struct{ rvs []string }
 
-func (s *sent) dispatch(c diff.Change) []notify.Mark {
+func (s *sent) dispatch(c record.Change) []notify.Mark {
 	s.rvs = append(s.rvs, c.ResourceVersion)
 	return nil
 }
@@ -35,8 +35,8 @@ func TestFollowerHoldsAndNewLeaderReplaysOnlyWhatWasNotDelivered(t *testing.T) {
 	if len(s.rvs) != 0 {
 		t.Fatalf("a follower emitted %v", s.rvs)
 	}
-	g.Forget(10)                                                        // the leader published: delivered through 10
-	g.Emit(diff.Change{Kind: "Pod", Name: "gone", ResourceVersion: ""}) // a deletion found after a watch gap
+	g.Forget(10)                                                          // the leader published: delivered through 10
+	g.Emit(record.Change{Kind: "Pod", Name: "gone", ResourceVersion: ""}) // a deletion found after a watch gap
 	g.Lead(11)
 	g.Emit(rec(14))
 	if want := []string{"12", "13", "", "14"}; !reflect.DeepEqual(s.rvs, want) {
@@ -63,7 +63,7 @@ func TestLeadWithUnknownProgressReplaysEverythingHeld(t *testing.T) {
 
 func TestThroughStaysBelowWhatSinksHaveNotHandled(t *testing.T) {
 	release := make(chan struct{})
-	sink := notify.NotifierFunc(func(_ context.Context, c diff.Change) error {
+	sink := notify.NotifierFunc(func(_ context.Context, c record.Change) error {
 		if c.ResourceVersion == "6" {
 			<-release // a slow delivery
 		}

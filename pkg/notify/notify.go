@@ -9,14 +9,14 @@ import (
 	"errors"
 	"time"
 
-	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 // Notifier delivers records to one destination.
 type Notifier interface {
 	// Notify delivers c. Return an error from Transient or RetryAfter when
 	// trying again may succeed; any other error is final.
-	Notify(ctx context.Context, c diff.Change) error
+	Notify(ctx context.Context, c record.Change) error
 }
 
 // BatchNotifier is a Notifier that can deliver several records at once
@@ -26,14 +26,14 @@ type BatchNotifier interface {
 	// MaxBatch is how many records one NotifyBatch call may take.
 	MaxBatch() int
 	// NotifyBatch delivers records in order, all or none.
-	NotifyBatch(ctx context.Context, cs []diff.Change) error
+	NotifyBatch(ctx context.Context, cs []record.Change) error
 }
 
 // NotifierFunc adapts a function to Notifier.
-type NotifierFunc func(ctx context.Context, c diff.Change) error
+type NotifierFunc func(ctx context.Context, c record.Change) error
 
 // Notify implements Notifier.
-func (f NotifierFunc) Notify(ctx context.Context, c diff.Change) error { return f(ctx, c) }
+func (f NotifierFunc) Notify(ctx context.Context, c record.Change) error { return f(ctx, c) }
 
 // transientError marks a failure that may succeed if tried again.
 type transientError struct {

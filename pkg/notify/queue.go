@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 // QueueOptions configure a Queue.
@@ -31,7 +31,7 @@ type Queue struct {
 
 	mu     sync.Mutex // guards closed against Enqueue racing Close
 	closed bool
-	ch     chan diff.Change
+	ch     chan record.Change
 
 	delivered, failed, dropped, retries atomic.Uint64
 	// enqueued and processed number records in queue order, so a caller
@@ -50,7 +50,7 @@ func NewQueue(name string, sink Notifier, opts QueueOptions) *Queue {
 	if opts.Backoff == (Backoff{}) {
 		opts.Backoff = DefaultBackoff
 	}
-	return &Queue{name: name, sink: sink, opts: opts, ch: make(chan diff.Change, opts.Size)}
+	return &Queue{name: name, sink: sink, opts: opts, ch: make(chan record.Change, opts.Size)}
 }
 
 // Name is the sink's name.
@@ -67,7 +67,7 @@ type Mark struct {
 func (m Mark) Handled() bool { return m.Queue.processed.Load() >= m.Seq }
 
 // enqueue is Enqueue returning the record's Mark.
-func (q *Queue) enqueue(c diff.Change) (Mark, bool) {
+func (q *Queue) enqueue(c record.Change) (Mark, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if !q.closed {
@@ -78,13 +78,13 @@ func (q *Queue) enqueue(c diff.Change) (Mark, bool) {
 		}
 	}
 	n := q.dropped.Add(1)
-	q.opts.Log.Warn("record dropped: sink queue full", append(identity(c), "sink", q.name, "droppedTotal", n)...)
+	q.opts.Log.Warn("record dropped: sink queue full", append(c.LogAttrs(), "sink", q.name, "droppedTotal", n)...)
 	return Mark{}, false
 }
 
 // Enqueue adds c without blocking. When the queue is full or closed, c is
 // dropped, counted and logged: never silently lost.
-func (q *Queue) Enqueue(c diff.Change) bool {
+func (q *Queue) Enqueue(c record.Change) bool {
 	_, ok := q.enqueue(c)
 	return ok
 }
@@ -95,7 +95,7 @@ func (q *Queue) Enqueue(c diff.Change) bool {
 func (q *Queue) Run(ctx context.Context) {
 	batcher, _ := q.sink.(BatchNotifier)
 	for c := range q.ch {
-		batch := []diff.Change{c}
+		batch := []record.Change{c}
 		if batcher != nil {
 			batch = q.fill(batch, batcher.MaxBatch())
 		}
@@ -117,7 +117,7 @@ func (q *Queue) Run(ctx context.Context) {
 		if err != nil {
 			q.failed.Add(uint64(len(batch)))
 			for _, c := range batch {
-				q.opts.Log.Error("record not delivered", append(identity(c), "sink", q.name, "err", err)...)
+				q.opts.Log.Error("record not delivered", append(c.LogAttrs(), "sink", q.name, "err", err)...)
 			}
 			continue
 		}
@@ -129,7 +129,7 @@ func (q *Queue) Run(ctx context.Context) {
 }
 
 // fill adds to batch the records already waiting, up to max.
-func (q *Queue) fill(batch []diff.Change, max int) []diff.Change {
+func (q *Queue) fill(batch []record.Change, max int) []record.Change {
 	for len(batch) < max {
 		select {
 		case c, ok := <-q.ch:
@@ -169,9 +169,4 @@ func (q *Queue) Stats() Stats {
 		Retries:   q.retries.Load(),
 		Waiting:   len(q.ch),
 	}
-}
-
-// identity are log attributes naming a record's object, never its values.
-func identity(c diff.Change) []any {
-	return []any{"type", c.Type, "kind", c.Kind, "namespace", c.Namespace, "name", c.Name, "resourceVersion", c.ResourceVersion}
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 type recorder struct {
@@ -20,7 +20,7 @@ type recorder struct {
 	names []string
 }
 
-func (r *recorder) Notify(_ context.Context, c diff.Change) error {
+func (r *recorder) Notify(_ context.Context, c record.Change) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.names = append(r.names, c.Name)
@@ -35,13 +35,15 @@ func (r *recorder) got() []string {
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func record(i int) diff.Change { return diff.Change{Kind: "ConfigMap", Name: fmt.Sprintf("cm-%d", i)} }
+func change(i int) record.Change {
+	return record.Change{Kind: "ConfigMap", Name: fmt.Sprintf("cm-%d", i)}
+}
 
 func TestQueueDeliversInOrderAndDrainsOnClose(t *testing.T) {
 	rec := &recorder{}
 	q := NewQueue("test", rec, QueueOptions{Size: 100, Log: quiet})
 	for i := range 50 {
-		if !q.Enqueue(record(i)) {
+		if !q.Enqueue(change(i)) {
 			t.Fatalf("record %d refused by a queue with room", i)
 		}
 	}
@@ -69,7 +71,7 @@ func TestFullQueueDropsLoudlyWithoutBlocking(t *testing.T) {
 	results := make(chan bool, 3)
 	go func() {
 		for i := range 3 {
-			results <- q.Enqueue(record(i))
+			results <- q.Enqueue(change(i))
 		}
 	}()
 	var accepted []bool
@@ -91,16 +93,16 @@ func TestFullQueueDropsLoudlyWithoutBlocking(t *testing.T) {
 		t.Fatalf("drop not logged with the object's name: %s", logs.String())
 	}
 	q.Close()
-	if q.Enqueue(record(9)) {
+	if q.Enqueue(change(9)) {
 		t.Fatal("closed queue accepted a record")
 	}
 }
 
 func TestFailedDeliveryIsCountedAndLogged(t *testing.T) {
 	var logs strings.Builder
-	failing := NotifierFunc(func(context.Context, diff.Change) error { return errors.New("receiver said no") })
+	failing := NotifierFunc(func(context.Context, record.Change) error { return errors.New("receiver said no") })
 	q := NewQueue("broken", failing, QueueOptions{Size: 10, Log: slog.New(slog.NewTextHandler(&logs, nil))})
-	q.Enqueue(record(1))
+	q.Enqueue(change(1))
 	q.Close()
 	q.Run(context.Background())
 	if q.Stats().Failed != 1 || !strings.Contains(logs.String(), "receiver said no") {
@@ -115,7 +117,7 @@ func TestTransientFailuresAreRetriedInOrderUntilDelivered(t *testing.T) {
 	rec := &recorder{}
 	var mu sync.Mutex
 	calls := 0
-	flaky := NotifierFunc(func(ctx context.Context, c diff.Change) error {
+	flaky := NotifierFunc(func(ctx context.Context, c record.Change) error {
 		mu.Lock()
 		calls++
 		n := calls
@@ -127,7 +129,7 @@ func TestTransientFailuresAreRetriedInOrderUntilDelivered(t *testing.T) {
 	})
 	q := NewQueue("flaky", flaky, QueueOptions{Size: 10, Backoff: fast, Log: quiet})
 	for i := range 5 {
-		q.Enqueue(record(i))
+		q.Enqueue(change(i))
 	}
 	q.Close()
 	q.Run(context.Background())
@@ -142,7 +144,7 @@ func TestTransientFailuresAreRetriedInOrderUntilDelivered(t *testing.T) {
 
 func TestRetryAfterIsWaitedExactly(t *testing.T) {
 	var times []time.Time
-	sink := NotifierFunc(func(context.Context, diff.Change) error {
+	sink := NotifierFunc(func(context.Context, record.Change) error {
 		times = append(times, time.Now())
 		if len(times) == 1 {
 			return RetryAfter(errors.New("429 Too Many Requests"), 300*time.Millisecond)
@@ -151,7 +153,7 @@ func TestRetryAfterIsWaitedExactly(t *testing.T) {
 	})
 	// A backoff far longer than Retry-After proves which one was used.
 	q := NewQueue("limited", sink, QueueOptions{Size: 1, Backoff: Backoff{Initial: time.Hour, Max: time.Hour}, Log: quiet})
-	q.Enqueue(record(0))
+	q.Enqueue(change(0))
 	q.Close()
 	q.Run(context.Background())
 	if len(times) != 2 {
@@ -164,12 +166,12 @@ func TestRetryAfterIsWaitedExactly(t *testing.T) {
 
 func TestPermanentFailureIsNotRetried(t *testing.T) {
 	calls := 0
-	sink := NotifierFunc(func(context.Context, diff.Change) error {
+	sink := NotifierFunc(func(context.Context, record.Change) error {
 		calls++
 		return errors.New("400 Bad Request: unknown field")
 	})
 	q := NewQueue("strict", sink, QueueOptions{Size: 1, Backoff: fast, Log: quiet})
-	q.Enqueue(record(0))
+	q.Enqueue(change(0))
 	q.Close()
 	q.Run(context.Background())
 	if calls != 1 || q.Stats().Failed != 1 {
@@ -178,10 +180,10 @@ func TestPermanentFailureIsNotRetried(t *testing.T) {
 }
 
 func TestDeliveryGivesUpWhenTheDrainDeadlinePasses(t *testing.T) {
-	down := NotifierFunc(func(context.Context, diff.Change) error { return Transient(errors.New("connection refused")) })
+	down := NotifierFunc(func(context.Context, record.Change) error { return Transient(errors.New("connection refused")) })
 	q := NewQueue("down", down, QueueOptions{Size: 5, Backoff: fast, Log: quiet})
 	for i := range 3 {
-		q.Enqueue(record(i))
+		q.Enqueue(change(i))
 	}
 	q.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -204,7 +206,7 @@ type batchRecorder struct {
 }
 
 func (b *batchRecorder) MaxBatch() int { return 3 }
-func (b *batchRecorder) NotifyBatch(_ context.Context, cs []diff.Change) error {
+func (b *batchRecorder) NotifyBatch(_ context.Context, cs []record.Change) error {
 	var names []string
 	for _, c := range cs {
 		names = append(names, c.Name)
@@ -217,7 +219,7 @@ func TestWaitingRecordsAreBatchedForBatchSinks(t *testing.T) {
 	b := &batchRecorder{}
 	q := NewQueue("slack", b, QueueOptions{Size: 10, Log: quiet})
 	for i := range 7 {
-		q.Enqueue(record(i))
+		q.Enqueue(change(i))
 	}
 	q.Close()
 	q.Run(context.Background())

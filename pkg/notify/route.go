@@ -1,46 +1,41 @@
 package notify
 
 import (
-	"path"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/glob"
+	"github.com/kubediff/kubediff/pkg/record"
 )
+
+// GroupResource names a type by API group and plural resource name.
+type GroupResource struct{ Group, Resource string }
 
 // Match selects the records a sink receives. Empty fields match everything.
 type Match struct {
 	// Resources are the types to send, resolved from the names users write.
-	Resources []schema.GroupResource
+	Resources []GroupResource
 	// Namespaces are glob patterns (prod-*); cluster-scoped objects match
 	// only when this is empty.
 	Namespaces []string
 	// Types are record types: added, updated, deleted.
 	Types []string
-	// Labels selects by the object's labels; nil matches everything.
-	Labels labels.Selector
+	// Labels selects by the object's labels (a parsed label selector); nil
+	// matches everything.
+	Labels func(map[string]string) bool
 }
 
 // Matches reports whether c is for this sink.
-func (m Match) Matches(c diff.Change) bool {
+func (m Match) Matches(c record.Change) bool {
 	if len(m.Types) > 0 && !slices.Contains(m.Types, c.Type) {
 		return false
 	}
-	if len(m.Resources) > 0 {
-		gv, _ := schema.ParseGroupVersion(c.APIVersion)
-		if !slices.Contains(m.Resources, schema.GroupResource{Group: gv.Group, Resource: c.Resource}) {
-			return false
-		}
-	}
-	if len(m.Namespaces) > 0 && !slices.ContainsFunc(m.Namespaces, func(p string) bool {
-		ok, _ := path.Match(p, c.Namespace)
-		return ok && c.Namespace != ""
-	}) {
+	if len(m.Resources) > 0 && !slices.Contains(m.Resources, GroupResource{Group: c.Group(), Resource: c.Resource}) {
 		return false
 	}
-	return m.Labels == nil || m.Labels.Matches(labels.Set(c.Labels))
+	if len(m.Namespaces) > 0 && (c.Namespace == "" || !glob.MatchAny(m.Namespaces, c.Namespace)) {
+		return false
+	}
+	return m.Labels == nil || m.Labels(c.Labels)
 }
 
 // Route is one sink's queue and what it wants.
@@ -54,7 +49,7 @@ type Router []Route
 
 // Dispatch enqueues c on each matching sink and returns where it went; it
 // never blocks.
-func (r Router) Dispatch(c diff.Change) []Mark {
+func (r Router) Dispatch(c record.Change) []Mark {
 	var marks []Mark
 	for _, route := range r {
 		if route.Match.Matches(c) {

@@ -3,25 +3,23 @@ package notify
 import (
 	"testing"
 
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 func TestMatch(t *testing.T) {
-	deploy := diff.Change{Type: "updated", APIVersion: "apps/v1", Resource: "deployments", Kind: "Deployment", Namespace: "prod-eu", Name: "web", Labels: map[string]string{"team": "a"}}
-	node := diff.Change{Type: "updated", APIVersion: "v1", Resource: "nodes", Kind: "Node", Name: "n1"}
-	sel, _ := labels.Parse("team in (a,b)")
+	deploy := record.Change{Type: "updated", APIVersion: "apps/v1", Resource: "deployments", Kind: "Deployment", Namespace: "prod-eu", Name: "web", Labels: map[string]string{"team": "a"}}
+	node := record.Change{Type: "updated", APIVersion: "v1", Resource: "nodes", Kind: "Node", Name: "n1"}
+	// The CLI parses label selectors; Match only calls the result.
+	sel := func(l map[string]string) bool { return l["team"] == "a" || l["team"] == "b" }
 	tests := []struct {
 		name  string
 		match Match
-		c     diff.Change
+		c     record.Change
 		want  bool
 	}{
 		{"empty matches all", Match{}, node, true},
-		{"resource", Match{Resources: []schema.GroupResource{{Group: "apps", Resource: "deployments"}}}, deploy, true},
-		{"resource of another group", Match{Resources: []schema.GroupResource{{Group: "extensions", Resource: "deployments"}}}, deploy, false},
+		{"resource", Match{Resources: []GroupResource{{Group: "apps", Resource: "deployments"}}}, deploy, true},
+		{"resource of another group", Match{Resources: []GroupResource{{Group: "extensions", Resource: "deployments"}}}, deploy, false},
 		{"namespace glob", Match{Namespaces: []string{"prod-*"}}, deploy, true},
 		{"namespace glob misses", Match{Namespaces: []string{"dev-*"}}, deploy, false},
 		{"cluster-scoped objects fail a namespace match", Match{Namespaces: []string{"*"}}, node, false},
@@ -43,8 +41,8 @@ func TestRouterSendsToEveryMatchingSink(t *testing.T) {
 	qa := NewQueue("all", all, QueueOptions{Size: 10, Log: quiet})
 	qd := NewQueue("deletes", deletes, QueueOptions{Size: 10, Log: quiet})
 	r := Router{{Queue: qa}, {Queue: qd, Match: Match{Types: []string{"deleted"}}}}
-	r.Dispatch(diff.Change{Type: "updated", Name: "u"})
-	r.Dispatch(diff.Change{Type: "deleted", Name: "d"})
+	r.Dispatch(record.Change{Type: "updated", Name: "u"})
+	r.Dispatch(record.Change{Type: "deleted", Name: "d"})
 	for _, q := range []*Queue{qa, qd} {
 		q.Close()
 		q.Run(t.Context())

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 const tenEnvDeployment = `
@@ -40,7 +40,7 @@ func TestEnvInsertedAtTopIsOneNamedChange(t *testing.T) {
 		t.Fatalf("want one record with one change, got:\n%s", w.stdout.String())
 	}
 	c := got[0].Changes[0]
-	if c.Op != diff.OpAdd || c.Field != "spec.template.spec.containers[name=web].env[name=FEATURE_X]" || c.Path != "/spec/template/spec/containers/0/env/0" {
+	if c.Op != record.OpAdd || c.Field != "spec.template.spec.containers[name=web].env[name=FEATURE_X]" || c.Path != "/spec/template/spec/containers/0/env/0" {
 		t.Fatalf("change = %+v", c)
 	}
 }

@@ -25,7 +25,7 @@ import (
 
 	"github.com/kubediff/kubediff/internal/cli"
 	"github.com/kubediff/kubediff/internal/testenv"
-	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 // deadline is how long tests wait for something to happen. Generous: the
@@ -179,13 +179,13 @@ func (r *run) shutdown() {
 }
 
 // records parses every JSON line printed so far.
-func (r *run) records() []diff.Change {
+func (r *run) records() []record.Change {
 	r.t.Helper()
-	var out []diff.Change
+	var out []record.Change
 	sc := bufio.NewScanner(strings.NewReader(r.stdout.String()))
 	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
-		var c diff.Change
+		var c record.Change
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
 			r.t.Fatalf("stdout line is not a JSON record: %v\n%s", err, sc.Text())
 		}
@@ -195,8 +195,8 @@ func (r *run) records() []diff.Change {
 }
 
 // recordsFor returns the records about one object.
-func (r *run) recordsFor(kind, namespace, name string) []diff.Change {
-	var out []diff.Change
+func (r *run) recordsFor(kind, namespace, name string) []record.Change {
+	var out []record.Change
 	for _, c := range r.records() {
 		if c.Kind == kind && c.Namespace == namespace && c.Name == name {
 			out = append(out, c)
@@ -206,9 +206,9 @@ func (r *run) recordsFor(kind, namespace, name string) []diff.Change {
 }
 
 // waitRecords waits until the object has at least n records and returns them.
-func (r *run) waitRecords(kind, namespace, name string, n int) []diff.Change {
+func (r *run) waitRecords(kind, namespace, name string, n int) []record.Change {
 	r.t.Helper()
-	var got []diff.Change
+	var got []record.Change
 	eventually(r.t, fmt.Sprintf("%d records for %s %s/%s", n, kind, namespace, name), func() bool {
 		got = r.recordsFor(kind, namespace, name)
 		return len(got) >= n

@@ -18,7 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 // webhookReceiver answers 500 until failUntil, then records what it gets.
@@ -26,7 +26,7 @@ type webhookReceiver struct {
 	mu        sync.Mutex
 	failUntil time.Time
 	failures  int
-	got       []diff.Change
+	got       []record.Change
 	sigs      []string
 }
 
@@ -39,7 +39,7 @@ func (wr *webhookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "starting up", http.StatusInternalServerError)
 		return
 	}
-	var c diff.Change
+	var c record.Change
 	if err := json.Unmarshal(body, &c); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -49,10 +49,10 @@ func (wr *webhookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-func (wr *webhookReceiver) records() []diff.Change {
+func (wr *webhookReceiver) records() []record.Change {
 	wr.mu.Lock()
 	defer wr.mu.Unlock()
-	return append([]diff.Change(nil), wr.got...)
+	return append([]record.Change(nil), wr.got...)
 }
 
 // slackServer records chat.postMessage calls.
@@ -140,7 +140,7 @@ sinks:
 		}
 	}
 
-	var updates []diff.Change
+	var updates []record.Change
 	eventually(t, "30 updates at the webhook", func() bool {
 		updates = updates[:0]
 		for _, c := range hook.records() {

@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kubediff/kubediff/internal/cli"
-	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 var bg = context.Background()
@@ -30,7 +30,7 @@ type change struct {
 	From, To any
 }
 
-func changesOf(c diff.Change) []change {
+func changesOf(c record.Change) []change {
 	var out []change
 	for _, fc := range c.Changes {
 		out = append(out, change{fc.Op, fc.Path, fc.From, fc.To})
@@ -38,7 +38,7 @@ func changesOf(c diff.Change) []change {
 	return out
 }
 
-func recordTypes(records []diff.Change) []string {
+func recordTypes(records []record.Change) []string {
 	var out []string
 	for _, c := range records {
 		out = append(out, c.Type)
@@ -72,7 +72,7 @@ func TestConfigMapAddedUpdatedDeleted(t *testing.T) {
 			t.Errorf("record identity wrong: %+v", c)
 		}
 	}
-	wantChanges := []change{{diff.OpReplace, "/data/k", "v1", "v2"}}
+	wantChanges := []change{{record.OpReplace, "/data/k", "v1", "v2"}}
 	if !reflect.DeepEqual(changesOf(got[1]), wantChanges) {
 		t.Errorf("update changes = %+v, want %+v", changesOf(got[1]), wantChanges)
 	}
@@ -102,7 +102,7 @@ func TestWithoutStreamingLists(t *testing.T) {
 		t.Fatal(err)
 	}
 	updated := w.waitRecords("ConfigMap", ns, "old-1", 1)
-	if want := []change{{diff.OpReplace, "/data/k", "v1", "v2"}}; updated[0].Type != "updated" || !reflect.DeepEqual(changesOf(updated[0]), want) {
+	if want := []change{{record.OpReplace, "/data/k", "v1", "v2"}}; updated[0].Type != "updated" || !reflect.DeepEqual(changesOf(updated[0]), want) {
 		t.Errorf("update = %s %+v, want %+v", updated[0].Type, changesOf(updated[0]), want)
 	}
 	if deleted := w.waitRecords("ConfigMap", ns, "old-2", 1); deleted[0].Type != "deleted" {
@@ -128,10 +128,10 @@ func TestDeploymentScaleImageDelete(t *testing.T) {
 	if want := []string{"added", "updated", "updated", "deleted"}; !reflect.DeepEqual(recordTypes(got), want) {
 		t.Fatalf("record types = %v, want %v\n%s", recordTypes(got), want, w.stdout.String())
 	}
-	if want := []change{{diff.OpReplace, "/spec/replicas", float64(1), float64(3)}}; !reflect.DeepEqual(changesOf(got[1]), want) {
+	if want := []change{{record.OpReplace, "/spec/replicas", float64(1), float64(3)}}; !reflect.DeepEqual(changesOf(got[1]), want) {
 		t.Errorf("scale changes = %+v, want %+v", changesOf(got[1]), want)
 	}
-	if want := []change{{diff.OpReplace, "/spec/template/spec/containers/0/image", "nginx:1.27", "nginx:1.28"}}; !reflect.DeepEqual(changesOf(got[2]), want) {
+	if want := []change{{record.OpReplace, "/spec/template/spec/containers/0/image", "nginx:1.27", "nginx:1.28"}}; !reflect.DeepEqual(changesOf(got[2]), want) {
 		t.Errorf("image changes = %+v, want %+v", changesOf(got[2]), want)
 	}
 	// --resources deploy: nothing but Deployments is reported.
@@ -171,7 +171,7 @@ func TestCustomResource(t *testing.T) {
 	if got[1].APIVersion != crd.Spec.Group+"/v1" || got[1].Resource != "widgets" {
 		t.Errorf("record identity = %s %s", got[1].APIVersion, got[1].Resource)
 	}
-	if want := []change{{diff.OpReplace, "/spec/color", "blue", "red"}}; !reflect.DeepEqual(changesOf(got[1]), want) {
+	if want := []change{{record.OpReplace, "/spec/color", "blue", "red"}}; !reflect.DeepEqual(changesOf(got[1]), want) {
 		t.Errorf("changes = %+v, want %+v", changesOf(got[1]), want)
 	}
 }
@@ -204,7 +204,7 @@ func TestExistingObjectsAreNotReported(t *testing.T) {
 	if all[0].Type != "updated" || all[0].Name != "cm-7" {
 		t.Fatalf("record = %+v", all[0])
 	}
-	if want := []change{{diff.OpReplace, "/data/k", "v1", "v2"}}; !reflect.DeepEqual(changesOf(all[0]), want) {
+	if want := []change{{record.OpReplace, "/data/k", "v1", "v2"}}; !reflect.DeepEqual(changesOf(all[0]), want) {
 		t.Fatalf("changes = %+v, want %+v", changesOf(all[0]), want)
 	}
 
@@ -244,7 +244,7 @@ func TestIgnoredOnlyUpdateIsNotReported(t *testing.T) {
 	if want := []string{"added", "updated"}; !reflect.DeepEqual(recordTypes(got), want) {
 		t.Fatalf("record types = %v, want %v", recordTypes(got), want)
 	}
-	if want := []change{{diff.OpAdd, "/data", nil, map[string]any{"real": "change"}}}; !reflect.DeepEqual(changesOf(got[1]), want) {
+	if want := []change{{record.OpAdd, "/data", nil, map[string]any{"real": "change"}}}; !reflect.DeepEqual(changesOf(got[1]), want) {
 		t.Errorf("changes = %+v, want %+v", changesOf(got[1]), want)
 	}
 }

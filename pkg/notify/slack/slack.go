@@ -15,8 +15,8 @@ import (
 	"github.com/slack-go/slack"
 	"golang.org/x/time/rate"
 
-	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/notify"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 // Slack's limits (https://api.slack.com/reference/block-kit/blocks).
@@ -77,12 +77,12 @@ func New(opts Options) (*Sink, error) {
 func (s *Sink) MaxBatch() int { return maxBatch }
 
 // Notify implements notify.Notifier.
-func (s *Sink) Notify(ctx context.Context, c diff.Change) error {
-	return s.NotifyBatch(ctx, []diff.Change{c})
+func (s *Sink) Notify(ctx context.Context, c record.Change) error {
+	return s.NotifyBatch(ctx, []record.Change{c})
 }
 
 // NotifyBatch posts records as one message.
-func (s *Sink) NotifyBatch(ctx context.Context, cs []diff.Change) error {
+func (s *Sink) NotifyBatch(ctx context.Context, cs []record.Change) error {
 	if err := s.limiter.Wait(ctx); err != nil {
 		return notify.Transient(err)
 	}
@@ -116,7 +116,7 @@ func classify(err error) error {
 
 // Blocks renders records as Block Kit blocks within Slack's limits, and a
 // plain-text fallback for notifications.
-func Blocks(cs []diff.Change) ([]slack.Block, string) {
+func Blocks(cs []record.Change) ([]slack.Block, string) {
 	var blocks []slack.Block
 	if len(cs) == 1 {
 		blocks = append(blocks, slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, truncate(title(cs[0]), maxHeaderText), false, false)))
@@ -133,17 +133,13 @@ func Blocks(cs []diff.Change) ([]slack.Block, string) {
 	return blocks, strings.Join(titles, "; ")
 }
 
-func title(c diff.Change) string {
-	name := c.Name
-	if c.Namespace != "" {
-		name = c.Namespace + "/" + name
-	}
-	return fmt.Sprintf("%s %s %s", c.Type, c.Kind, name)
+func title(c record.Change) string {
+	return fmt.Sprintf("%s %s %s", c.Type, c.Kind, c.ObjectName())
 }
 
 // sectionText lists a record's changed fields, one per line, cut to fit a
 // section with a note of how many were left out.
-func sectionText(c diff.Change, withTitle bool) string {
+func sectionText(c record.Change, withTitle bool) string {
 	var head []string
 	if withTitle {
 		head = append(head, "*"+escape(title(c))+"*")
@@ -165,12 +161,12 @@ func sectionText(c diff.Change, withTitle bool) string {
 	return text
 }
 
-func changeLine(fc diff.FieldChange) string {
+func changeLine(fc record.FieldChange) string {
 	field := "`" + escape(fc.Field) + "`"
 	switch fc.Op {
-	case diff.OpAdd:
+	case record.OpAdd:
 		return field + " added: " + value(fc.To)
-	case diff.OpRemove:
+	case record.OpRemove:
 		return field + " removed (was " + value(fc.From) + ")"
 	}
 	return field + ": " + value(fc.From) + " → " + value(fc.To)

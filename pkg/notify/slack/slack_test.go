@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/notify"
 	"github.com/kubediff/kubediff/pkg/notify/notifytest"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 const token = "xoxb-canary-token-4d5e6f"
@@ -90,17 +90,17 @@ func start(t *testing.T, api *slackAPI) string {
 	return srv.URL + "/api/"
 }
 
-func update(name string, n int) diff.Change {
-	c := diff.Change{Type: "updated", APIVersion: "apps/v1", Kind: "Deployment", Resource: "deployments", Namespace: "prod", Name: name,
-		Manager: &diff.Manager{Name: "kubectl-set"}}
+func update(name string, n int) record.Change {
+	c := record.Change{Type: "updated", APIVersion: "apps/v1", Kind: "Deployment", Resource: "deployments", Namespace: "prod", Name: name,
+		Manager: &record.Manager{Name: "kubectl-set"}}
 	for i := range n {
 		field := fmt.Sprintf("spec.template.spec.containers[name=c%d].image", i)
-		c.Changes = append(c.Changes, diff.FieldChange{Op: "replace", Field: field, Path: "/x", From: "nginx:1.27", To: "nginx:1.28"})
+		c.Changes = append(c.Changes, record.FieldChange{Op: "replace", Field: field, Path: "/x", From: "nginx:1.27", To: "nginx:1.28"})
 	}
 	return c
 }
 
-func deliver(t *testing.T, sink notify.Notifier, records []diff.Change) *notify.Queue {
+func deliver(t *testing.T, sink notify.Notifier, records []record.Change) *notify.Queue {
 	return notifytest.Deliver(t, sink, records, notify.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond}, nil)
 }
 
@@ -115,7 +115,7 @@ func TestMessageNamesObjectFieldAndManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deliver(t, sink, []diff.Change{update("web", 1)})
+	deliver(t, sink, []record.Change{update("web", 1)})
 	posts := api.delivered()
 	if len(posts) != 1 {
 		t.Fatalf("%d posts", len(posts))
@@ -141,7 +141,7 @@ func TestMessageNamesObjectFieldAndManager(t *testing.T) {
 func TestRetryAfterIsHonoured(t *testing.T) {
 	api := &slackAPI{limit: map[int]string{1: "2"}}
 	sink, _ := New(Options{Token: token, Channel: "#changes", APIURL: start(t, api)})
-	deliver(t, sink, []diff.Change{update("web", 1)})
+	deliver(t, sink, []record.Change{update("web", 1)})
 	api.mu.Lock()
 	defer api.mu.Unlock()
 	if len(api.posts) != 2 {
@@ -155,7 +155,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 func TestBurstIsBatchedAndPostedAtMostOncePerSecond(t *testing.T) {
 	api := &slackAPI{}
 	sink, _ := New(Options{Token: token, Channel: "#changes", APIURL: start(t, api)})
-	var records []diff.Change
+	var records []record.Change
 	for i := range 60 {
 		records = append(records, update(fmt.Sprintf("app-%d", i), 1))
 	}
@@ -185,7 +185,7 @@ func TestBurstIsBatchedAndPostedAtMostOncePerSecond(t *testing.T) {
 }
 
 func TestHugeChangeListIsTruncatedWithinLimits(t *testing.T) {
-	blocks, _ := Blocks([]diff.Change{update("big", 500)})
+	blocks, _ := Blocks([]record.Change{update("big", 500)})
 	raw, _ := json.Marshal(blocks)
 	var parsed []map[string]any
 	_ = json.Unmarshal(raw, &parsed)

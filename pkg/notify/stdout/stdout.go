@@ -10,14 +10,14 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 // Sink writes each record to a writer. It is not safe for concurrent use;
 // a notify.Queue gives it one writer goroutine.
 type Sink struct {
 	w      *bufio.Writer
-	encode func(w *bufio.Writer, c diff.Change) error
+	encode func(w *bufio.Writer, c record.Change) error
 }
 
 // NewJSON returns a sink writing one JSON object per line.
@@ -32,21 +32,21 @@ func NewText(w io.Writer, color bool) *Sink {
 	if color {
 		p = ansiPalette
 	}
-	return &Sink{w: bufio.NewWriter(w), encode: func(w *bufio.Writer, c diff.Change) error {
+	return &Sink{w: bufio.NewWriter(w), encode: func(w *bufio.Writer, c record.Change) error {
 		return encodeText(w, c, p)
 	}}
 }
 
 // Notify implements notify.Notifier. Each record is flushed at once so a
 // reader (a terminal, a log shipper) sees it without delay.
-func (s *Sink) Notify(_ context.Context, c diff.Change) error {
+func (s *Sink) Notify(_ context.Context, c record.Change) error {
 	if err := s.encode(s.w, c); err != nil {
 		return err
 	}
 	return s.w.Flush()
 }
 
-func encodeJSON(w *bufio.Writer, c diff.Change) error {
+func encodeJSON(w *bufio.Writer, c record.Change) error {
 	enc := json.NewEncoder(w)
 	// Values are shown as they are: "<none>" rather than "\u003cnone\u003e".
 	enc.SetEscapeHTML(false)
@@ -67,12 +67,9 @@ var ansiPalette = palette{
 	green: "\x1b[32m", yellow: "\x1b[33m", red: "\x1b[31m",
 }
 
-func encodeText(w *bufio.Writer, c diff.Change, p palette) error {
+func encodeText(w *bufio.Writer, c record.Change, p palette) error {
 	typeColor := map[string]string{"added": p.green, "updated": p.yellow, "deleted": p.red}[c.Type]
-	name := c.Name
-	if c.Namespace != "" {
-		name = c.Namespace + "/" + name
-	}
+	name := c.ObjectName()
 	by := ""
 	if c.Manager != nil {
 		by = " " + p.dim + "by " + c.Manager.Name + p.reset
@@ -84,9 +81,9 @@ func encodeText(w *bufio.Writer, c diff.Change, p palette) error {
 	}
 	for _, fc := range c.Changes {
 		switch fc.Op {
-		case diff.OpAdd:
+		case record.OpAdd:
 			fmt.Fprintf(w, "  %s+ %s: %s%s\n", p.green, fc.Field, textValue(fc.To), p.reset)
-		case diff.OpRemove:
+		case record.OpRemove:
 			fmt.Fprintf(w, "  %s- %s: %s%s\n", p.red, fc.Field, textValue(fc.From), p.reset)
 		default:
 			fmt.Fprintf(w, "  %s~ %s: %s → %s%s\n", p.yellow, fc.Field, textValue(fc.From), textValue(fc.To), p.reset)

@@ -11,28 +11,28 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
-var at = diff.Timestamp(time.Date(2026, 11, 22, 10, 4, 5, 123000000, time.UTC))
+var at = record.Timestamp(time.Date(2026, 11, 22, 10, 4, 5, 123000000, time.UTC))
 
 // records cover each record type and each kind of field change.
-var records = []diff.Change{
+var records = []record.Change{
 	{Time: at, Type: "added", APIVersion: "v1", Kind: "ConfigMap", Resource: "configmaps", Namespace: "prod", Name: "settings", UID: "5f0c-1", ResourceVersion: "101"},
 	{Time: at, Type: "updated", APIVersion: "apps/v1", Kind: "Deployment", Resource: "deployments", Namespace: "prod", Name: "web", UID: "9a1b-2", ResourceVersion: "102",
 		Changed: "spec.replicas, spec.template.spec.containers[0].image, metadata.labels[\"app.kubernetes.io/version\"]",
-		Changes: []diff.FieldChange{
-			{Op: diff.OpReplace, Path: "/spec/replicas", Field: "spec.replicas", From: int64(1), To: int64(3)},
-			{Op: diff.OpReplace, Path: "/spec/template/spec/containers/0/image", Field: "spec.template.spec.containers[0].image", From: "nginx:1.27", To: "nginx:1.28"},
-			{Op: diff.OpAdd, Path: "/metadata/labels/app.kubernetes.io~1version", Field: `metadata.labels["app.kubernetes.io/version"]`, To: "1.28"},
-			{Op: diff.OpRemove, Path: "/spec/paused", Field: "spec.paused", From: false},
-			{Op: diff.OpReplace, Path: "/data/big", Field: "data.big", From: strings.Repeat("a", 200), To: "line1\nline2"},
+		Changes: []record.FieldChange{
+			{Op: record.OpReplace, Path: "/spec/replicas", Field: "spec.replicas", From: int64(1), To: int64(3)},
+			{Op: record.OpReplace, Path: "/spec/template/spec/containers/0/image", Field: "spec.template.spec.containers[0].image", From: "nginx:1.27", To: "nginx:1.28"},
+			{Op: record.OpAdd, Path: "/metadata/labels/app.kubernetes.io~1version", Field: `metadata.labels["app.kubernetes.io/version"]`, To: "1.28"},
+			{Op: record.OpRemove, Path: "/spec/paused", Field: "spec.paused", From: false},
+			{Op: record.OpReplace, Path: "/data/big", Field: "data.big", From: strings.Repeat("a", 200), To: "line1\nline2"},
 		}},
 	{Time: at, Type: "updated", APIVersion: "v1", Kind: "ConfigMap", Resource: "configmaps", Namespace: "prod", Name: "settings", UID: "5f0c-1", ResourceVersion: "104",
-		Changed: "data.mode", Manager: &diff.Manager{Name: "kubectl-edit", Operation: "Update", Time: "2026-11-22T10:04:05Z"},
-		Changes: []diff.FieldChange{{Op: diff.OpReplace, Path: "/data/mode", Field: "data.mode", From: "fast", To: "safe"}},
+		Changed: "data.mode", Manager: &record.Manager{Name: "kubectl-edit", Operation: "Update", Time: "2026-11-22T10:04:05Z"},
+		Changes: []record.FieldChange{{Op: record.OpReplace, Path: "/data/mode", Field: "data.mode", From: "fast", To: "safe"}},
 		Unified: "--- ConfigMap prod/settings (old)\n+++ ConfigMap prod/settings (new)\n@@ -1,5 +1,5 @@\n apiVersion: v1\n data:\n-  mode: fast\n+  mode: safe\n kind: ConfigMap\n metadata:\n"},
 	{Time: at, Type: "deleted", APIVersion: "stable.example.com/v1", Kind: "CronTab", Resource: "crontabs", Name: "cluster-wide", UID: "77-3", ResourceVersion: "103"},
 }

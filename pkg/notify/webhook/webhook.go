@@ -20,8 +20,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/notify"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 // Formats of the request body.
@@ -59,9 +59,9 @@ type Sink struct {
 
 // New returns a webhook sink, or an error naming what is wrong with opts.
 func New(opts Options) (*Sink, error) {
-	u, err := url.Parse(opts.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, errors.New("url: must be an absolute http or https URL")
+	u, err := parseURL(opts.URL)
+	if err != nil {
+		return nil, err
 	}
 	if opts.Format == "" {
 		opts.Format = FormatRecord
@@ -70,7 +70,7 @@ func New(opts Options) (*Sink, error) {
 		return nil, fmt.Errorf("format: %q is not one of record, cloudevents", opts.Format)
 	}
 	if opts.Timeout <= 0 {
-		opts.Timeout = 10 * time.Second
+		opts.Timeout = defaultTimeout
 	}
 	if opts.Source == "" {
 		opts.Source = "kubediff"
@@ -98,7 +98,7 @@ func SafeURL(u *url.URL) string {
 }
 
 // Notify implements notify.Notifier.
-func (s *Sink) Notify(ctx context.Context, c diff.Change) error {
+func (s *Sink) Notify(ctx context.Context, c record.Change) error {
 	body, contentType, err := s.encode(c)
 	if err != nil {
 		return err
@@ -165,7 +165,7 @@ func retryAfter(v string) time.Duration {
 	return 0
 }
 
-func (s *Sink) encode(c diff.Change) ([]byte, string, error) {
+func (s *Sink) encode(c record.Change) ([]byte, string, error) {
 	var v any = c
 	contentType := "application/json"
 	if s.opts.Format == FormatCloudEvents {
@@ -181,21 +181,18 @@ func (s *Sink) encode(c diff.Change) ([]byte, string, error) {
 
 // event is a CloudEvents 1.0 structured-mode JSON envelope.
 type event struct {
-	SpecVersion     string      `json:"specversion"`
-	ID              string      `json:"id"`
-	Source          string      `json:"source"`
-	Type            string      `json:"type"`
-	Subject         string      `json:"subject"`
-	Time            string      `json:"time"`
-	DataContentType string      `json:"datacontenttype"`
-	Data            diff.Change `json:"data"`
+	SpecVersion     string        `json:"specversion"`
+	ID              string        `json:"id"`
+	Source          string        `json:"source"`
+	Type            string        `json:"type"`
+	Subject         string        `json:"subject"`
+	Time            string        `json:"time"`
+	DataContentType string        `json:"datacontenttype"`
+	Data            record.Change `json:"data"`
 }
 
-func cloudEvent(c diff.Change, source string) event {
-	subject := c.Kind + "/" + c.Name
-	if c.Namespace != "" {
-		subject = c.Kind + "/" + c.Namespace + "/" + c.Name
-	}
+func cloudEvent(c record.Change, source string) event {
+	subject := c.Kind + "/" + c.ObjectName()
 	return event{
 		SpecVersion: "1.0",
 		// uid and resourceVersion identify one write of one object, so a

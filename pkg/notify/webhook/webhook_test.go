@@ -16,21 +16,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/notify"
 	"github.com/kubediff/kubediff/pkg/notify/notifytest"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
-func record(obj, i int) diff.Change {
-	return diff.Change{Type: "updated", APIVersion: "v1", Kind: "ConfigMap", Resource: "configmaps", Namespace: "ns",
+func change(obj, i int) record.Change {
+	return record.Change{Type: "updated", APIVersion: "v1", Kind: "ConfigMap", Resource: "configmaps", Namespace: "ns",
 		Name: fmt.Sprintf("cm-%d", obj), UID: fmt.Sprintf("uid-%d", obj), ResourceVersion: fmt.Sprint(i),
-		Changed: "data.k", Changes: []diff.FieldChange{{Op: "replace", Path: "/data/k", Field: "data.k", From: i - 1, To: i}}}
+		Changed: "data.k", Changes: []record.FieldChange{{Op: "replace", Path: "/data/k", Field: "data.k", From: i - 1, To: i}}}
 }
 
 // receiver is a webhook endpoint on 127.0.0.1 whose behaviour a test sets.
 type receiver struct {
 	mu       sync.Mutex
-	got      []diff.Change
+	got      []record.Change
 	headers  []http.Header
 	bodies   [][]byte
 	attempts []time.Time
@@ -47,7 +47,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if respond != nil && !respond(n, w, r) {
 		return
 	}
-	var c diff.Change
+	var c record.Change
 	if err := json.Unmarshal(body, &c); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -60,10 +60,10 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (rc *receiver) snapshot() ([]diff.Change, []time.Time) {
+func (rc *receiver) snapshot() ([]record.Change, []time.Time) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	return append([]diff.Change(nil), rc.got...), append([]time.Time(nil), rc.attempts...)
+	return append([]record.Change(nil), rc.got...), append([]time.Time(nil), rc.attempts...)
 }
 
 func serve(t *testing.T, rc *receiver) *httptest.Server {
@@ -74,7 +74,7 @@ func serve(t *testing.T, rc *receiver) *httptest.Server {
 
 var fast = notify.Backoff{Initial: 20 * time.Millisecond, Max: 200 * time.Millisecond, Jitter: 0.2}
 
-func run(t *testing.T, sink notify.Notifier, records []diff.Change, logs io.Writer) *notify.Queue {
+func run(t *testing.T, sink notify.Notifier, records []record.Change, logs io.Writer) *notify.Queue {
 	return notifytest.Deliver(t, sink, records, fast, logs)
 }
 
@@ -94,10 +94,10 @@ func TestReceiverFailingThenRecoveringGetsEverythingInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var records []diff.Change
+	var records []record.Change
 	for i := 1; i <= 3; i++ {
 		for obj := range 10 {
-			records = append(records, record(obj, i))
+			records = append(records, change(obj, i))
 		}
 	}
 	q := run(t, sink, records, io.Discard)
@@ -138,7 +138,7 @@ func TestHangingReceiverTimesOutAndIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs strings.Builder
-	q := run(t, sink, []diff.Change{record(1, 1)}, &logs)
+	q := run(t, sink, []record.Change{change(1, 1)}, &logs)
 	got, attempts := rc.snapshot()
 	if len(got) != 1 || len(attempts) != 2 || q.Stats().Delivered != 1 {
 		t.Fatalf("got %d records in %d attempts, stats %+v", len(got), len(attempts), q.Stats())
@@ -159,7 +159,7 @@ func TestTooManyRequestsWaitsForRetryAfter(t *testing.T) {
 	}}
 	srv := serve(t, rc)
 	sink, _ := New(Options{URL: srv.URL})
-	run(t, sink, []diff.Change{record(1, 1)}, io.Discard)
+	run(t, sink, []record.Change{change(1, 1)}, io.Discard)
 	_, attempts := rc.snapshot()
 	if len(attempts) != 2 {
 		t.Fatalf("%d attempts, want 2", len(attempts))
@@ -177,7 +177,7 @@ func TestClientErrorIsNotRetriedAndItsReasonLogged(t *testing.T) {
 	srv := serve(t, rc)
 	sink, _ := New(Options{URL: srv.URL})
 	var logs strings.Builder
-	q := run(t, sink, []diff.Change{record(1, 1)}, &logs)
+	q := run(t, sink, []record.Change{change(1, 1)}, &logs)
 	if _, attempts := rc.snapshot(); len(attempts) != 1 || q.Stats().Failed != 1 {
 		t.Fatalf("%d attempts, stats %+v; want 1 attempt and 1 failure", len(attempts), q.Stats())
 	}
@@ -193,8 +193,8 @@ func TestBodyHeadersAndSignature(t *testing.T) {
 	srv := serve(t, rc)
 	secret := []byte("hmac-secret-1f2e")
 	sink, _ := New(Options{URL: srv.URL + "/hook", Headers: map[string]string{"X-Team": "platform"}, Secret: secret})
-	c := record(3, 7)
-	run(t, sink, []diff.Change{c}, io.Discard)
+	c := change(3, 7)
+	run(t, sink, []record.Change{c}, io.Discard)
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if len(rc.bodies) != 1 {
@@ -219,7 +219,7 @@ func TestCloudEventsEnvelope(t *testing.T) {
 	rc := &receiver{}
 	srv := serve(t, rc)
 	sink, _ := New(Options{URL: srv.URL, Format: FormatCloudEvents})
-	run(t, sink, []diff.Change{record(2, 5)}, io.Discard)
+	run(t, sink, []record.Change{change(2, 5)}, io.Discard)
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	var ev map[string]any
@@ -263,7 +263,7 @@ func TestNoSecretInErrorsOrLogs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = sink.Notify(context.Background(), record(1, 1))
+			err = sink.Notify(context.Background(), change(1, 1))
 			if err == nil {
 				t.Fatal("want an error")
 			}
@@ -274,7 +274,7 @@ func TestNoSecretInErrorsOrLogs(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
 			q := notify.NewQueue("webhook", sink, notify.QueueOptions{Size: 1, Backoff: fast, Log: slog.New(slog.NewTextHandler(&logs, nil))})
-			q.Enqueue(record(1, 1))
+			q.Enqueue(change(1, 1))
 			q.Close()
 			q.Run(ctx)
 			for _, s := range []string{token, userPass, secret} {

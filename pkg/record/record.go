@@ -1,11 +1,20 @@
-// Package diff turns watcher events into Change records: what object
-// changed, and for updates which fields, as JSON Pointers with their old
-// and new values. Ignore rules decide which fields are not worth reporting.
-package diff
+// Package record is kubediff's change record: what stdout prints, log
+// stacks index and every sink receives. It imports nothing from
+// Kubernetes, so that a sink (one of kubediff's or someone else's)
+// depends on this small package and not on client-go.
+package record
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
+)
+
+// Record types.
+const (
+	Added   = "added"
+	Updated = "updated"
+	Deleted = "deleted"
 )
 
 // Operations on a field, named as in JSON Patch (RFC 6902).
@@ -46,6 +55,30 @@ type Change struct {
 	Unified string `json:"-"`
 }
 
+// ObjectName is the object as kubectl names it: namespace/name, or name
+// alone for a cluster-scoped object.
+func (c Change) ObjectName() string {
+	if c.Namespace == "" {
+		return c.Name
+	}
+	return c.Namespace + "/" + c.Name
+}
+
+// Group is the object's API group, "" for the core group.
+func (c Change) Group() string {
+	group, _, found := strings.Cut(c.APIVersion, "/")
+	if !found {
+		return ""
+	}
+	return group
+}
+
+// LogAttrs are log attributes naming the record's object, never its
+// values.
+func (c Change) LogAttrs() []any {
+	return []any{"type", c.Type, "kind", c.Kind, "namespace", c.Namespace, "name", c.Name, "resourceVersion", c.ResourceVersion}
+}
+
 // FieldChange is one changed field. From is absent for an add, To for a
 // remove.
 type FieldChange struct {
@@ -55,6 +88,22 @@ type FieldChange struct {
 	Field string `json:"field"`
 	From  any    `json:"from,omitempty"`
 	To    any    `json:"to,omitempty"`
+}
+
+// Manager is the field manager that made a change, as the API server
+// recorded it in managedFields.
+type Manager struct {
+	Name        string `json:"name"`
+	Operation   string `json:"operation,omitempty"`
+	Time        string `json:"time,omitempty"`
+	Subresource string `json:"subresource,omitempty"`
+}
+
+// PatchOperation is one RFC 6902 operation.
+type PatchOperation struct {
+	Operation string `json:"op"`
+	Path      string `json:"path"`
+	Value     any    `json:"value,omitempty"`
 }
 
 // Timestamp is a time encoded as RFC 3339 with milliseconds, in UTC.

@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/metrics"
+	"github.com/kubediff/kubediff/pkg/watcher"
+)
+
+// progressInterval is how often sync progress is logged while caches fill.
+const progressInterval = 2 * time.Second
+
+// syncTimeout bounds the wait for the initial sync before kubediff goes on.
+const syncTimeout = 2 * time.Minute
+
+// discover plans what to watch. A plan missing some API groups is used,
+// with a warning; without any plan, the error says why.
+func discover(ctx context.Context, planner *discovery.Planner, log *slog.Logger) (discovery.Plan, error) {
+	plan, err := planner.Plan(ctx)
+	if plan.All == nil && err != nil {
+		return plan, planError(err)
+	}
+	if err != nil {
+		log.Warn("some API groups are unavailable; what is already watched of them stays watched", "err", err)
+	}
+	return plan, nil
+}
+
+// targetSync keeps the watcher's targets matching the discovered plan.
+type targetSync struct {
+	watcher *watcher.Watcher
+	metrics *metrics.Metrics
+	log     *slog.Logger
+	warned  map[string]bool // forbidden types already warned about
+}
+
+// start watches plan's targets and returns once their caches have synced
+// (or syncTimeout passed), calling synced just before it logs so.
+func (s *targetSync) start(ctx context.Context, plan discovery.Plan, synced func()) {
+	steady := tuneRuntimeForSync()
+	s.apply(ctx, plan)
+	reportSyncProgress(ctx, s.watcher, s.log, func(allSynced bool) {
+		steady(allSynced)
+		synced() // /readyz says so before the log line does
+	})
+}
+
+// follow rediscovers whenever a CRD or APIService changes, and every
+// interval, until ctx is done.
+func (s *targetSync) follow(ctx context.Context, planner *discovery.Planner, c *clients, interval time.Duration) {
+	monitor := &discovery.Monitor{Metadata: c.metadata, Access: planner.Access, Interval: interval, Log: s.log}
+	monitor.Run(ctx, func(ctx context.Context) {
+		plan, err := discover(ctx, planner, s.log)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("rediscovery failed; still watching what was found before", "err", err)
+			}
+			return
+		}
+		s.apply(ctx, plan)
+	})
+}
+
+func (s *targetSync) apply(ctx context.Context, plan discovery.Plan) {
+	s.reportForbidden(plan.Statuses)
+	s.watcher.Sync(ctx, keepUnavailable(plan, s.watcher.Targets()))
+	s.metrics.InformersRunning.Set(float64(s.watcher.Progress().Informers))
+	s.metrics.LastSync.SetToCurrentTime()
+}
+
+// reportForbidden warns once per forbidden type, and again only if access
+// was granted and then withdrawn.
+func (s *targetSync) reportForbidden(statuses []discovery.Status) {
+	for _, st := range statuses {
+		key := st.Resource.GVR.String()
+		switch {
+		case st.State == discovery.StateForbidden && !s.warned[key]:
+			s.warned[key] = true
+			s.log.Warn("not watching a type kubediff may not read", "resource", st.Resource.String(), "reason", st.Reason)
+		case st.State == discovery.StateWatched && s.warned[key]:
+			delete(s.warned, key)
+			s.log.Info("access granted: now watching", "resource", st.Resource.String())
+		}
+	}
+}
+
+// keepUnavailable adds to the plan's targets the running ones of API
+// groups that failed this discovery: an aggregated API that blinks must not
+// stop its informers, whose restart would not report what changed between.
+func keepUnavailable(plan discovery.Plan, running []discovery.Target) []discovery.Target {
+	targets := plan.Targets
+	for _, t := range running {
+		if slices.Contains(plan.Unavailable, t.Resource.GVR.GroupVersion()) {
+			targets = append(targets, t)
+		}
+	}
+	return targets
+}
+
+// reportSyncProgress logs progress while the caches fill, then calls
+// synced and logs one line saying what is watched; it returns then, or
+// when ctx is done.
+//
+// A type whose list never succeeds (a CRD whose conversion webhook is down)
+// must not hold everything else back: after syncTimeout kubediff goes on,
+// saying which informers have not synced; they report once they do.
+func reportSyncProgress(ctx context.Context, w *watcher.Watcher, log *slog.Logger, synced func(allSynced bool)) {
+	start := time.Now()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	lastReport := start
+	for {
+		p := w.Progress()
+		took := time.Since(start).Round(time.Millisecond).String()
+		if p.Synced == p.Informers {
+			synced(true)
+			log.Info("watching", "types", p.Types, "informers", p.Informers, "objects", p.Objects, "syncTime", took)
+			return
+		}
+		if time.Since(start) >= syncTimeout {
+			synced(false)
+			log.Warn("watching, though some informers have not synced yet", "unsynced", w.Unsynced(), "types", p.Types,
+				"informers", p.Informers, "objects", p.Objects, "syncTime", took)
+			return
+		}
+		if time.Since(lastReport) >= progressInterval {
+			lastReport = time.Now()
+			log.Info("syncing caches", "synced", p.Synced, "of", p.Informers, "objects", p.Objects)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// tuneRuntimeForSync sets the Go runtime up for the initial lists and
+// returns the function that sets it up for what follows, leaving alone
+// what the user set with GOGC or GOMAXPROCS.
+//
+// The initial lists come in bulk, on every core, and make garbage faster
+// than anything after: collecting it sooner keeps the peak near the
+// steady state. Afterwards, changes arrive one at a time and each is
+// handed along a few goroutines; with more than one P, each hand-off
+// wakes an idle thread, which costs more than the work itself (one P:
+// about 15% less CPU per update, docs/benchmarks.md).
+func tuneRuntimeForSync() (steady func(allSynced bool)) {
+	restoreGC := func() {}
+	if os.Getenv("GOGC") == "" {
+		old := debug.SetGCPercent(25)
+		restoreGC = func() { debug.SetGCPercent(old) }
+	}
+	ownProcs := os.Getenv("GOMAXPROCS") == ""
+	if ownProcs {
+		runtime.SetDefaultGOMAXPROCS() // a reload syncs on every core again
+	}
+	return func(allSynced bool) {
+		restoreGC()
+		// Types still listing after the sync timeout keep every core.
+		if ownProcs && allSynced {
+			runtime.GOMAXPROCS(1)
+		}
+		// The initial lists leave garbage worth several times the cache;
+		// give it back to the OS now rather than over the next minutes,
+		// so that resident memory reflects what kubediff keeps.
+		debug.FreeOSMemory()
+	}
+}

@@ -1,0 +1,55 @@
+package notify
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
+	"strings"
+)
+
+// SinkType is a kind of sink users configure in the sinks list (type:
+// webhook). Its package owns its keys, their defaults and validation, and
+// its constructor; pkg/notify/sinks lists the types.
+type SinkType struct {
+	// Name is the value of the type key.
+	Name string
+	// NewConfig returns the type's config holding its defaults. A sink
+	// entry's own keys (all but name, type, match and queueSize) are
+	// decoded into it through its mapstructure tags.
+	NewConfig func() SinkConfig
+}
+
+// SinkConfig is a sink type's own part of a sink entry.
+type SinkConfig interface {
+	// Validate reports every problem, each naming its key ("url: empty"),
+	// without opening files or connections and without showing a secret.
+	Validate() error
+	// Build returns the sink. It may read the files the config names.
+	Build(log *slog.Logger) (Notifier, error)
+}
+
+// envReference is the ${NAME} form config values may use.
+var envReference = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// ExpandEnv replaces ${NAME} with the variable's value and leaves every
+// other $ alone: secrets and URLs may contain one.
+func ExpandEnv(s string) string {
+	return envReference.ReplaceAllStringFunc(s, func(ref string) string {
+		return os.Getenv(ref[2 : len(ref)-1])
+	})
+}
+
+// ReadSecret returns a secret given inline (with ${NAME} expanded) or in
+// a file (fileKey names the file's key in errors). The value itself never
+// appears in an error.
+func ReadSecret(inline, file, fileKey string) (string, error) {
+	if file == "" {
+		return ExpandEnv(inline), nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", fileKey, err)
+	}
+	return strings.TrimSpace(string(data)), nil
+}

@@ -1,0 +1,50 @@
+package slack
+
+import (
+	"errors"
+	"log/slog"
+	"net/url"
+
+	"github.com/kubediff/kubediff/pkg/notify"
+)
+
+// Type is the Slack sink type: type: slack in a sinks entry.
+var Type = notify.SinkType{Name: "slack", NewConfig: func() notify.SinkConfig { return &Config{} }}
+
+// Config is a Slack sink's keys. Token and APIURL may name environment
+// variables as ${NAME}.
+type Config struct {
+	// Token or TokenFile is the bot token (xoxb-…).
+	Token     string `mapstructure:"token"`
+	TokenFile string `mapstructure:"tokenFile"`
+	Channel   string `mapstructure:"channel"`
+	// APIURL overrides https://slack.com/api/ (Enterprise proxies, tests).
+	APIURL string `mapstructure:"apiURL"`
+}
+
+// Validate implements notify.SinkConfig.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Channel == "" {
+		errs = append(errs, errors.New("channel: empty"))
+	}
+	if (c.Token == "") == (c.TokenFile == "") {
+		errs = append(errs, errors.New("set exactly one of token, tokenFile"))
+	}
+	if c.APIURL != "" {
+		u, err := url.Parse(notify.ExpandEnv(c.APIURL))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, errors.New("apiURL: must be an absolute http or https URL"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Build implements notify.SinkConfig.
+func (c *Config) Build(*slog.Logger) (notify.Notifier, error) {
+	token, err := notify.ReadSecret(c.Token, c.TokenFile, "tokenFile")
+	if err != nil {
+		return nil, err
+	}
+	return New(Options{Token: token, Channel: c.Channel, APIURL: notify.ExpandEnv(c.APIURL)})
+}

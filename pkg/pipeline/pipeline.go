@@ -1,0 +1,101 @@
+// Package pipeline is the path of a change from the watch to the sinks,
+// readable top to bottom in this one file:
+//
+//	watcher ──Event──▶ filter ──▶ diff ──record──▶ gate ──▶ router ──▶ sink queues
+//	  (before caching: CacheTransform, the diff's prune and redact passes)
+//
+// Every stage is a package of its own (watcher, diff, leader, notify);
+// this one only connects them and counts what passes.
+package pipeline
+
+import (
+	"log/slog"
+
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/glob"
+	"github.com/kubediff/kubediff/pkg/leader"
+	"github.com/kubediff/kubediff/pkg/metrics"
+	"github.com/kubediff/kubediff/pkg/notify"
+	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/watcher"
+)
+
+// Options are the stages a Pipeline connects.
+type Options struct {
+	// Differ turns events into records.
+	Differ *diff.Differ
+	// Router hands records to the sinks' queues.
+	Router notify.Router
+	// Metrics count events observed and records emitted.
+	Metrics *metrics.Metrics
+	// ExcludeNamespaces are namespace globs never reported. The server
+	// filters the namespaces that existed at the first plan; namespaces
+	// created later that match are filtered here.
+	ExcludeNamespaces []string
+	// Election makes the gate start as a follower: it holds up to
+	// HoldRecords records until leader.Elector makes it lead, and tracks
+	// delivery progress for a takeover. Without it, the pipeline emits
+	// from the start.
+	Election    bool
+	HoldRecords int
+	Log         *slog.Logger
+}
+
+// Pipeline carries watch events to the sinks.
+type Pipeline struct {
+	differ  *diff.Differ
+	exclude []string
+	gate    *leader.Gate
+	router  notify.Router
+	metrics *metrics.Metrics
+}
+
+// New connects the stages.
+func New(o Options) *Pipeline {
+	p := &Pipeline{differ: o.Differ, exclude: o.ExcludeNamespaces, router: o.Router, metrics: o.Metrics}
+	p.gate = leader.NewGate(p.dispatch, o.HoldRecords, o.Election, o.Log)
+	if !o.Election {
+		p.gate.Lead(0)
+	}
+	return p
+}
+
+// CacheTransform is what each object of type r goes through before the
+// watcher caches it: the diff drops what is never reported and redacts
+// sensitive values, so the cache is smaller, each update has less to
+// compare, and secrets never sit in memory in the clear.
+func (p *Pipeline) CacheTransform(r discovery.Resource) cache.TransformFunc {
+	return p.differ.CacheTransform(r)
+}
+
+// Handle is the watcher's handler: it runs on the reflector's goroutine
+// and never blocks (the gate holds or enqueues, queues drop when full).
+func (p *Pipeline) Handle(ev watcher.Event) {
+	p.metrics.EventsObserved.WithLabelValues(ev.Resource.GVR.Resource, string(ev.Type)).Inc()
+	// 1. Filter what the server could not.
+	if ns := ev.Object().GetNamespace(); ns != "" && glob.MatchAny(p.exclude, ns) {
+		return
+	}
+	// 2. Diff: nothing to report when only ignored fields changed.
+	c, ok := p.differ.Diff(diff.Input{
+		Type: string(ev.Type), Resource: ev.Resource, Old: ev.Old, New: ev.New, FinalStateUnknown: ev.FinalStateUnknown,
+	})
+	if !ok {
+		return
+	}
+	// 3. Gate: the leader emits, a follower holds the record for a takeover.
+	p.gate.Emit(c)
+}
+
+// dispatch is the gate's way out: 4. route the record to every sink
+// whose match selects it.
+func (p *Pipeline) dispatch(c record.Change) []notify.Mark {
+	p.metrics.RecordsEmitted.WithLabelValues(c.Resource, c.Type).Inc()
+	return p.router.Dispatch(c)
+}
+
+// Gate is the leader gate, for the election to open and close.
+func (p *Pipeline) Gate() *leader.Gate { return p.gate }
