@@ -237,6 +237,10 @@ func TestBadSinkConfig(t *testing.T) {
 		{"sinks:\n  - type: webhook\n    url: http://x\n", "sinks[0].name: empty"},
 		{"sinks:\n  - name: a\n    type: webhook\n    url: http://x\n    match: {types: [created]}\n", `sinks[a].match.types: "created"`},
 		{"sinks:\n  - name: a\n    type: webhook\n    url: http://x\n    retries: 3\n", "retries"},
+		// Found before any connection, naming the file (no cluster is configured here).
+		{"sinks:\n  - name: a\n    type: webhook\n    url: ftp://x\n", "sinks[a].url: must be an absolute http or https URL"},
+		{"sinks:\n  - name: a\n    type: webhook\n    url: http://x\n    timeout: 5parsecs\n", "sinks[a].timeout"},
+		{"sinks:\n  - name: a\n    type: slack\n    tokenFile: /t\n    channel: c\n    url: http://x\n", "unknown keys for a slack sink: url"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := Run(context.Background(), []string{"watch", "--config", writeFile(t, tt.file)}, &stdout, &stderr)

@@ -34,7 +34,7 @@ func (c *Config) Validate() error {
 	if c.APIURL != "" {
 		u, err := url.Parse(notify.ExpandEnv(c.APIURL))
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, errors.New("apiURL: must be an absolute http or https URL"))
+			errs = append(errs, errAPIURL)
 		}
 	}
 	return errors.Join(errs...)
@@ -46,5 +46,9 @@ func (c *Config) Build(*slog.Logger) (notify.Notifier, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(Options{Token: token, Channel: c.Channel, APIURL: notify.ExpandEnv(c.APIURL)})
+	sink, err := New(Options{Token: token, Channel: c.Channel, APIURL: notify.ExpandEnv(c.APIURL)})
+	if err != nil {
+		return nil, err // not a nil *Sink in a non-nil Notifier
+	}
+	return sink, nil
 }

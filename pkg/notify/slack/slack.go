@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strings"
 	"time"
 
@@ -60,11 +61,15 @@ func New(opts Options) (*Sink, error) {
 	}
 	var clientOpts []slack.Option
 	if opts.APIURL != "" {
-		u := opts.APIURL
-		if !strings.HasSuffix(u, "/") {
-			u += "/"
+		u, err := url.Parse(opts.APIURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, errAPIURL // never quoting the URL: it may carry credentials
 		}
-		clientOpts = append(clientOpts, slack.OptionAPIURL(u))
+		base := opts.APIURL
+		if !strings.HasSuffix(base, "/") {
+			base += "/"
+		}
+		clientOpts = append(clientOpts, slack.OptionAPIURL(base))
 	}
 	return &Sink{
 		client:  slack.New(opts.Token, clientOpts...),
@@ -92,12 +97,21 @@ func (s *Sink) NotifyBatch(ctx context.Context, cs []record.Change) error {
 	return classify(err)
 }
 
+// errAPIURL says what is wrong with an apiURL without showing it.
+var errAPIURL = errors.New("apiURL: must be an absolute http or https URL")
+
 // classify sorts Slack's answers: rate limits wait as told, server and
 // network failures retry, anything else (channel_not_found, invalid_auth)
-// is final. slack-go's errors never include the token.
+// is final. A transport error quotes the request URL, which may carry
+// credentials (an apiURL with user info or a query): only its cause is
+// kept.
 func classify(err error) error {
 	if err == nil {
 		return nil
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
 	}
 	var rl *slack.RateLimitedError
 	if errors.As(err, &rl) {

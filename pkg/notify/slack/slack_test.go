@@ -203,7 +203,8 @@ func TestHugeChangeListIsTruncatedWithinLimits(t *testing.T) {
 	}
 }
 
-func TestPermanentErrorIsNotRetriedAndTokenNeverLeaks(t *testing.T) {
+// Secrets in errors and logs: pkg/notify/sinks TestNoSinkLeaksASecret.
+func TestPermanentErrorIsNotRetried(t *testing.T) {
 	api := &slackAPI{}
 	sink, _ := New(Options{Token: token, Channel: "#missing", APIURL: start(t, api)})
 	err := sink.Notify(context.Background(), update("web", 1))
@@ -213,13 +214,8 @@ func TestPermanentErrorIsNotRetriedAndTokenNeverLeaks(t *testing.T) {
 	if ok, _ := notify.IsTransient(err); ok {
 		t.Fatalf("channel_not_found must not be retried")
 	}
-	if strings.Contains(err.Error(), token) {
-		t.Fatalf("token in error: %v", err)
-	}
-	// A server that is down: the error names no token either.
 	down, _ := New(Options{Token: token, Channel: "#c", APIURL: "http://127.0.0.1:1/api/"})
-	err = down.Notify(context.Background(), update("web", 1))
-	if ok, _ := notify.IsTransient(err); !ok || strings.Contains(err.Error(), token) {
-		t.Fatalf("err = %v (want transient, without the token)", err)
+	if ok, _ := notify.IsTransient(down.Notify(context.Background(), update("web", 1))); !ok {
+		t.Fatal("a refused connection must be retried")
 	}
 }

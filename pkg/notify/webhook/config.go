@@ -65,10 +65,14 @@ func (c *Config) Build(log *slog.Logger) (notify.Notifier, error) {
 	if c.InsecureSkipVerify {
 		log.Warn("TLS verification is off for this webhook")
 	}
-	return New(Options{
+	sink, err := New(Options{
 		URL: notify.ExpandEnv(c.URL), Headers: headers, Secret: []byte(secret), Format: c.Format,
 		Timeout: c.Timeout, InsecureSkipVerify: c.InsecureSkipVerify,
 	})
+	if err != nil {
+		return nil, err // not a nil *Sink in a non-nil Notifier
+	}
+	return sink, nil
 }
 
 // parseURL accepts absolute http and https URLs. Its error never quotes
