@@ -8,7 +8,7 @@ LDFLAGS  := -s -w -X github.com/kubediff/kubediff/internal/cli.version=$(VERSION
 TESTENV  := .testenv/bin
 export KUBEBUILDER_ASSETS := $(abspath $(TESTENV))
 
-.PHONY: all build testenv test unit e2e demo bench microbench vet lint-dockerfile fmt clean
+.PHONY: all build testenv tools test unit e2e demo bench microbench vet lint tidy-check lint-dockerfile fmt clean
 
 all: build
 
@@ -47,6 +47,20 @@ demo: build testenv
 vet:
 	$(GO) vet ./...
 
+## tools: developer tools pinned in hack/tools (golangci-lint), built into .tools/bin
+TOOLS := .tools/bin
+$(TOOLS)/golangci-lint: hack/tools/go.mod hack/tools/go.sum hack/tools/build.sh
+	hack/tools/build.sh golangci-lint
+	@touch $@
+
+## lint: golangci-lint with .golangci.yml, at the version pinned in hack/tools
+lint: $(TOOLS)/golangci-lint
+	$(TOOLS)/golangci-lint run ./...
+
+## tidy-check: fail when go mod tidy would change go.mod or go.sum
+tidy-check:
+	$(GO) mod tidy -diff
+
 ## lint-dockerfile: lint the Dockerfile (no Docker engine needed)
 lint-dockerfile:
 	npx --yes dockerfilelint@1.8.0 Dockerfile
@@ -55,4 +69,4 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 clean:
-	rm -rf bin .testenv
+	rm -rf bin .testenv .tools
