@@ -108,7 +108,11 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	defer env.Stop()
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: stopping the control plane:", err)
+		}
+	}()
 	cs := kubernetes.NewForConfigOrDie(withRate(env))
 	ctx := context.Background()
 	res := Results{Machine: machine(), ConfigMapsSmall: o.small, ConfigMapsLarge: o.large}

@@ -31,7 +31,7 @@ func (c *compactObject) GetObjectKind() schema.ObjectKind { return schema.EmptyO
 // DeepCopyObject implements runtime.Object. raw is never modified, so it is
 // shared.
 func (c *compactObject) DeepCopyObject() runtime.Object {
-	return &compactObject{ObjectMeta: *c.ObjectMeta.DeepCopy(), raw: c.raw}
+	return &compactObject{ObjectMeta: *c.DeepCopy(), raw: c.raw}
 }
 
 func compact(u *unstructured.Unstructured, keepDecoded bool) (*compactObject, error) {

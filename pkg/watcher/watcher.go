@@ -132,7 +132,7 @@ type reflectorLogHandler struct{ slog.Handler }
 func (h reflectorLogHandler) Handle(ctx context.Context, r slog.Record) error {
 	if r.Message == "Failed to watch" {
 		r.Level = slog.LevelDebug
-		if !h.Handler.Enabled(ctx, r.Level) {
+		if !h.Enabled(ctx, r.Level) {
 			return nil
 		}
 	}
