@@ -57,9 +57,11 @@ $(TOOLS)/golangci-lint: hack/tools/go.mod hack/tools/go.sum hack/tools/build.sh
 lint: $(TOOLS)/golangci-lint
 	$(TOOLS)/golangci-lint run ./...
 
-## tidy-check: fail when go mod tidy would change go.mod or go.sum
+## tidy-check: fail when go mod tidy would change a go.mod or go.sum (the tool modules' too)
 tidy-check:
 	$(GO) mod tidy -diff
+	cd hack/tools && $(GO) mod tidy -diff
+	cd hack/testenv && $(GO) mod tidy -diff
 
 ## lint-dockerfile: lint the Dockerfile (no Docker engine needed)
 lint-dockerfile:
