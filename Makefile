@@ -16,12 +16,13 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/kubediff ./cmd/kubediff
 
-## testenv: local control plane (etcd, kube-apiserver, kubectl) built from Go modules
-testenv: $(TESTENV)/kube-apiserver $(TESTENV)/etcd $(TESTENV)/kubectl
+## testenv: local control plane (etcd, kube-apiserver, kubectl, controller manager, scheduler, KWOK) built from Go modules
+TESTENV_BINS := $(addprefix $(TESTENV)/,etcd kube-apiserver kubectl kube-controller-manager kube-scheduler kwok)
+testenv: $(TESTENV_BINS)
 
-$(TESTENV)/kube-apiserver $(TESTENV)/etcd $(TESTENV)/kubectl: hack/testenv/go.mod hack/testenv/go.sum hack/testenv/build.sh
+$(TESTENV_BINS) &: hack/testenv/go.mod hack/testenv/go.sum hack/testenv/build.sh
 	hack/testenv/build.sh
-	@touch $(TESTENV)/kube-apiserver $(TESTENV)/etcd $(TESTENV)/kubectl
+	@touch $(TESTENV_BINS)
 
 ## test: every test, with the race detector, against the local control plane
 test: testenv vet

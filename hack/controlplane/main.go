@@ -1,5 +1,6 @@
 // Command controlplane runs a local kube-apiserver and etcd until it is
-// interrupted, for the demo and benchmarks. It prints the kubeconfig path on
+// interrupted, for the demo and benchmarks; with -nodes, a living cluster:
+// controller manager, scheduler and that many KWOK-simulated nodes. It prints the kubeconfig path on
 // stdout once the API server answers, and writes it to -kubeconfig-out.
 package main
 
@@ -16,8 +17,14 @@ import (
 
 func main() {
 	out := flag.String("kubeconfig-out", "", "also copy the admin kubeconfig to this path")
+	nodes := flag.Int("nodes", 0, "start a living cluster with this many simulated nodes (0: API server and etcd only)")
 	flag.Parse()
 	env, err := testenv.Start()
+	if err == nil && *nodes > 0 {
+		if err = env.StartLiving(*nodes); err != nil {
+			_ = env.Stop()
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "controlplane:", err)
 		os.Exit(1)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -24,8 +25,16 @@ type Env struct {
 	// Kubectl is the path of the kubectl binary built beside the server.
 	Kubectl string
 
-	env *envtest.Environment
-	dir string
+	env   *envtest.Environment
+	dir   string
+	procs []process // the living cluster's, when started
+}
+
+// process is one living-cluster process and its log file.
+type process struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  string
 }
 
 // BinDir returns where the control plane binaries are: KUBEBUILDER_ASSETS
@@ -114,6 +123,7 @@ func (e *Env) AddUser(name string, groups ...string) (string, error) {
 
 // Stop stops the control plane and removes the kubeconfig.
 func (e *Env) Stop() error {
+	e.stopProcesses()
 	err := e.env.Stop()
 	if e.dir != "" {
 		err = errors.Join(err, os.RemoveAll(e.dir))

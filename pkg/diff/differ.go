@@ -147,7 +147,18 @@ func (d *Differ) header(in Input) record.Change {
 		UID:             string(obj.GetUID()),
 		ResourceVersion: obj.GetResourceVersion(),
 		Labels:          obj.GetLabels(),
+		Owner:           owner(obj),
 	}
+}
+
+// owner returns the object's controller, from its ownerReferences.
+func owner(obj *unstructured.Unstructured) *record.Owner {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller {
+			return &record.Owner{Kind: ref.Kind, Name: ref.Name}
+		}
+	}
+	return nil
 }
 
 // prepare prunes ignored fields and redacts sensitive values. Objects from

@@ -197,3 +197,18 @@ func TestDeletionAfterAWatchGapHasNoResourceVersion(t *testing.T) {
 		t.Fatalf("resourceVersion %q, lastSeen %q; want empty and 7", c.ResourceVersion, c.LastSeenResourceVersion)
 	}
 }
+
+func TestRecordNamesTheController(t *testing.T) {
+	d, _ := New(Options{Now: fixedNow})
+	pod := obj(t, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"ns","ownerReferences":[
+		{"apiVersion":"v1","kind":"Node","name":"n1","uid":"x"},
+		{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-5d4f","uid":"y","controller":true}]}}`)
+	c, _ := d.Diff(Input{Type: record.Added, Resource: configMaps, New: pod})
+	if c.Owner == nil || c.Owner.String() != "ReplicaSet/web-5d4f" {
+		t.Fatalf("owner = %v, want the controller ReplicaSet/web-5d4f (not the other owner)", c.Owner)
+	}
+	lone, _ := d.Diff(Input{Type: record.Added, Resource: configMaps, New: obj(t, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"solo"}}`)})
+	if lone.Owner != nil {
+		t.Fatalf("owner = %v for an object without ownerReferences", lone.Owner)
+	}
+}

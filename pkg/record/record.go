@@ -43,6 +43,10 @@ type Change struct {
 	LastSeenResourceVersion string `json:"lastSeenResourceVersion,omitempty"`
 	// Labels are the object's labels, for routing and log queries.
 	Labels map[string]string `json:"labels,omitempty"`
+	// Owner is the object's controller (a Pod's ReplicaSet, a
+	// ReplicaSet's Deployment), so a reader or a log query can group a
+	// rollout's records with their cause.
+	Owner *Owner `json:"owner,omitempty"`
 	// Changed lists the changed fields' readable paths in one string
 	// ("spec.replicas, data.k") because log stacks index scalars, not arrays.
 	Changed string        `json:"changed,omitempty"`
@@ -78,6 +82,15 @@ func (c Change) Group() string {
 func (c Change) LogAttrs() []any {
 	return []any{"type", c.Type, "kind", c.Kind, "namespace", c.Namespace, "name", c.Name, "resourceVersion", c.ResourceVersion}
 }
+
+// Owner is the controller of an object, in the object's namespace.
+type Owner struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
+// String reads as kubectl names it: ReplicaSet/web-5d4f.
+func (o Owner) String() string { return o.Kind + "/" + o.Name }
 
 // FieldChange is one changed field. From is absent for an add, To for a
 // remove.

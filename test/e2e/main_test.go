@@ -4,17 +4,14 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -65,34 +62,15 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(binDir)
-	kubediff = filepath.Join(binDir, "kubediff")
-	build := exec.Command("go", "build", "-o", kubediff, "github.com/kubediff/kubediff/cmd/kubediff")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: build kubediff:", err)
+	if kubediff, err = testenv.BuildKubediff(binDir); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
 	return m.Run()
 }
 
-// syncBuffer is an io.Writer safe for the writer goroutine and a polling
-// test at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer collects a process's output while a test polls it.
+type syncBuffer = testenv.SyncBuffer
 
 // run is one kubediff watch, in this process (so the race detector sees the
 // whole pipeline) or as the built binary.

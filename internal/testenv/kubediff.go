@@ -1,0 +1,43 @@
+package testenv
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+)
+
+// BuildKubediff builds the kubediff binary into dir and returns its path:
+// tests that run it as a separate process (signals, exit codes, a second
+// API server) use the real binary.
+func BuildKubediff(dir string) (string, error) {
+	path := dir + string(os.PathSeparator) + "kubediff"
+	build := exec.Command("go", "build", "-o", path, "github.com/kubediff/kubediff/cmd/kubediff")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("build kubediff: %w", err)
+	}
+	return path, nil
+}
+
+// SyncBuffer is an io.Writer safe for a writing process and a polling
+// test at once.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write implements io.Writer.
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns everything written so far.
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
