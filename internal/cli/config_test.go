@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubediff/kubediff/pkg/config"
+	"github.com/kubediff/kubediff/pkg/diff"
 )
 
 func writeFile(t *testing.T, content string) string {
@@ -275,5 +276,34 @@ func checkFlag(t *testing.T, cmd, flag string, notConfig, known map[string]bool)
 	}
 	if !known[strings.ToLower(key)] {
 		t.Errorf("--%s is bound to %q, which is no config key", flag, key)
+	}
+}
+
+// Every built-in rule is a config key, on by default, listed by
+// `kubediff rules`, and can be turned off, also for some types only.
+func TestEveryDefaultRuleIsAConfigKey(t *testing.T) {
+	if got := config.Default().Diff.Defaults.Enabled(); !reflect.DeepEqual(got, diff.AllDefaults) {
+		t.Fatalf("rules on by default = %v, want every rule %v", got, diff.AllDefaults)
+	}
+	file := writeFile(t, "diff:\n  defaults:\n    podLifecycle: false\n  defaultsOff:\n    - rules: [workloadStatus]\n      resources: [statefulsets.apps]\n")
+	var stdout, stderr bytes.Buffer
+	if code := Run(context.Background(), []string{"rules", "--config", file}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, r := range diff.AllDefaults {
+		if !strings.Contains(stdout.String(), r+" ") {
+			t.Errorf("kubediff rules does not list %s:\n%s", r, stdout.String())
+		}
+	}
+	for _, want := range []string{"podLifecycle        no", "workloadStatus      yes, not for statefulsets.apps"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("kubediff rules does not say %q:\n%s", want, stdout.String())
+		}
+	}
+	bad := writeFile(t, "diff:\n  defaultsOff:\n    - rules: [podLifecycel]\n      resources: [pods]\n")
+	stderr.Reset()
+	if code := Run(context.Background(), []string{"watch", "--config", bad}, &stdout, &stderr); code != exitUsage ||
+		!strings.Contains(stderr.String(), `diff.defaultsOff[0].rules: "podLifecycel" is not one of`) {
+		t.Errorf("a misspelt rule name: exit %d, want 2 naming it; stderr %s", code, stderr.String())
 	}
 }

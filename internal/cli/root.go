@@ -60,6 +60,7 @@ or text on stdout. Operational logs go to stderr.`,
 	root.AddCommand(
 		newWatchCommand(stdout, stderr),
 		newResourcesCommand(stdout, stderr),
+		newRulesCommand(stdout),
 		newVersionCommand(stdout),
 	)
 	return root

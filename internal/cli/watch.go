@@ -147,15 +147,14 @@ func newDiffer(cfg config.Config, c *clients, log *slog.Logger) (*diff.Differ, e
 	d := cfg.Diff
 	rules := diff.Rules{
 		Paths: d.IgnorePaths,
-		Defaults: diff.Defaults{
-			Bookkeeping:        d.Defaults.Bookkeeping,
-			LeaseRenewals:      d.Defaults.LeaseRenewals,
-			DeploymentRevision: d.Defaults.DeploymentRevision,
-			StatusTimestamps:   d.Defaults.StatusTimestamps,
-		},
+		Defaults: d.Defaults.Enabled(),
+
 	}
 	for _, r := range d.Ignore {
 		rules.PerResource = append(rules.PerResource, diff.ResourceRule{Resources: r.Resources, Paths: r.Paths})
+	}
+	for _, r := range d.DefaultsOff {
+		rules.DefaultsOff = append(rules.DefaultsOff, diff.DefaultsOff{Rules: r.Rules, Resources: r.Resources})
 	}
 	differ, err := diff.New(diff.Options{
 		Rules:    rules,

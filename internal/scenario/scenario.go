@@ -68,9 +68,11 @@ func (k Kubectl) apply(manifest string) func(context.Context) error {
 }
 
 // Setup creates what the steps need before kubediff starts: the
-// namespace, the ConfigMap holding a config file, and a CRD.
+// namespace, a Service in front of the Deployment (so EndpointSlices
+// follow its Pods, as in any real cluster), the ConfigMap holding a config
+// file, and a CRD.
 func Setup(ctx context.Context, k Kubectl) error {
-	for _, manifest := range []string{namespace, nginxConfigMap(0), crd} {
+	for _, manifest := range []string{namespace, service, nginxConfigMap(0), crd} {
 		if err := k.apply(manifest)(ctx); err != nil {
 			return err
 		}
@@ -189,6 +191,14 @@ data:
   nginx.conf: |
 ` + text
 }
+
+const service = `apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: ` + Namespace + `}
+spec:
+  selector: {app: web}
+  ports: [{port: 80}]
+`
 
 const crashLoopPod = `apiVersion: v1
 kind: Pod

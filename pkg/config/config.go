@@ -131,6 +131,8 @@ type DiffConfig struct {
 	Ignore []IgnoreRule `mapstructure:"ignore"`
 	// Defaults switches the built-in quiet rules on and off.
 	Defaults DefaultRules `mapstructure:"defaults"`
+	// DefaultsOff turns some built-in rules off for some types only.
+	DefaultsOff []DefaultsOffRule `mapstructure:"defaultsOff"`
 	// Redact hides values on top of Secrets, which are always hidden.
 	Redact RedactConfig `mapstructure:"redact"`
 	// Patch adds an RFC 6902 patch to each update record.
@@ -151,8 +153,37 @@ type DefaultRules struct {
 	LeaseRenewals      bool `mapstructure:"leaseRenewals"`
 	DeploymentRevision bool `mapstructure:"deploymentRevision"`
 	StatusTimestamps   bool `mapstructure:"statusTimestamps"`
+	PodLifecycle       bool `mapstructure:"podLifecycle"`
+	WorkloadStatus     bool `mapstructure:"workloadStatus"`
+	ConditionDetails   bool `mapstructure:"conditionDetails"`
+	Endpoints          bool `mapstructure:"endpoints"`
 	// Events leaves Event objects unwatched unless resources names them.
 	Events bool `mapstructure:"events"`
+}
+
+// DefaultsOffRule turns the named built-in rules (the keys of
+// diff.defaults) off for the named types.
+type DefaultsOffRule struct {
+	Rules     []string `mapstructure:"rules"`
+	Resources []string `mapstructure:"resources"`
+}
+
+// Enabled returns the names of the built-in rules that are on.
+func (d DefaultRules) Enabled() []string {
+	var on []string
+	for _, r := range []struct {
+		name string
+		on   bool
+	}{
+		{"bookkeeping", d.Bookkeeping}, {"statusTimestamps", d.StatusTimestamps}, {"leaseRenewals", d.LeaseRenewals},
+		{"deploymentRevision", d.DeploymentRevision}, {"podLifecycle", d.PodLifecycle}, {"workloadStatus", d.WorkloadStatus},
+		{"conditionDetails", d.ConditionDetails}, {"endpoints", d.Endpoints},
+	} {
+		if r.on {
+			on = append(on, r.name)
+		}
+	}
+	return on
 }
 
 // RedactConfig hides values.
@@ -187,7 +218,8 @@ func Default() Config {
 		Output: OutputJSON,
 		Color:  "auto",
 		Diff: DiffConfig{
-			Defaults: DefaultRules{Bookkeeping: true, LeaseRenewals: true, DeploymentRevision: true, StatusTimestamps: true, Events: true},
+			Defaults: DefaultRules{Bookkeeping: true, LeaseRenewals: true, DeploymentRevision: true, StatusTimestamps: true,
+				PodLifecycle: true, WorkloadStatus: true, ConditionDetails: true, Endpoints: true, Events: true},
 			Redact:   RedactConfig{Keys: slices.Clone(DefaultRedactKeys)},
 			Style:    StyleCompact,
 		},
@@ -238,6 +270,17 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s.paths: empty", key))
 		}
 		errs = append(errs, checkPointers(key+".paths", r.Paths)...)
+	}
+	all := DefaultRules{true, true, true, true, true, true, true, true, true}.Enabled()
+	for i, r := range c.Diff.DefaultsOff {
+		if len(r.Rules) == 0 || len(r.Resources) == 0 {
+			errs = append(errs, fmt.Errorf("diff.defaultsOff[%d]: name both rules and resources", i))
+		}
+		for _, name := range r.Rules {
+			if !slices.Contains(all, name) {
+				errs = append(errs, fmt.Errorf("diff.defaultsOff[%d].rules: %q is not one of %s", i, name, strings.Join(all, ", ")))
+			}
+		}
 	}
 	if c.RediscoveryInterval < time.Second {
 		errs = append(errs, fmt.Errorf("rediscoveryInterval: %s is shorter than 1s", c.RediscoveryInterval))

@@ -20,7 +20,7 @@ var keptInCache = pathRules{{"metadata", "resourceVersion"}, {"metadata", "manag
 // the clear. Diff gives the same result on transformed and raw objects.
 func (d *Differ) CacheTransform(r discovery.Resource) func(any) (any, error) {
 	var rules pathRules
-	for _, rule := range d.rules.forResource(r) {
+	for _, rule := range d.rules.forResource(r).paths {
 		if !slices.ContainsFunc(keptInCache, func(k []string) bool { return slices.Equal(k, rule) }) {
 			rules = append(rules, rule)
 		}

@@ -4,7 +4,7 @@
 //
 // An update goes through a fixed sequence of passes, all visible in
 // Differ.Diff: prune ignored fields, redact sensitive values, compare
-// (keyed lists by key), summarize, attribute, render. The first two also
+// (keyed lists by key), keep what is news, summarize, attribute, render. The first two also
 // run before an object is cached (Differ.CacheTransform), so the cache is
 // smaller and never holds a secret in the clear.
 package diff
@@ -116,14 +116,17 @@ func (d *Differ) Diff(in Input) (record.Change, bool) {
 	oldObj, newObj := d.prepare(in.Old.Object, in.Resource), d.prepare(in.New.Object, in.Resource)
 	// 3. Compare, lists with keys item by item.
 	c.Changes = compare(oldObj, newObj, d.keyTree(in.New))
+	// 4. Keep what is news: a Pod starting up, a controller's counters
+	// and a condition's details without a status change are not.
+	c.Changes = keepNews(d.rules.forResource(in.Resource).news, oldObj, newObj, c.Changes)
 	if len(c.Changes) == 0 {
 		return record.Change{}, false
 	}
-	// 4. Summarize for log stacks that index scalars.
+	// 5. Summarize for log stacks that index scalars.
 	c.Changed = summarize(c.Changes)
-	// 5. Attribute: who wrote it, from managedFields (kept by pruning).
+	// 6. Attribute: who wrote it, from managedFields (kept by pruning).
 	c.Manager = attribute(in.Old.Object, in.New.Object, statusOnly(c.Changes))
-	// 6. Render the optional forms.
+	// 7. Render the optional forms.
 	if d.patch {
 		c.Patch = jsonPatch(oldObj, newObj)
 	}
@@ -168,7 +171,7 @@ func (d *Differ) prepare(obj map[string]any, r discovery.Resource) map[string]an
 	if d.cached {
 		return prune(obj, keptInCache).(map[string]any)
 	}
-	return d.redactor.redact(prune(obj, d.rules.forResource(r)), r)
+	return d.redactor.redact(prune(obj, d.rules.forResource(r).paths), r)
 }
 
 func (d *Differ) keyTree(u *unstructured.Unstructured) *KeyTree {

@@ -3,20 +3,25 @@ package diff
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
-// Rules decide which fields' changes are not reported.
+// Rules decide which changes are not reported.
 type Rules struct {
 	// Paths are JSON Pointers ignored for every type; "*" matches any key
 	// or list index.
 	Paths []string
 	// PerResource are paths ignored for some types only.
 	PerResource []ResourceRule
-	// Defaults turns the built-in rule sets on and off.
-	Defaults Defaults
+	// Defaults names the built-in rules that are on (AllDefaults: every
+	// one); see DefaultRules.
+	Defaults []string
+	// DefaultsOff turns some default rules off for some types only.
+	DefaultsOff []DefaultsOff
 }
 
 // ResourceRule ignores paths on the named types (names as kubectl accepts
@@ -26,73 +31,109 @@ type ResourceRule struct {
 	Paths     []string
 }
 
-// Defaults are the built-in rule sets that keep an idle cluster quiet.
-// Each can be turned off.
-type Defaults struct {
-	// Bookkeeping: managedFields, resourceVersion, generation and kubectl's
-	// last-applied-configuration annotation.
-	Bookkeeping bool
-	// LeaseRenewals: a Lease's renewTime, which holders bump every few
-	// seconds. A change of holder still shows.
-	LeaseRenewals bool
-	// DeploymentRevision: the deployment.kubernetes.io/revision annotation
-	// that the controller bumps on each rollout (the template change shows).
-	DeploymentRevision bool
-	// StatusTimestamps: heartbeat, probe and update times in status
-	// conditions. A condition's status, reason or transition still shows.
-	StatusTimestamps bool
+// DefaultsOff turns the named default rules off for the named types.
+type DefaultsOff struct {
+	Rules     []string
+	Resources []string
 }
 
-// AllDefaults turns every built-in rule set on.
-var AllDefaults = Defaults{Bookkeeping: true, LeaseRenewals: true, DeploymentRevision: true, StatusTimestamps: true}
+// DefaultRule is one built-in rule that keeps a living cluster quiet.
+// Each is on by default and can be turned off (diff.defaults.<Name>), or
+// off for some types (diff.defaultsOff); `kubediff rules` lists them.
+type DefaultRule struct {
+	// Name is the rule's config key under diff.defaults.
+	Name string
+	// Types says which types it applies to, for people.
+	Types string
+	// Hides says what it hides, and what still shows.
+	Hides string
 
-// defaultRuleSets returns the built-in rules the switches turn on.
-func (d Defaults) ruleSets() (global []string, perResource []ResourceRule) {
-	if d.Bookkeeping {
-		global = append(global, DefaultIgnorePaths...)
-	}
-	if d.StatusTimestamps {
-		global = append(global,
-			"/status/conditions/*/lastHeartbeatTime",
-			"/status/conditions/*/lastProbeTime",
-			"/status/conditions/*/lastUpdateTime",
-		)
-	}
-	if d.LeaseRenewals {
-		perResource = append(perResource, ResourceRule{Resources: []string{"leases.coordination.k8s.io"}, Paths: []string{"/spec/renewTime"}})
-	}
-	if d.DeploymentRevision {
-		perResource = append(perResource, ResourceRule{
-			Resources: []string{"deployments.apps", "replicasets.apps"},
-			Paths:     []string{"/metadata/annotations/deployment.kubernetes.io~1revision"},
-		})
-	}
-	return global, perResource
+	resources []string // nil: every type (names as kubectl accepts them)
+	paths     []string // ignored JSON Pointers
+	news      func(u *updateView, fc record.FieldChange) bool
 }
+
+// DefaultRules are the built-in rules, in the order docs list them.
+var DefaultRules = []DefaultRule{
+	{Name: "bookkeeping", Types: "every type",
+		Hides: "metadata.managedFields, resourceVersion, generation, and kubectl's last-applied-configuration annotation",
+		paths: []string{"/metadata/managedFields", "/metadata/resourceVersion", "/metadata/generation", "/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration"}},
+	{Name: "statusTimestamps", Types: "every type",
+		Hides: "lastHeartbeatTime, lastProbeTime and lastUpdateTime in status conditions (a condition's status, reason and lastTransitionTime still show)",
+		paths: []string{"/status/conditions/*/lastHeartbeatTime", "/status/conditions/*/lastProbeTime", "/status/conditions/*/lastUpdateTime"}},
+	{Name: "leaseRenewals", Types: "leases.coordination.k8s.io",
+		Hides:     "a Lease's spec.renewTime (a change of holder still shows)",
+		resources: []string{"leases.coordination.k8s.io"}, paths: []string{"/spec/renewTime"}},
+	{Name: "deploymentRevision", Types: "deployments.apps, replicasets.apps",
+		Hides:     "the deployment.kubernetes.io/revision annotation (the template change that caused it still shows)",
+		resources: []string{"deployments.apps", "replicasets.apps"}, paths: []string{"/metadata/annotations/deployment.kubernetes.io~1revision"}},
+	{Name: "podLifecycle", Types: "pods",
+		Hides: "a Pod starting up (scheduled, IPs, containers running, Ready) and its graceful deletion's marks; " +
+			"a restart (with why the container stopped), Ready → not Ready, a Failed/Succeeded/Unknown phase and spec changes still show",
+		resources: []string{"pods"}, news: podNews},
+	{Name: "workloadStatus", Types: "deployments, replicasets, statefulsets, daemonsets, replicationcontrollers",
+		Hides:     "the replica counters and observedGeneration in status (spec, conditions, and each Pod added or deleted still show)",
+		resources: []string{"deployments.apps", "replicasets.apps", "statefulsets.apps", "daemonsets.apps", "replicationcontrollers"}, news: workloadNews},
+	{Name: "conditionDetails", Types: "every type",
+		Hides: "a status condition's reason, message and times when its status did not change (a condition whose status changes shows with them)",
+		news:  conditionNews},
+	{Name: "endpoints", Types: "endpointslices.discovery.k8s.io, endpoints",
+		Hides: "the endpoints, ports and last-change-trigger-time annotation, which follow their Pods (slices created or deleted still show)",
+		resources: []string{"endpointslices.discovery.k8s.io", "endpoints"}, news: endpointsNews,
+		paths: []string{"/metadata/annotations/endpoints.kubernetes.io~1last-change-trigger-time"}},
+}
+
+// AllDefaults turns every built-in rule on.
+var AllDefaults = func() []string {
+	names := make([]string, len(DefaultRules))
+	for i, r := range DefaultRules {
+		names[i] = r.Name
+	}
+	return names
+}()
 
 type compiledResourceRule struct {
 	resources []string
 	paths     pathRules
 }
 
+// typeRules are the rules for one type.
+type typeRules struct {
+	paths pathRules
+	news  []newsFilter
+}
+
 // compiledRules caches the rules that apply to each type, since the same
 // few types are diffed over and over.
 type compiledRules struct {
+	defaults    []DefaultRule
+	off         []DefaultsOff
 	global      pathRules
 	perResource []compiledResourceRule
-	cache       sync.Map // GroupVersionResource → pathRules
+	cache       sync.Map // GroupVersionResource → *typeRules
 }
 
 func compileRules(r Rules) (*compiledRules, error) {
-	global, perResource := r.Defaults.ruleSets()
-	global = append(global, r.Paths...)
-	perResource = append(perResource, r.PerResource...)
-	c := &compiledRules{}
+	c := &compiledRules{off: r.DefaultsOff}
+	for _, name := range r.Defaults {
+		i := slices.IndexFunc(DefaultRules, func(d DefaultRule) bool { return d.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("no default rule named %q (there are %s)", name, strings.Join(AllDefaults, ", "))
+		}
+		c.defaults = append(c.defaults, DefaultRules[i])
+	}
+	for _, off := range r.DefaultsOff {
+		for _, name := range off.Rules {
+			if !slices.Contains(AllDefaults, name) {
+				return nil, fmt.Errorf("defaultsOff: no default rule named %q (there are %s)", name, strings.Join(AllDefaults, ", "))
+			}
+		}
+	}
 	var err error
-	if c.global, err = parsePathRules(global); err != nil {
+	if c.global, err = parsePathRules(r.Paths); err != nil {
 		return nil, fmt.Errorf("ignore path: %w", err)
 	}
-	for _, pr := range perResource {
+	for _, pr := range r.PerResource {
 		paths, err := parsePathRules(pr.Paths)
 		if err != nil {
 			return nil, fmt.Errorf("ignore path for %v: %w", pr.Resources, err)
@@ -102,20 +143,46 @@ func compileRules(r Rules) (*compiledRules, error) {
 		}
 		c.perResource = append(c.perResource, compiledResourceRule{resources: pr.Resources, paths: paths})
 	}
+	for _, d := range DefaultRules {
+		if _, err := parsePathRules(d.paths); err != nil {
+			return nil, fmt.Errorf("default rule %s: %w", d.Name, err)
+		}
+	}
 	return c, nil
 }
 
-// forResource returns the global rules plus those naming r.
-func (c *compiledRules) forResource(r discovery.Resource) pathRules {
+// forResource returns the rules for type r: the user's paths for every
+// type and for r, and the default rules that apply to r and are on for it.
+func (c *compiledRules) forResource(r discovery.Resource) *typeRules {
 	if v, ok := c.cache.Load(r.GVR); ok {
-		return v.(pathRules)
+		return v.(*typeRules)
 	}
-	rules := slices.Clone(c.global)
+	tr := &typeRules{paths: slices.Clone(c.global)}
 	for _, pr := range c.perResource {
 		if slices.ContainsFunc(pr.resources, r.Matches) {
-			rules = append(rules, pr.paths...)
+			tr.paths = append(tr.paths, pr.paths...)
 		}
 	}
-	c.cache.Store(r.GVR, rules)
-	return rules
+	for _, d := range c.defaults {
+		if !d.appliesTo(r) || c.offFor(d.Name, r) {
+			continue
+		}
+		paths, _ := parsePathRules(d.paths) // checked by compileRules
+		tr.paths = append(tr.paths, paths...)
+		if d.news != nil {
+			tr.news = append(tr.news, newsFilter{rule: d.Name, keep: d.news})
+		}
+	}
+	c.cache.Store(r.GVR, tr)
+	return tr
+}
+
+func (d DefaultRule) appliesTo(r discovery.Resource) bool {
+	return d.resources == nil || slices.ContainsFunc(d.resources, r.Matches)
+}
+
+func (c *compiledRules) offFor(name string, r discovery.Resource) bool {
+	return slices.ContainsFunc(c.off, func(o DefaultsOff) bool {
+		return slices.Contains(o.Rules, name) && slices.ContainsFunc(o.Resources, r.Matches)
+	})
 }
