@@ -113,6 +113,7 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	targets := &targetSync{watcher: w, metrics: m, log: log, warned: map[string]bool{}}
 	targets.start(ctx, plan, func() { synced.Store(true) })
 	var background sync.WaitGroup
+	background.Go(func() { p.Run(ctx) })
 	background.Go(func() { targets.follow(ctx, planner, c, cfg.RediscoveryInterval) })
 	if elector != nil {
 		background.Go(func() { elector.Run(ctx) })

@@ -10,7 +10,6 @@
 package diff
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -20,10 +19,6 @@ import (
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/record"
 )
-
-// maxChangedFields caps the one-string summary; the changes list always
-// carries every change.
-const maxChangedFields = 50
 
 // Input is one observed change of one object. Old is nil for an
 // addition; New is nil for a deletion, whose Old is the final state.
@@ -123,7 +118,7 @@ func (d *Differ) Diff(in Input) (record.Change, bool) {
 		return record.Change{}, false
 	}
 	// 5. Summarize for log stacks that index scalars.
-	c.Changed = summarize(c.Changes)
+	c.Changed = record.Summarize(c.Changes)
 	// 6. Attribute: who wrote it, from managedFields (kept by pruning).
 	c.Manager = attribute(in.Old.Object, in.New.Object, statusOnly(c.Changes))
 	// 7. Render the optional forms.
@@ -189,23 +184,6 @@ func statusOnly(changes []record.FieldChange) bool {
 		}
 	}
 	return true
-}
-
-func summarize(changes []record.FieldChange) string {
-	var fields []string
-	seen := map[string]bool{}
-	for _, c := range changes {
-		if seen[c.Field] {
-			continue
-		}
-		seen[c.Field] = true
-		fields = append(fields, c.Field)
-	}
-	if len(fields) > maxChangedFields {
-		more := len(fields) - maxChangedFields
-		fields = append(fields[:maxChangedFields], fmt.Sprintf("… and %d more", more))
-	}
-	return strings.Join(fields, ", ")
 }
 
 // pointerLess orders pointers segment by segment, numbers numerically, so

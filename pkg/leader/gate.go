@@ -37,10 +37,12 @@ type dispatched struct {
 }
 
 // settle is how long a handled record must have been dispatched before
-// the published progress moves past it: a record of another type with a
-// lower resourceVersion can reach the gate a little later (each informer
-// has its own watch), and must not be skipped by a takeover.
-const settle = 2 * time.Second
+// the published progress moves past it: a record with a lower
+// resourceVersion can reach the gate later, because each informer has its
+// own watch (up to ~2 s), and because the pipeline holds updates of owned
+// objects for up to 3 s to merge a controller's steps. It must not be
+// skipped by a takeover.
+const settle = 5 * time.Second
 
 // NewGate returns a gate in front of dispatch that starts as a follower
 // holding at most maxHeld records. trackProgress keeps what Through needs;

@@ -1,7 +1,7 @@
 // Package pipeline is the path of a change from the watch to the sinks,
 // readable top to bottom in this one file:
 //
-//	watcher ──Event──▶ filter ──▶ diff ──record──▶ gate ──▶ router ──▶ sink queues
+//	watcher ──Event──▶ filter ──▶ diff ──record──▶ coalesce ──▶ gate ──▶ router ──▶ sink queues
 //	  (before caching: CacheTransform, the diff's prune and redact passes)
 //
 // Every stage is a package of its own (watcher, diff, leader, notify);
@@ -9,6 +9,7 @@
 package pipeline
 
 import (
+	"context"
 	"log/slog"
 
 	"k8s.io/client-go/tools/cache"
@@ -46,9 +47,10 @@ type Options struct {
 
 // Pipeline carries watch events to the sinks.
 type Pipeline struct {
-	differ  *diff.Differ
-	exclude []string
-	gate    *leader.Gate
+	differ   *diff.Differ
+	exclude  []string
+	coalesce *coalescer
+	gate     *leader.Gate
 	router  notify.Router
 	metrics *metrics.Metrics
 }
@@ -60,8 +62,13 @@ func New(o Options) *Pipeline {
 	if !o.Election {
 		p.gate.Lead(0)
 	}
+	p.coalesce = newCoalescer(p.gate.Emit)
 	return p
 }
+
+// Run releases the records the pipeline holds to merge (see coalesce.go)
+// until ctx is done, and then all of them.
+func (p *Pipeline) Run(ctx context.Context) { p.coalesce.run(ctx) }
 
 // CacheTransform is what each object of type r goes through before the
 // watcher caches it: the diff drops what is never reported and redacts
@@ -86,11 +93,13 @@ func (p *Pipeline) Handle(ev watcher.Event) {
 	if !ok {
 		return
 	}
-	// 3. Gate: the leader emits, a follower holds the record for a takeover.
-	p.gate.Emit(c)
+	// 3. Coalesce: a controller's quick steps on an object it owns become
+	// one record (first value, last value).
+	// 4. Gate: the leader emits, a follower holds the record for a takeover.
+	p.coalesce.add(c)
 }
 
-// dispatch is the gate's way out: 4. route the record to every sink
+// dispatch is the gate's way out: 5. route the record to every sink
 // whose match selects it.
 func (p *Pipeline) dispatch(c record.Change) []notify.Mark {
 	p.metrics.RecordsEmitted.WithLabelValues(c.Resource, c.Type).Inc()

@@ -6,6 +6,7 @@ package record
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -91,6 +92,29 @@ type Owner struct {
 
 // String reads as kubectl names it: ReplicaSet/web-5d4f.
 func (o Owner) String() string { return o.Kind + "/" + o.Name }
+
+// maxChangedFields caps the one-string summary; the changes list always
+// carries every change.
+const maxChangedFields = 50
+
+// Summarize is the Changed string for changes: each field's readable path
+// once, comma-separated, at most 50.
+func Summarize(changes []FieldChange) string {
+	var fields []string
+	seen := map[string]bool{}
+	for _, c := range changes {
+		if seen[c.Field] {
+			continue
+		}
+		seen[c.Field] = true
+		fields = append(fields, c.Field)
+	}
+	if len(fields) > maxChangedFields {
+		more := len(fields) - maxChangedFields
+		fields = append(fields[:maxChangedFields], fmt.Sprintf("… and %d more", more))
+	}
+	return strings.Join(fields, ", ")
+}
 
 // FieldChange is one changed field. From is absent for an add, To for a
 // remove.
