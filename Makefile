@@ -26,7 +26,7 @@ $(TESTENV_BINS) &: hack/testenv/go.mod hack/testenv/go.sum hack/testenv/build.sh
 
 ## test: every test, with the race detector, against the local control plane
 test: testenv vet
-	$(GO) test -race -count=1 -timeout 15m ./...
+	$(GO) test -race -count=1 -timeout 25m ./...
 
 ## unit: tests that need no control plane
 unit:

@@ -16,8 +16,8 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$tmp/controlplane" ./hack/controlplane
-echo "» starting a local kube-apiserver and etcd..." >&2
-"$tmp/controlplane" -kubeconfig-out "$tmp/kubeconfig" >"$tmp/controlplane.log" 2>&1 &
+echo "» starting a local cluster: kube-apiserver, etcd, controller manager, scheduler and 3 KWOK nodes..." >&2
+"$tmp/controlplane" -nodes 3 -kubeconfig-out "$tmp/kubeconfig" >"$tmp/controlplane.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 240); do [ -s "$tmp/kubeconfig" ] && break; sleep 0.5; done
 [ -s "$tmp/kubeconfig" ] || { cat "$tmp/controlplane.log" >&2; exit 1; }

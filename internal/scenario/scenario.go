@@ -83,34 +83,45 @@ func Setup(ctx context.Context, k Kubectl) error {
 // Steps are the day's actions, in order. node is the node to drain.
 func Steps(k Kubectl, node string) []Step {
 	ns := []string{"-n", Namespace}
-	rolledOut := func(ctx context.Context) error {
-		_, err := k.Run(ctx, "", append(ns, "rollout", "status", "deployment/web", "--timeout=180s")...)
-		return err
+	// rolledOut waits for the rollout and for the old Pods to be gone:
+	// their graceful deletion outlasts `rollout status`.
+	rolledOut := func(replicas int) func(context.Context) error {
+		return func(ctx context.Context) error {
+			if _, err := k.Run(ctx, "", append(ns, "rollout", "status", "deployment/web", "--timeout=180s")...); err != nil {
+				return err
+			}
+			return podsLeft(k, "app=web", replicas)(ctx)
+		}
 	}
 	return []Step{
 		{
 			Name: fmt.Sprintf("create a Deployment of %d replicas", Replicas),
 			Run:  k.do(append(ns, "create", "deployment", "web", "--image=nginx:1.27", fmt.Sprintf("--replicas=%d", Replicas))...),
-			Done: rolledOut,
+			Done: rolledOut(Replicas),
 		},
 		{
 			Name: "roll out a new image",
 			Run:  k.do(append(ns, "set", "image", "deployment/web", "nginx=nginx:1.28")...),
-			Done: rolledOut,
+			Done: rolledOut(Replicas),
 		},
 		{
 			Name: "scale 10 → 3",
 			Run:  k.do(append(ns, "scale", "deployment/web", "--replicas=3")...),
-			Done: podsLeft(k, "app=web", 3),
+			Done: rolledOut(3),
 		},
 		{
 			Name: "edit one line of a config file in a ConfigMap",
 			Run:  k.apply(nginxConfigMap(1)),
 		},
 		{
-			Name: "a Pod crash-loops (two restarts)",
+			Name: "a Pod crash-loops (two restarts), then is deleted",
 			Run:  k.apply(crashLoopPod),
-			Done: restarted(k, "crasher", 2),
+			Done: func(ctx context.Context) error {
+				if err := restarted(k, "crasher", 2)(ctx); err != nil {
+					return err
+				}
+				return k.do(append(ns, "delete", "pod", "crasher", "--wait=true", "--timeout=60s")...)(ctx)
+			},
 		},
 		{
 			Name: "cordon and drain a node",
@@ -120,7 +131,7 @@ func Steps(k Kubectl, node string) []Step {
 				}
 				return k.do("drain", node, "--ignore-daemonsets", "--delete-emptydir-data", "--force", "--timeout=120s")(ctx)
 			},
-			Done: rolledOut,
+			Done: rolledOut(3),
 		},
 		{
 			Name: "create a custom resource",

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,8 +27,9 @@ import (
 // consequences are counted with it.
 const settle = 8 * time.Second
 
-// idleMinutes is how long the cluster is watched doing nothing.
-const idleMinutes = 5
+// idleMinutes is how long the cluster is watched doing nothing
+// (KUBEDIFF_IDLE_MINUTES shortens it while working on the steps).
+var idleMinutes = 5
 
 var (
 	env      *testenv.Env
@@ -38,6 +41,9 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	if n, err := strconv.Atoi(os.Getenv("KUBEDIFF_IDLE_MINUTES")); err == nil {
+		idleMinutes = n
+	}
 	var err error
 	env, err = testenv.Start()
 	if err == nil {
@@ -123,6 +129,27 @@ func describe(c record.Change) string {
 	return s
 }
 
+// check is what a step must report with the default settings: at most
+// max records in the JSON stream, and each of want (a describe() prefix)
+// at least once, since nothing a person would want to know may go missing.
+type check struct {
+	max  int
+	want []string
+}
+
+var checks = map[string]check{
+	"create a Deployment of 10 replicas": {max: 15, want: []string{"added Deployment day/web", "added ReplicaSet", "added Pod"}},
+	"roll out a new image": {max: 30, want: []string{
+		"updated Deployment day/web: spec.template.spec.containers[name=nginx].image", "added ReplicaSet",
+		"updated ReplicaSet", "added Pod", "deleted Pod"}},
+	"scale 10 → 3": {max: 10, want: []string{"updated Deployment day/web: spec.replicas", "updated ReplicaSet", "deleted Pod"}},
+	"edit one line of a config file in a ConfigMap":     {max: 1, want: []string{`updated ConfigMap day/nginx: data["nginx.conf"]`}},
+	"a Pod crash-loops (two restarts), then is deleted": {max: 4, want: []string{"added Pod day/crasher", "updated Pod day/crasher", "deleted Pod day/crasher"}},
+	"cordon and drain a node":                           {max: 15, want: []string{"updated Node kwok-node-0: spec.unschedulable"}},
+	"create a custom resource":                          {max: 1, want: []string{"added Gadget day/sprocket"}},
+	"delete the custom resource":                        {max: 1, want: []string{"deleted Gadget day/sprocket"}},
+}
+
 func TestDayInTheLife(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
@@ -132,7 +159,6 @@ func TestDayInTheLife(t *testing.T) {
 	}
 	stdout, _ := watch(t, "-o", "json")
 	waitQuiet(stdout)
-	start := len(parse(t, stdout.String()))
 	for _, step := range scenario.Steps(k, testenv.NodeName(0)) {
 		before := len(parse(t, stdout.String()))
 		if err := step.Run(ctx); err != nil {
@@ -145,19 +171,41 @@ func TestDayInTheLife(t *testing.T) {
 		}
 		waitQuiet(stdout)
 		recs := parse(t, stdout.String())[before:]
-		t.Logf("%-50s %4d records", step.Name, len(recs))
+		var lines []string
 		for _, c := range recs {
-			t.Logf("    %s", describe(c))
+			lines = append(lines, describe(c))
+		}
+		t.Logf("%-50s %3d records\n    %s", step.Name, len(recs), strings.Join(lines, "\n    "))
+		c, ok := checks[step.Name]
+		if !ok {
+			t.Fatalf("no check for step %q", step.Name)
+		}
+		if len(recs) > c.max {
+			t.Errorf("%s: %d records, want at most %d", step.Name, len(recs), c.max)
+		}
+		for _, w := range c.want {
+			if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, w) }) {
+				t.Errorf("%s: nothing reported as %q", step.Name, w)
+			}
 		}
 	}
-	_ = start
+	// A restart is news each time: the crash loop's two restarts show.
+	restarts := 0
+	for _, c := range parse(t, stdout.String()) {
+		if c.Name == "crasher" && strings.Contains(c.Changed, "restartCount") {
+			restarts++
+		}
+	}
+	if restarts < 2 {
+		t.Errorf("%d restarts of the crash-looping Pod reported, want 2", restarts)
+	}
 	for minute := 1; minute <= idleMinutes; minute++ {
 		before := len(parse(t, stdout.String()))
 		time.Sleep(time.Minute)
 		recs := parse(t, stdout.String())[before:]
 		t.Logf("idle minute %d: %d records", minute, len(recs))
 		for _, c := range recs {
-			t.Logf("    %s", describe(c))
+			t.Errorf("idle minute %d: %s", minute, describe(c))
 		}
 	}
 }
