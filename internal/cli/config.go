@@ -32,6 +32,7 @@ var flagKeys = map[string]string{
 	"rediscovery-interval":           "rediscoveryInterval",
 	"output":                         "output",
 	"color":                          "color",
+	"fold":                           "fold",
 	"ignore-path":                    "diff.ignorePaths",
 	"patch":                          "diff.patch",
 	"diff-style":                     "diff.style",

@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -46,6 +47,7 @@ not reported; only what changes afterwards.`,
 	f := cmd.Flags()
 	f.StringP("output", "o", d.Output, "record format on stdout: json, text, none (only the configured sinks)")
 	f.String("color", d.Color, "colour in text output: auto (when stdout is a terminal and NO_COLOR is unset), always, never")
+	f.Bool("fold", d.Fold, "in text output, fold a burst of records of objects one owner controls (a rollout's Pods) into one line")
 	f.StringSlice("ignore-path", nil, "JSON Pointer of a field whose changes are not reported (repeatable; * matches any key)")
 	f.Bool("patch", d.Diff.Patch, "add an RFC 6902 JSON Patch to each update record")
 	f.String("diff-style", d.Diff.Style, "how -o text shows an update: compact (one line per field) or unified (YAML diff)")
@@ -147,9 +149,8 @@ func serveHTTP(addr string, m *metrics.Metrics, ready func() bool, log *slog.Log
 func newDiffer(cfg config.Config, c *clients, log *slog.Logger) (*diff.Differ, error) {
 	d := cfg.Diff
 	rules := diff.Rules{
-		Paths: d.IgnorePaths,
+		Paths:    d.IgnorePaths,
 		Defaults: d.Defaults.Enabled(),
-
 	}
 	for _, r := range d.Ignore {
 		rules.PerResource = append(rules.PerResource, diff.ResourceRule{Resources: r.Resources, Paths: r.Paths})
@@ -172,11 +173,19 @@ func newDiffer(cfg config.Config, c *clients, log *slog.Logger) (*diff.Differ, e
 	return differ, nil
 }
 
-func newStdoutSink(cfg config.Config, out io.Writer) notify.Notifier {
-	if cfg.Output == config.OutputText {
-		return stdout.NewText(out, useColor(cfg.Color, out))
+// foldLinger is how long text output waits for more records after the
+// last one, so that a rollout's burst folds into a few lines.
+const foldLinger = 3 * time.Second
+
+// newStdoutSink returns the stdout sink and how long its queue lingers.
+func newStdoutSink(cfg config.Config, out io.Writer) (notify.Notifier, time.Duration) {
+	switch {
+	case cfg.Output == config.OutputText && cfg.Fold:
+		return stdout.NewFoldingText(out, useColor(cfg.Color, out)), foldLinger
+	case cfg.Output == config.OutputText:
+		return stdout.NewText(out, useColor(cfg.Color, out)), 0
 	}
-	return stdout.NewJSON(out)
+	return stdout.NewJSON(out), 0
 }
 
 // useColor follows --color, and in auto mode colours only a terminal and

@@ -56,6 +56,9 @@ type Config struct {
 	Output string `mapstructure:"output"`
 	// Color controls colour in text output: auto, always or never.
 	Color string `mapstructure:"color"`
+	// Fold, in text output, folds a burst of records of objects one owner
+	// controls (a rollout's Pods and ReplicaSets) into one line.
+	Fold bool `mapstructure:"fold"`
 	// Diff configures what counts as a change.
 	Diff DiffConfig `mapstructure:"diff"`
 	// Log configures operational logging on stderr.
@@ -217,6 +220,7 @@ func Default() Config {
 	return Config{
 		Output: OutputJSON,
 		Color:  "auto",
+		Fold:   true,
 		Diff: DiffConfig{
 			Defaults: DefaultRules{Bookkeeping: true, LeaseRenewals: true, DeploymentRevision: true, StatusTimestamps: true,
 				PodLifecycle: true, WorkloadStatus: true, ConditionDetails: true, Endpoints: true, Events: true},

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,10 +12,12 @@ import (
 
 // Coalescing: a controller changes the objects it owns in quick steps (a
 // rollout scales its ReplicaSets 10 → 8 → 5 → 3 → 0, a step per Pod
-// ready). Each step is a record a person does not need; the change from
-// before the burst to after it is one. So updates of owned objects (those
-// with a controller, record.Owner) are held briefly, and further updates
-// of the same object merged into them: first value, last value.
+// ready), and the status of what it controls (a new Deployment's
+// conditions appear, then Available turns True). Each step is a record a
+// person does not need; the change from before the burst to after it is
+// one. So updates of owned objects (those with a controller, record.Owner)
+// and status-only updates are held briefly, and further updates of the
+// same object merged into them: first value, last value.
 const (
 	// coalesceQuiet is how long an owned object must see no update before
 	// its merged record goes on. A rollout's steps come a Pod's readiness
@@ -57,7 +60,7 @@ func (co *coalescer) add(c record.Change) {
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	h := co.held[c.UID]
-	if co.stopped || c.UID == "" || c.Type != record.Updated || c.Owner == nil || c.Patch != nil || c.Unified != "" {
+	if co.stopped || c.UID == "" || c.Type != record.Updated || (c.Owner == nil && !statusOnly(c)) || c.Patch != nil || c.Unified != "" {
 		if h != nil {
 			delete(co.held, c.UID)
 			co.emit(h.c)
@@ -161,4 +164,15 @@ func merge(a, b record.Change) record.Change {
 	}
 	out.Changed = record.Summarize(out.Changes)
 	return out
+}
+
+// statusOnly reports whether every change of c is under /status: what a
+// controller or kubelet reports, not what a person asked for.
+func statusOnly(c record.Change) bool {
+	for _, fc := range c.Changes {
+		if fc.Path != "/status" && !strings.HasPrefix(fc.Path, "/status/") {
+			return false
+		}
+	}
+	return len(c.Changes) > 0
 }

@@ -135,14 +135,17 @@ func describe(c record.Change) string {
 type check struct {
 	max  int
 	want []string
+	// maxText, when set, bounds the lines -o text prints (folding owned
+	// objects' records).
+	maxText int
 }
 
 var checks = map[string]check{
-	"create a Deployment of 10 replicas": {max: 15, want: []string{"added Deployment day/web", "added ReplicaSet", "added Pod"}},
-	"roll out a new image": {max: 30, want: []string{
+	"create a Deployment of 10 replicas": {max: 15, maxText: 5, want: []string{"added Deployment day/web", "added ReplicaSet", "added Pod"}},
+	"roll out a new image": {max: 30, maxText: 5, want: []string{
 		"updated Deployment day/web: spec.template.spec.containers[name=nginx].image", "added ReplicaSet",
 		"updated ReplicaSet", "added Pod", "deleted Pod"}},
-	"scale 10 → 3": {max: 10, want: []string{"updated Deployment day/web: spec.replicas", "updated ReplicaSet", "deleted Pod"}},
+	"scale 10 → 3": {max: 10, maxText: 5, want: []string{"updated Deployment day/web: spec.replicas", "updated ReplicaSet", "deleted Pod"}},
 	"edit one line of a config file in a ConfigMap":     {max: 1, want: []string{`updated ConfigMap day/nginx: data["nginx.conf"]`}},
 	"a Pod crash-loops (two restarts), then is deleted": {max: 4, want: []string{"added Pod day/crasher", "updated Pod day/crasher", "deleted Pod day/crasher"}},
 	"cordon and drain a node":                           {max: 15, want: []string{"updated Node kwok-node-0: spec.unschedulable"}},
@@ -158,9 +161,11 @@ func TestDayInTheLife(t *testing.T) {
 		t.Fatal(err)
 	}
 	stdout, _ := watch(t, "-o", "json")
+	text, _ := watch(t, "-o", "text", "--color", "never")
 	waitQuiet(stdout)
 	for _, step := range scenario.Steps(k, testenv.NodeName(0)) {
 		before := len(parse(t, stdout.String()))
+		textBefore := len(text.String())
 		if err := step.Run(ctx); err != nil {
 			t.Fatalf("%s: %v", step.Name, err)
 		}
@@ -170,18 +175,24 @@ func TestDayInTheLife(t *testing.T) {
 			}
 		}
 		waitQuiet(stdout)
+		waitQuiet(text)
 		recs := parse(t, stdout.String())[before:]
+		textLines := strings.Split(strings.TrimSpace(text.String()[textBefore:]), "\n")
 		var lines []string
 		for _, c := range recs {
 			lines = append(lines, describe(c))
 		}
-		t.Logf("%-50s %3d records\n    %s", step.Name, len(recs), strings.Join(lines, "\n    "))
+		t.Logf("%-50s %3d records, %d lines of text\n    %s\n  text:\n    %s", step.Name, len(recs), len(textLines),
+			strings.Join(lines, "\n    "), strings.Join(textLines, "\n    "))
 		c, ok := checks[step.Name]
 		if !ok {
 			t.Fatalf("no check for step %q", step.Name)
 		}
 		if len(recs) > c.max {
 			t.Errorf("%s: %d records, want at most %d", step.Name, len(recs), c.max)
+		}
+		if c.maxText > 0 && len(textLines) > c.maxText {
+			t.Errorf("%s: %d lines of text, want at most %d", step.Name, len(textLines), c.maxText)
 		}
 		for _, w := range c.want {
 			if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, w) }) {
