@@ -224,8 +224,8 @@ func Default() Config {
 		Diff: DiffConfig{
 			Defaults: DefaultRules{Bookkeeping: true, LeaseRenewals: true, DeploymentRevision: true, StatusTimestamps: true,
 				PodLifecycle: true, WorkloadStatus: true, ConditionDetails: true, Endpoints: true, Events: true},
-			Redact:   RedactConfig{Keys: slices.Clone(DefaultRedactKeys)},
-			Style:    StyleCompact,
+			Redact: RedactConfig{Keys: slices.Clone(DefaultRedactKeys)},
+			Style:  StyleCompact,
 		},
 		Log:                 LogConfig{Level: "info", Format: "text"},
 		QueueSize:           10000,

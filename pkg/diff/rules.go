@@ -78,7 +78,7 @@ var DefaultRules = []DefaultRule{
 		Hides: "a status condition's reason, message and times when its status did not change (a condition whose status changes shows with them)",
 		news:  conditionNews},
 	{Name: "endpoints", Types: "endpointslices.discovery.k8s.io, endpoints",
-		Hides: "the endpoints, ports and last-change-trigger-time annotation, which follow their Pods (slices created or deleted still show)",
+		Hides:     "the endpoints, ports and last-change-trigger-time annotation, which follow their Pods (slices created or deleted still show)",
 		resources: []string{"endpointslices.discovery.k8s.io", "endpoints"}, news: endpointsNews,
 		paths: []string{"/metadata/annotations/endpoints.kubernetes.io~1last-change-trigger-time"}},
 }

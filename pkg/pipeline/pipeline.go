@@ -51,8 +51,8 @@ type Pipeline struct {
 	exclude  []string
 	coalesce *coalescer
 	gate     *leader.Gate
-	router  notify.Router
-	metrics *metrics.Metrics
+	router   notify.Router
+	metrics  *metrics.Metrics
 }
 
 // New connects the stages.

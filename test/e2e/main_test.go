@@ -3,9 +3,7 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,7 +30,6 @@ const deadline = 60 * time.Second
 var (
 	env      *testenv.Env
 	clients  *kubernetes.Clientset
-	binDir   string // where TestMain built the kubediff binary
 	kubediff string
 )
 
@@ -56,16 +53,12 @@ func runMain(m *testing.M) int {
 	cfg.QPS, cfg.Burst = 200, 400
 	clients = kubernetes.NewForConfigOrDie(cfg)
 
-	binDir, err = os.MkdirTemp("", "kubediff-e2e-bin-")
-	if err != nil {
+	var remove func()
+	if kubediff, remove, err = testenv.BuildKubediff(); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
-	defer os.RemoveAll(binDir)
-	if kubediff, err = testenv.BuildKubediff(binDir); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 1
-	}
+	defer remove()
 	return m.Run()
 }
 
@@ -159,17 +152,7 @@ func (r *run) shutdown() {
 // records parses every JSON line printed so far.
 func (r *run) records() []record.Change {
 	r.t.Helper()
-	var out []record.Change
-	sc := bufio.NewScanner(strings.NewReader(r.stdout.String()))
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		var c record.Change
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			r.t.Fatalf("stdout line is not a JSON record: %v\n%s", err, sc.Text())
-		}
-		out = append(out, c)
-	}
-	return out
+	return testenv.ParseRecords(r.t, r.stdout.String())
 }
 
 // recordsFor returns the records about one object.
@@ -196,13 +179,7 @@ func (r *run) waitRecords(kind, namespace, name string, n int) []record.Change {
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	end := time.Now().Add(deadline)
-	for !cond() {
-		if time.Now().After(end) {
-			t.Fatalf("timed out after %s waiting for %s", deadline, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.Eventually(t, what, deadline, cond)
 }
 
 // newNamespace creates a namespace unique to the test and deletes it after.

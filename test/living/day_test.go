@@ -5,9 +5,7 @@
 package living
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,8 +30,8 @@ const settle = 8 * time.Second
 var idleMinutes = 5
 
 var (
-	env      *testenv.Env
-	kubediff string
+	env    *testenv.Env
+	binary string // kubediff, built by TestMain
 )
 
 func TestMain(m *testing.M) {
@@ -54,16 +52,13 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "living:", err)
 		return 1
 	}
-	dir, err := os.MkdirTemp("", "kubediff-living-bin-")
+	kubediff, remove, err := testenv.BuildKubediff()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "living:", err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	if kubediff, err = testenv.BuildKubediff(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "living:", err)
-		return 1
-	}
+	defer remove()
+	binary = kubediff
 	return m.Run()
 }
 
@@ -71,7 +66,7 @@ func runMain(m *testing.M) int {
 func watch(t *testing.T, args ...string) (stdout, stderr *testenv.SyncBuffer) {
 	t.Helper()
 	stdout, stderr = &testenv.SyncBuffer{}, &testenv.SyncBuffer{}
-	cmd := exec.Command(kubediff, append([]string{"watch", "--kubeconfig", env.Kubeconfig, "--http-address", ""}, args...)...)
+	cmd := exec.Command(binary, append([]string{"watch", "--kubeconfig", env.Kubeconfig, "--http-address", ""}, args...)...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -80,34 +75,8 @@ func watch(t *testing.T, args ...string) (stdout, stderr *testenv.SyncBuffer) {
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
 	})
-	eventually(t, "kubediff to sync", 2*time.Minute, func() bool { return strings.Contains(stderr.String(), "msg=watching") })
+	testenv.Eventually(t, "kubediff to sync", 2*time.Minute, func() bool { return strings.Contains(stderr.String(), "msg=watching") })
 	return stdout, stderr
-}
-
-func eventually(t *testing.T, what string, within time.Duration, ok func() bool) {
-	t.Helper()
-	end := time.Now().Add(within)
-	for !ok() {
-		if time.Now().After(end) {
-			t.Fatalf("gave up waiting for %s after %s", what, within)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-func parse(t *testing.T, out string) []record.Change {
-	t.Helper()
-	var recs []record.Change
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		var c record.Change
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatalf("stdout line is not a record: %v\n%s", err, sc.Text())
-		}
-		recs = append(recs, c)
-	}
-	return recs
 }
 
 // waitQuiet returns once no record has come for settle.
@@ -164,7 +133,7 @@ func TestDayInTheLife(t *testing.T) {
 	text, _ := watch(t, "-o", "text", "--color", "never")
 	waitQuiet(stdout)
 	for _, step := range scenario.Steps(k, testenv.NodeName(0)) {
-		before := len(parse(t, stdout.String()))
+		before := len(testenv.ParseRecords(t, stdout.String()))
 		textBefore := len(text.String())
 		if err := step.Run(ctx); err != nil {
 			t.Fatalf("%s: %v", step.Name, err)
@@ -176,7 +145,7 @@ func TestDayInTheLife(t *testing.T) {
 		}
 		waitQuiet(stdout)
 		waitQuiet(text)
-		recs := parse(t, stdout.String())[before:]
+		recs := testenv.ParseRecords(t, stdout.String())[before:]
 		textLines := strings.Split(strings.TrimSpace(text.String()[textBefore:]), "\n")
 		var lines []string
 		for _, c := range recs {
@@ -202,7 +171,7 @@ func TestDayInTheLife(t *testing.T) {
 	}
 	// A restart is news each time: the crash loop's two restarts show.
 	restarts := 0
-	for _, c := range parse(t, stdout.String()) {
+	for _, c := range testenv.ParseRecords(t, stdout.String()) {
 		if c.Name == "crasher" && strings.Contains(c.Changed, "restartCount") {
 			restarts++
 		}
@@ -211,9 +180,9 @@ func TestDayInTheLife(t *testing.T) {
 		t.Errorf("%d restarts of the crash-looping Pod reported, want 2", restarts)
 	}
 	for minute := 1; minute <= idleMinutes; minute++ {
-		before := len(parse(t, stdout.String()))
+		before := len(testenv.ParseRecords(t, stdout.String()))
 		time.Sleep(time.Minute)
-		recs := parse(t, stdout.String())[before:]
+		recs := testenv.ParseRecords(t, stdout.String())[before:]
 		t.Logf("idle minute %d: %d records", minute, len(recs))
 		for _, c := range recs {
 			t.Errorf("idle minute %d: %s", minute, describe(c))
