@@ -164,9 +164,10 @@ func sectionText(c record.Change, withTitle bool) string {
 	}
 	head = append(head, strings.Join(meta, " "))
 	text := strings.Join(head, "\n")
-	for i, fc := range c.Changes {
+	changes := record.CondenseConditions(c.Changes)
+	for i, fc := range changes {
 		line := "\n• " + changeLine(fc)
-		more := fmt.Sprintf("\n… and %d more changes", len(c.Changes)-i)
+		more := fmt.Sprintf("\n… and %d more changes", len(changes)-i)
 		if len(text)+len(line)+len(more) > maxSectionText {
 			return text + more
 		}

@@ -79,7 +79,7 @@ func encodeText(w *bufio.Writer, c record.Change, p palette) error {
 	if c.Unified != "" {
 		return writeUnified(w, c.Unified, p)
 	}
-	for _, fc := range c.Changes {
+	for _, fc := range record.CondenseConditions(c.Changes) {
 		switch fc.Op {
 		case record.OpAdd:
 			fmt.Fprintf(w, "  %s+ %s: %s%s\n", p.green, fc.Field, textValue(fc.To), p.reset)
