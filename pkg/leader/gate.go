@@ -40,9 +40,9 @@ type dispatched struct {
 // the published progress moves past it: a record with a lower
 // resourceVersion can reach the gate later, because each informer has its
 // own watch (up to ~2 s), and because the pipeline holds updates of owned
-// objects and status-only updates for up to 10 s to merge a controller's
+// objects and status-only updates for up to 12 s to join a controller's
 // steps. It must not be skipped by a takeover.
-const settle = 12 * time.Second
+const settle = 15 * time.Second
 
 // NewGate returns a gate in front of dispatch that starts as a follower
 // holding at most maxHeld records. trackProgress keeps what Through needs;

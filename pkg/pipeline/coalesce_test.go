@@ -7,13 +7,41 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
-func scaled(uid string, from, to int64) record.Change {
-	return record.Change{Type: record.Updated, Kind: "ReplicaSet", Name: "web-" + uid, UID: uid,
-		Owner: &record.Owner{Kind: "Deployment", Name: "web"}, Changed: "spec.replicas",
-		Changes: []record.FieldChange{{Op: record.OpReplace, Path: "/spec/replicas", Field: "spec.replicas", From: from, To: to}}}
+var replicaSets = discovery.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, Kind: "ReplicaSet", Namespaced: true}
+
+func replicaSet(uid string, rv int, replicas int64) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "ReplicaSet",
+		"metadata": map[string]any{"name": "web-" + uid, "namespace": "day", "uid": uid, "resourceVersion": fmt.Sprint(rv),
+			"ownerReferences": []any{map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "d", "controller": true}}},
+		"spec": map[string]any{"replicas": replicas},
+	}}
+}
+
+// step is one update of a ReplicaSet's replicas, as the pipeline sees it.
+type stepper struct {
+	t      *testing.T
+	differ *diff.Differ
+	co     *coalescer
+	rv     int
+}
+
+func (s *stepper) scale(uid string, from, to int64) {
+	s.rv++
+	in := diff.Input{Type: record.Updated, Resource: replicaSets, Old: replicaSet(uid, s.rv, from), New: replicaSet(uid, s.rv+1, to)}
+	c, ok := s.differ.Diff(in)
+	if !ok {
+		s.t.Fatalf("no record for %s %d → %d", uid, from, to)
+	}
+	s.co.add(in, c)
 }
 
 type emitted struct {
@@ -37,67 +65,84 @@ func (e *emitted) list() []string {
 	return append([]string(nil), e.got...)
 }
 
-func TestCoalescerMergesAControllersSteps(t *testing.T) {
+func newStepper(t *testing.T) (*stepper, *emitted) {
+	d, err := diff.New(diff.Options{Rules: diff.Rules{Defaults: diff.AllDefaults}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := &emitted{}
-	co := newCoalescer(out.emit)
-	now := time.Unix(0, 0)
-	co.now = func() time.Time { return now }
-	unowned := record.Change{Type: record.Updated, Kind: "ConfigMap", Name: "cm", UID: "cm-1"}
+	return &stepper{t: t, differ: d, co: newCoalescer(d, out.emit)}, out
+}
 
-	co.add(scaled("new", 0, 3)) // a rollout's steps on two ReplicaSets
-	co.add(scaled("old", 10, 8))
-	co.add(unowned) // not owned: passes at once
+func TestCoalescerJoinsAControllersSteps(t *testing.T) {
+	s, out := newStepper(t)
+	now := time.Unix(0, 0)
+	s.co.now = func() time.Time { return now }
+	s.scale("new", 0, 3) // a rollout's steps on two ReplicaSets
+	s.scale("old", 10, 8)
+	s.co.add(diff.Input{}, record.Change{Type: record.Updated, Kind: "ConfigMap", Name: "cm", UID: "cm-1",
+		Changes: []record.FieldChange{{Path: "/data/k"}}}) // a person's change: passes at once
 	now = now.Add(500 * time.Millisecond)
-	co.add(scaled("new", 3, 5))
-	co.add(scaled("old", 8, 5))
-	co.add(scaled("bounce", 2, 3)) // and back: says nothing
-	co.add(scaled("bounce", 3, 2))
-	if got := out.list(); len(got) != 1 || got[0] != "updated cm" {
-		t.Fatalf("before the quiet period, emitted %v; want only the unowned record", got)
+	s.scale("new", 3, 5)
+	s.scale("old", 8, 5)
+	s.scale("bounce", 2, 3) // and back: says nothing
+	s.scale("bounce", 3, 2)
+	if got := out.list(); len(got) != 1 || got[0] != "updated cm  <nil>→<nil>" {
+		t.Fatalf("before the quiet period, emitted %v; want only the person's change", got)
 	}
 	now = now.Add(coalesceQuiet)
-	co.flush(func(h *heldRecord) bool { return now.Sub(h.last) >= coalesceQuiet })
-	want := []string{"updated cm", "updated web-new spec.replicas 0→5", "updated web-old spec.replicas 10→5"}
+	s.co.flush(func(h *heldUpdate) bool { return now.Sub(h.last) >= coalesceQuiet })
+	want := []string{"updated cm  <nil>→<nil>", "updated web-new spec.replicas 0→5", "updated web-old spec.replicas 10→5"}
 	if got := out.list(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("emitted %v, want %v", got, want)
 	}
 }
 
 func TestCoalescerKeepsEachObjectsOrder(t *testing.T) {
-	out := &emitted{}
-	co := newCoalescer(out.emit)
-	co.add(scaled("rs", 3, 2))
-	co.add(record.Change{Type: record.Deleted, Kind: "ReplicaSet", Name: "web-rs", UID: "rs"})
+	s, out := newStepper(t)
+	s.scale("rs", 3, 2)
+	s.co.add(diff.Input{}, record.Change{Type: record.Deleted, Kind: "ReplicaSet", Name: "web-rs", UID: "rs"})
 	want := []string{"updated web-rs spec.replicas 3→2", "deleted web-rs"}
 	if got := out.list(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("emitted %v, want the held update before the deletion: %v", got, want)
 	}
 }
 
-// A steadily changing object is still reported: no record is held longer
+// A steadily changing object is still reported: nothing is held longer
 // than coalesceMax, and stopping releases everything.
 func TestCoalescerHoldsNothingForLong(t *testing.T) {
-	out := &emitted{}
-	co := newCoalescer(out.emit)
+	s, out := newStepper(t)
+	now := time.Unix(0, 0)
+	var mu sync.Mutex
+	s.co.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { co.run(ctx); close(done) }()
-	start := time.Now()
-	for i := int64(0); len(out.list()) == 0; i++ {
-		if time.Since(start) > coalesceMax+10*time.Second {
-			t.Fatal("a record held past coalesceMax")
-		}
-		co.add(scaled("busy", i, i+1))
-		time.Sleep(100 * time.Millisecond)
+	go func() { s.co.run(ctx); close(done) }()
+	for i := int64(0); i*int64(time.Second) < int64(coalesceMax)+int64(time.Second); i++ {
+		s.scale("busy", i, i+1) // never quiet for coalesceQuiet
+		advance(time.Second)
 	}
-	co.add(scaled("late", 1, 2))
+	testEventually(t, func() bool { return len(out.list()) > 0 })
+	s.scale("late", 1, 2)
 	cancel()
 	<-done
 	if got := out.list(); got[len(got)-1] != "updated web-late spec.replicas 1→2" {
-		t.Fatalf("stopping did not release the held record: %v", got)
+		t.Fatalf("stopping did not release the held update: %v", got)
 	}
-	co.add(scaled("after", 1, 2))
+	s.scale("after", 1, 2)
 	if got := out.list(); got[len(got)-1] != "updated web-after spec.replicas 1→2" {
 		t.Fatal("after stopping, records must pass straight on")
+	}
+}
+
+func testEventually(t *testing.T, ok func() bool) {
+	t.Helper()
+	end := time.Now().Add(30 * time.Second)
+	for !ok() {
+		if time.Now().After(end) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -62,7 +62,7 @@ func New(o Options) *Pipeline {
 	if !o.Election {
 		p.gate.Lead(0)
 	}
-	p.coalesce = newCoalescer(p.gate.Emit)
+	p.coalesce = newCoalescer(o.Differ, p.gate.Emit)
 	return p
 }
 
@@ -87,16 +87,15 @@ func (p *Pipeline) Handle(ev watcher.Event) {
 		return
 	}
 	// 2. Diff: nothing to report when only ignored fields changed.
-	c, ok := p.differ.Diff(diff.Input{
-		Type: string(ev.Type), Resource: ev.Resource, Old: ev.Old, New: ev.New, FinalStateUnknown: ev.FinalStateUnknown,
-	})
+	in := diff.Input{Type: string(ev.Type), Resource: ev.Resource, Old: ev.Old, New: ev.New, FinalStateUnknown: ev.FinalStateUnknown}
+	c, ok := p.differ.Diff(in)
 	if !ok {
 		return
 	}
-	// 3. Coalesce: a controller's quick steps on an object it owns become
-	// one record (first value, last value).
+	// 3. Coalesce: a controller's quick steps on an object become one
+	// record (its state before them diffed against its state after).
 	// 4. Gate: the leader emits, a follower holds the record for a takeover.
-	p.coalesce.add(c)
+	p.coalesce.add(in, c)
 }
 
 // dispatch is the gate's way out: 5. route the record to every sink
