@@ -4,7 +4,8 @@
 //
 // An update goes through a fixed sequence of passes, all visible in
 // Differ.Diff: prune ignored fields, redact sensitive values, compare
-// (keyed lists by key), summarize, attribute, render. The first two also
+// (keyed lists by key), condense (line diffs of multi-line strings, long
+// values cut), summarize, attribute, render. The first two also
 // run before an object is cached (Differ.CacheTransform), so the cache is
 // smaller and never holds a secret in the clear.
 package diff
@@ -119,11 +120,14 @@ func (d *Differ) Diff(in Input) (record.Change, bool) {
 	if len(c.Changes) == 0 {
 		return record.Change{}, false
 	}
-	// 4. Summarize for log stacks that index scalars.
+	// 4. Condense: changed lines of multi-line strings, and no value over
+	// maxValueBytes carried whole.
+	condense(c.Changes)
+	// 5. Summarize for log stacks that index scalars.
 	c.Changed = summarize(c.Changes)
-	// 5. Attribute: who wrote it, from managedFields (kept by pruning).
+	// 6. Attribute: who wrote it, from managedFields (kept by pruning).
 	c.Manager = attribute(in.Old.Object, in.New.Object, statusOnly(c.Changes))
-	// 6. Render the optional forms.
+	// 7. Render the optional forms.
 	if d.patch {
 		c.Patch = jsonPatch(oldObj, newObj)
 	}
