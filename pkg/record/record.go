@@ -110,6 +110,32 @@ type FieldChange struct {
 	ToSHA256   string `json:"toSHA256,omitempty"`
 }
 
+// Sizes describes a truncated change's full values for people: their
+// sizes, "1.0 MiB → 1.0 MiB" (one size for an add or a remove), or ""
+// when nothing was cut.
+func (fc FieldChange) Sizes() string {
+	if !fc.Truncated {
+		return ""
+	}
+	var parts []string
+	for _, n := range []*int{fc.FromBytes, fc.ToBytes} {
+		if n != nil {
+			parts = append(parts, byteSize(*n))
+		}
+	}
+	return strings.Join(parts, " → ")
+}
+
+func byteSize(n int) string {
+	switch {
+	case n < 1<<10:
+		return strconv.Itoa(n) + " B"
+	case n < 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
+	}
+	return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
+}
+
 // LineDiff is a line diff of a replaced string holding several lines,
 // in unified diff's terms: hunks of changed lines with up to three lines
 // of context around them.

@@ -117,29 +117,13 @@ func writeLines(w *bufio.Writer, fc record.FieldChange, p palette) {
 // whole, of which the record holds only excerpts, or "" (the sizes alone
 // after a line diff, which shows no excerpt).
 func sizes(fc record.FieldChange) string {
-	if !fc.Truncated {
-		return ""
-	}
-	var parts []string
-	for _, n := range []*int{fc.FromBytes, fc.ToBytes} {
-		if n != nil {
-			parts = append(parts, byteSize(*n))
-		}
-	}
-	if fc.Lines != nil {
-		return " (" + strings.Join(parts, " → ") + ")"
-	}
-	return " (cut from " + strings.Join(parts, " → ") + ")"
-}
-
-func byteSize(n int) string {
 	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case !fc.Truncated:
+		return ""
+	case fc.Lines != nil:
+		return " (" + fc.Sizes() + ")"
 	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	return " (cut from " + fc.Sizes() + ")"
 }
 
 // printable escapes control characters (but tabs) in a line of a value,
