@@ -16,6 +16,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
+// secrets is the Secret type, whose values are always redacted.
 var secrets = discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret", Namespaced: true}
 
 // nginxConf is a 33-line nginx.conf proxying ten apps; app5's port is
