@@ -338,26 +338,29 @@ func checkCut(t *testing.T, fc record.FieldChange, from, to string) {
 	}
 }
 
-// TestMultiLineSecretShowsOnlyHashes: a Secret's values are redacted
-// before comparison, so a multi-line value (a key, a config with
-// credentials) gets no line diff and no line of it shows, whatever its
-// size.
+// TestMultiLineSecretShowsOnlyHashes: Secrets' values, and sensitive
+// ConfigMap keys', are redacted before comparison, so a multi-line value
+// (a key, a config with credentials) gets no line diff and no line of it
+// shows, whatever its size, in the changes, the patch or the unified style.
 func TestMultiLineSecretShowsOnlyHashes(t *testing.T) {
 	oldKey := "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n-----END PRIVATE KEY-----\n"
 	newKey := "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQDzXq1k5MHxz6aa\n-----END PRIVATE KEY-----\n"
 	for _, tt := range []struct {
 		name     string
+		resource discovery.Resource
+		key      string
 		from, to string
 	}{
-		{"a key, one line changed", oldKey, newKey},
-		{"a large config, one line changed", manyLines(1<<20, 0, "") + oldKey, manyLines(1<<20, 0, "") + newKey},
+		{"a Secret's key, one line changed", secrets, "tls.key", oldKey, newKey},
+		{"a large Secret, one line changed", secrets, "tls.key", manyLines(1<<20, 0, "") + oldKey, manyLines(1<<20, 0, "") + newKey},
+		{"a sensitive ConfigMap key", configMaps, "app-secret.yaml", "user: app\npassword: hunter2\n", "user: app\npassword: hunter3\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := New(Options{Now: fixedNow, Rules: Rules{Defaults: AllDefaults}})
+			d, err := New(Options{Now: fixedNow, Rules: Rules{Defaults: AllDefaults}, Redact: RedactOptions{Keys: []string{"*secret*"}}, Patch: true, Unified: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, ok := d.Diff(dataUpdate(t, secrets, "tls.key", ptr(tt.from), ptr(tt.to)))
+			c, ok := d.Diff(dataUpdate(t, tt.resource, tt.key, ptr(tt.from), ptr(tt.to)))
 			if !ok || len(c.Changes) != 1 {
 				t.Fatalf("want one change, got %+v", c.Changes)
 			}
@@ -372,8 +375,8 @@ func TestMultiLineSecretShowsOnlyHashes(t *testing.T) {
 			}
 			out, _ := json.Marshal(c)
 			for _, line := range append(splitLines(tt.from), splitLines(tt.to)...) {
-				if strings.Contains(string(out), line) {
-					t.Fatalf("record shows the line %q: %s", line, out)
+				if strings.Contains(string(out), line) || strings.Contains(c.Unified, line) {
+					t.Fatalf("record shows the line %q: %s\n%s", line, out, c.Unified)
 				}
 			}
 		})
