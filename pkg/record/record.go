@@ -126,11 +126,13 @@ func (fc FieldChange) Sizes() string {
 	return strings.Join(parts, " → ")
 }
 
+// byteSize is n in B, KiB or MiB, with the larger unit from 1,000 of the
+// smaller on, so that 1,048,570 bytes read 1.0 MiB rather than 1024.0 KiB.
 func byteSize(n int) string {
 	switch {
-	case n < 1<<10:
+	case n < 1000:
 		return strconv.Itoa(n) + " B"
-	case n < 1<<20:
+	case n < 1000<<10:
 		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
 	}
 	return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"

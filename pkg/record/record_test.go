@@ -31,6 +31,9 @@ func TestSizes(t *testing.T) {
 		{"replaced", FieldChange{Op: OpReplace, Truncated: true, FromBytes: size(1 << 20), ToBytes: size(5000)}, "1.0 MiB → 4.9 KiB"},
 		{"added", FieldChange{Op: OpAdd, Truncated: true, ToBytes: size(3 << 20)}, "3.0 MiB"},
 		{"an empty side", FieldChange{Op: OpReplace, Truncated: true, FromBytes: size(0), ToBytes: size(5000)}, "0 B → 4.9 KiB"},
+		{"just under a unit", FieldChange{Op: OpRemove, Truncated: true, FromBytes: size(1048570)}, "1.0 MiB"},
+		{"bytes", FieldChange{Op: OpRemove, Truncated: true, FromBytes: size(999)}, "999 B"},
+		{"a thousand bytes", FieldChange{Op: OpRemove, Truncated: true, FromBytes: size(1000)}, "1.0 KiB"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := tt.fc.Sizes(); got != tt.want {
