@@ -6,9 +6,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/kubediff/kubediff/pkg/discovery"
 )
 
 func TestCacheTransform(t *testing.T) {
@@ -16,7 +13,6 @@ func TestCacheTransform(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secrets := discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret", Namespaced: true}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Secret",
 		"metadata": map[string]any{

@@ -4,8 +4,9 @@
 //
 // An update goes through a fixed sequence of passes, all visible in
 // Differ.Diff: prune ignored fields, redact sensitive values, compare
-// (keyed lists by key), keep what is news, summarize, attribute, render. The first two also
-// run before an object is cached (Differ.CacheTransform), so the cache is
+// (keyed lists by key), keep what is news, condense (line diffs of
+// multi-line strings, long values cut), summarize, attribute, render. The
+// first two also run before an object is cached (Differ.CacheTransform), so the cache is
 // smaller and never holds a secret in the clear.
 package diff
 
@@ -117,11 +118,14 @@ func (d *Differ) Diff(in Input) (record.Change, bool) {
 	if len(c.Changes) == 0 {
 		return record.Change{}, false
 	}
-	// 5. Summarize for log stacks that index scalars.
+	// 5. Condense: changed lines of multi-line strings, and no value over
+	// maxValueBytes carried whole.
+	condense(c.Changes)
+	// 6. Summarize for log stacks that index scalars.
 	c.Changed = record.Summarize(c.Changes)
-	// 6. Attribute: who wrote it, from managedFields (kept by pruning).
+	// 7. Attribute: who wrote it, from managedFields (kept by pruning).
 	c.Manager = attribute(in.Old.Object, in.New.Object, statusOnly(c.Changes))
-	// 7. Render the optional forms.
+	// 8. Render the optional forms.
 	if d.patch {
 		c.Patch = jsonPatch(oldObj, newObj)
 	}

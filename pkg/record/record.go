@@ -7,6 +7,7 @@ package record
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -125,6 +126,101 @@ type FieldChange struct {
 	Field string `json:"field"`
 	From  any    `json:"from,omitempty"`
 	To    any    `json:"to,omitempty"`
+	// Lines is set when a string holding several lines (a config file in
+	// a ConfigMap) was replaced: the changed lines with some context, so a
+	// reader need not compare two long strings by eye.
+	Lines *LineDiff `json:"lines,omitempty"`
+	// Truncated says that From or To (or a string inside them) was too
+	// long to carry whole and holds only an excerpt around the first
+	// difference, marked with "…" where it was cut. The sizes and hashes
+	// below then describe the full values, so a reader can still tell
+	// them apart and check them against a copy.
+	Truncated bool `json:"truncated,omitempty"`
+	// FromBytes and ToBytes are the full values' sizes (a string's UTF-8
+	// bytes, else its compact JSON), set when Truncated for each side
+	// present. Pointers, because an empty string's size 0 must still show.
+	FromBytes *int `json:"fromBytes,omitempty"`
+	ToBytes   *int `json:"toBytes,omitempty"`
+	// FromSHA256 and ToSHA256 are the first 8 bytes, in hex, of the
+	// SHA-256 of the same bytes, set when Truncated for each side present.
+	FromSHA256 string `json:"fromSHA256,omitempty"`
+	ToSHA256   string `json:"toSHA256,omitempty"`
+}
+
+// Sizes describes a truncated change's full values for people: their
+// sizes, "1.0 MiB → 1.0 MiB" (one size for an add or a remove), or ""
+// when nothing was cut.
+func (fc FieldChange) Sizes() string {
+	if !fc.Truncated {
+		return ""
+	}
+	var parts []string
+	for _, n := range []*int{fc.FromBytes, fc.ToBytes} {
+		if n != nil {
+			parts = append(parts, byteSize(*n))
+		}
+	}
+	return strings.Join(parts, " → ")
+}
+
+// byteSize is n in B, KiB or MiB, with the larger unit from 1,000 of the
+// smaller on, so that 1,048,570 bytes read 1.0 MiB rather than 1024.0 KiB.
+func byteSize(n int) string {
+	switch {
+	case n < 1000:
+		return strconv.Itoa(n) + " B"
+	case n < 1000<<10:
+		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
+	}
+	return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
+}
+
+// LineDiff is a line diff of a replaced string holding several lines,
+// in unified diff's terms: hunks of changed lines with up to three lines
+// of context around them.
+type LineDiff struct {
+	// FromLines and ToLines count the lines of the full old and new value
+	// (a final newline ends the last line rather than starting another).
+	FromLines int `json:"fromLines"`
+	ToLines   int `json:"toLines"`
+	// Hunks are the changed regions, in order.
+	Hunks []Hunk `json:"hunks"`
+	// Truncated says the hunks stop short: the changed lines were too many
+	// to carry, and only the first ones are here.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Hunk is one region of changed lines and the context around it.
+type Hunk struct {
+	// FromLine and ToLine are the 1-based numbers of the hunk's first line
+	// in the old and new value (with no line on that side: the line it
+	// stands before); FromCount and ToCount how many of Lines are in each.
+	FromLine  int `json:"fromLine"`
+	FromCount int `json:"fromCount"`
+	ToLine    int `json:"toLine"`
+	ToCount   int `json:"toCount"`
+	// Lines are the hunk's lines without their newline, each prefixed
+	// with "  " (context, in both), "- " (old only) or "+ " (new only); a
+	// line "\ no newline at end" follows a line that ends its value
+	// without a newline while the other value's last line has one. Very
+	// long lines are cut around their first difference and marked "…".
+	Lines []string `json:"lines"`
+}
+
+// Header is the hunk's header as unified diffs write it, "@@ -9,7 +9,8 @@",
+// where an empty side is numbered by the line before it.
+func (h Hunk) Header() string {
+	return "@@ -" + hunkRange(h.FromLine, h.FromCount) + " +" + hunkRange(h.ToLine, h.ToCount) + " @@"
+}
+
+func hunkRange(line, count int) string {
+	if count == 0 {
+		line--
+	}
+	if count == 1 {
+		return strconv.Itoa(line)
+	}
+	return strconv.Itoa(line) + "," + strconv.Itoa(count)
 }
 
 // Manager is the field manager that made a change, as the API server

@@ -178,13 +178,61 @@ func sectionText(c record.Change, withTitle bool) string {
 
 func changeLine(fc record.FieldChange) string {
 	field := "`" + escape(fc.Field) + "`"
-	switch fc.Op {
-	case record.OpAdd:
-		return field + " added: " + value(fc.To)
-	case record.OpRemove:
-		return field + " removed (was " + value(fc.From) + ")"
+	cut := ""
+	if fc.Truncated {
+		cut = " (cut from " + fc.Sizes() + ")"
 	}
-	return field + ": " + value(fc.From) + " → " + value(fc.To)
+	switch {
+	case fc.Op == record.OpAdd:
+		return field + " added: " + value(fc.To) + cut
+	case fc.Op == record.OpRemove:
+		return field + " removed (was " + value(fc.From) + ")" + cut
+	case fc.Lines != nil:
+		return changedLines(field, fc)
+	}
+	return field + ": " + value(fc.From) + " → " + value(fc.To) + cut
+}
+
+// maxCodeBlock bounds the changed lines one field shows, so that one
+// rewritten file leaves room in the section for the other changes.
+const maxCodeBlock = 1500
+
+// changedLines shows a replaced multi-line string as its line counts and
+// its hunks in a code block, as many lines as fit in maxCodeBlock.
+func changedLines(field string, fc record.FieldChange) string {
+	head := fmt.Sprintf("%s: %d lines → %d lines", field, fc.Lines.FromLines, fc.Lines.ToLines)
+	if fc.Truncated {
+		head += " (" + fc.Sizes() + ")"
+	}
+	var lines []string
+	size := 0
+	more := fc.Lines.Truncated
+	add := func(line string) bool {
+		// A code block ends at the first ```: none may be inside.
+		line = escape(truncate(strings.ReplaceAll(line, "```", "'''"), 200))
+		if size+len(line)+1 > maxCodeBlock {
+			more = true
+			return false
+		}
+		size += len(line) + 1
+		lines = append(lines, line)
+		return true
+	}
+hunks:
+	for _, h := range fc.Lines.Hunks {
+		if !add(h.Header()) {
+			break
+		}
+		for _, line := range h.Lines {
+			if !add(line) {
+				break hunks
+			}
+		}
+	}
+	if more {
+		lines = append(lines, "… more changed lines not shown")
+	}
+	return head + "\n```" + strings.Join(lines, "\n") + "```"
 }
 
 // value shows a field's value in code style, short enough for a list line.

@@ -186,20 +186,80 @@ func TestBurstIsBatchedAndPostedAtMostOncePerSecond(t *testing.T) {
 
 func TestHugeChangeListIsTruncatedWithinLimits(t *testing.T) {
 	blocks, _ := Blocks([]record.Change{update("big", 500)})
-	raw, _ := json.Marshal(blocks)
-	var parsed []map[string]any
-	_ = json.Unmarshal(raw, &parsed)
-	for _, b := range parsed {
-		if b["type"] != "section" {
-			continue
-		}
-		text := b["text"].(map[string]any)["text"].(string)
+	for _, text := range sections(t, blocks) {
 		if len(text) > maxSectionText {
 			t.Fatalf("section has %d characters, Slack allows %d", len(text), maxSectionText)
 		}
 		if !strings.Contains(text, "more changes") {
 			t.Fatalf("truncated section does not say how many changes were left out:\n%s", text)
 		}
+	}
+}
+
+// sections returns the texts of the section blocks.
+func sections(t *testing.T, blocks any) []string {
+	t.Helper()
+	raw, _ := json.Marshal(blocks)
+	var parsed []map[string]any
+	if err := json.Unmarshal(raw, &parsed); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, b := range parsed {
+		if b["type"] == "section" {
+			out = append(out, b["text"].(map[string]any)["text"].(string))
+		}
+	}
+	return out
+}
+
+func TestChangedLinesShowInACodeBlockWithinLimits(t *testing.T) {
+	nginx := record.FieldChange{Op: record.OpReplace, Path: "/data/nginx.conf", Field: `data["nginx.conf"]`, From: "server {\n…", To: "server {\n…",
+		Lines: &record.LineDiff{FromLines: 33, ToLines: 33, Hunks: []record.Hunk{{FromLine: 16, FromCount: 3, ToLine: 16, ToCount: 3, Lines: []string{
+			"    location /app5 {", "-     proxy_pass http://app5:8080;", "+     proxy_pass http://app5:8081;", "    } # <b>```",
+		}}}}}
+	var many []string
+	for i := range 500 {
+		many = append(many, fmt.Sprintf("+ added line %d of a long rewrite", i))
+	}
+	big := 1 << 20
+	rewrite := record.FieldChange{Op: record.OpReplace, Path: "/data/big", Field: "data.big", Truncated: true, FromBytes: &big, ToBytes: &big,
+		Lines: &record.LineDiff{FromLines: 30000, ToLines: 30000, Truncated: true, Hunks: []record.Hunk{{FromLine: 1, ToLine: 1, ToCount: 500, Lines: many}}}}
+	for _, tt := range []struct {
+		name    string
+		changes []record.FieldChange
+		want    []string
+	}{
+		{"one config file", []record.FieldChange{nginx}, []string{
+			"`data[\"nginx.conf\"]`: 33 lines → 33 lines\n```@@ -16,3 +16,3 @@\n    location /app5 {\n-     proxy_pass http://app5:8080;\n+     proxy_pass http://app5:8081;\n    } # &lt;b&gt;'''```",
+		}},
+		{"a rewrite, cut, then the config file and more", append([]record.FieldChange{rewrite, nginx}, update("x", 40).Changes...), []string{
+			"`data.big`: 30000 lines → 30000 lines (1.0 MiB → 1.0 MiB)\n```@@ -0,0 +1,500 @@\n+ added line 0",
+			"\n… more changed lines not shown```",
+			"+     proxy_pass http://app5:8081;",
+			"more changes",
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := update("proxy", 0)
+			c.Changes = tt.changes
+			blocks, _ := Blocks([]record.Change{c})
+			texts := sections(t, blocks)
+			if len(texts) != 1 {
+				t.Fatalf("%d sections", len(texts))
+			}
+			if len(texts[0]) > maxSectionText {
+				t.Errorf("section has %d characters, Slack allows %d", len(texts[0]), maxSectionText)
+			}
+			if strings.Count(texts[0], "```")%2 != 0 {
+				t.Errorf("a code block is not closed:\n%s", texts[0])
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(texts[0], want) {
+					t.Errorf("section lacks %q:\n%s", want, texts[0])
+				}
+			}
+		})
 	}
 }
 

@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/kubediff/kubediff/pkg/record"
 )
@@ -57,7 +59,8 @@ func encodeJSON(w *bufio.Writer, c record.Change) error {
 }
 
 // maxTextValue keeps one changed field on one readable line; the JSON
-// output always carries the whole value.
+// output carries more (values up to 4 KiB whole, longer ones cut around
+// the change).
 const maxTextValue = 120
 
 type palette struct{ reset, bold, dim, green, yellow, red string }
@@ -80,17 +83,68 @@ func encodeText(w *bufio.Writer, c record.Change, p palette) error {
 		return writeUnified(w, c.Unified, p)
 	}
 	for _, fc := range record.CondenseConditions(c.Changes) {
-		switch fc.Op {
-		case record.OpAdd:
-			fmt.Fprintf(w, "  %s+ %s: %s%s\n", p.green, fc.Field, textValue(fc.To), p.reset)
-		case record.OpRemove:
-			fmt.Fprintf(w, "  %s- %s: %s%s\n", p.red, fc.Field, textValue(fc.From), p.reset)
+		switch {
+		case fc.Op == record.OpAdd:
+			fmt.Fprintf(w, "  %s+ %s: %s%s%s\n", p.green, fc.Field, textValue(fc.To), sizes(fc), p.reset)
+		case fc.Op == record.OpRemove:
+			fmt.Fprintf(w, "  %s- %s: %s%s%s\n", p.red, fc.Field, textValue(fc.From), sizes(fc), p.reset)
+		case fc.Lines != nil:
+			writeLines(w, fc, p)
 		default:
-			fmt.Fprintf(w, "  %s~ %s: %s → %s%s\n", p.yellow, fc.Field, textValue(fc.From), textValue(fc.To), p.reset)
+			fmt.Fprintf(w, "  %s~ %s: %s → %s%s%s\n", p.yellow, fc.Field, textValue(fc.From), textValue(fc.To), sizes(fc), p.reset)
 		}
 	}
 	return nil
 }
+
+// writeLines shows a replaced multi-line string as its line counts and
+// then its hunks, indented under the field, as a unified diff reads:
+// the strings themselves, cut to one line, would hide the change.
+func writeLines(w *bufio.Writer, fc record.FieldChange, p palette) {
+	fmt.Fprintf(w, "  %s~ %s: %d lines → %d lines%s%s\n", p.yellow, fc.Field, fc.Lines.FromLines, fc.Lines.ToLines, sizes(fc), p.reset)
+	for _, h := range fc.Lines.Hunks {
+		writeDiffLine(w, "    ", h.Header(), p)
+		for _, line := range h.Lines {
+			writeDiffLine(w, "    ", printable(line), p)
+		}
+	}
+	if fc.Lines.Truncated {
+		fmt.Fprintf(w, "    %s… more changed lines not shown%s\n", p.dim, p.reset)
+	}
+}
+
+// sizes is " (cut from 1.0 MiB → 1.0 MiB)" for values too long to carry
+// whole, of which the record holds only excerpts, or "" (the sizes alone
+// after a line diff, which shows no excerpt).
+func sizes(fc record.FieldChange) string {
+	switch {
+	case !fc.Truncated:
+		return ""
+	case fc.Lines != nil:
+		return " (" + fc.Sizes() + ")"
+	}
+	return " (cut from " + fc.Sizes() + ")"
+}
+
+// printable escapes control characters (but tabs) in a line of a value,
+// which a terminal would otherwise obey.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool { return r != '\t' && unicode.IsControl(r) }
 
 // writeUnified indents a unified diff under its header, colouring added
 // and removed lines.
@@ -99,20 +153,25 @@ func writeUnified(w *bufio.Writer, text string, p palette) error {
 		if line == "" {
 			continue
 		}
-		color := ""
-		switch {
-		case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):
-			color = p.bold
-		case strings.HasPrefix(line, "+"):
-			color = p.green
-		case strings.HasPrefix(line, "-"):
-			color = p.red
-		case strings.HasPrefix(line, "@@"):
-			color = p.dim
-		}
-		fmt.Fprintf(w, "  %s%s%s\n", color, strings.TrimSuffix(line, "\n"), p.reset)
+		writeDiffLine(w, "  ", strings.TrimSuffix(line, "\n"), p)
 	}
 	return nil
+}
+
+// writeDiffLine writes one line of a diff, coloured by its prefix.
+func writeDiffLine(w *bufio.Writer, indent, line string, p palette) {
+	color := ""
+	switch {
+	case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):
+		color = p.bold
+	case strings.HasPrefix(line, "+"):
+		color = p.green
+	case strings.HasPrefix(line, "-"):
+		color = p.red
+	case strings.HasPrefix(line, "@@"), strings.HasPrefix(line, `\`):
+		color = p.dim
+	}
+	fmt.Fprintf(w, "%s%s%s%s\n", indent, color, line, p.reset)
 }
 
 func textValue(v any) string {

@@ -34,8 +34,30 @@ var records = []record.Change{
 		Changed: "data.mode", Manager: &record.Manager{Name: "kubectl-edit", Operation: "Update", Time: "2026-11-22T10:04:05Z"},
 		Changes: []record.FieldChange{{Op: record.OpReplace, Path: "/data/mode", Field: "data.mode", From: "fast", To: "safe"}},
 		Unified: "--- ConfigMap prod/settings (old)\n+++ ConfigMap prod/settings (new)\n@@ -1,5 +1,5 @@\n apiVersion: v1\n data:\n-  mode: fast\n+  mode: safe\n kind: ConfigMap\n metadata:\n"},
+	// A config file with one line changed, a long one (only excerpts
+	// carried) with a line that ends it without a newline and hunks cut
+	// short, and a long single-line value.
+	{Time: at, Type: "updated", APIVersion: "v1", Kind: "ConfigMap", Resource: "configmaps", Namespace: "prod", Name: "proxy", UID: "5f0c-4", ResourceVersion: "105",
+		Changed: `data["nginx.conf"], data["big.txt"], binaryData.blob`, Manager: &record.Manager{Name: "kubectl-edit", Operation: "Update"},
+		Changes: []record.FieldChange{
+			{Op: record.OpReplace, Path: "/data/nginx.conf", Field: `data["nginx.conf"]`,
+				From: "server {\n  listen 80;\n  location /app0 {\n    proxy_pass http://app0:8080;\n  }\n…", To: "server {\n  listen 80;\n  location /app0 {\n    proxy_pass http://app0:8080;\n  }\n…",
+				Lines: &record.LineDiff{FromLines: 33, ToLines: 33, Hunks: []record.Hunk{{FromLine: 16, FromCount: 7, ToLine: 16, ToCount: 7, Lines: []string{
+					"      proxy_pass http://app4:8080;", "    }", "    location /app5 {", "-     proxy_pass http://app5:8080;", "+     proxy_pass http://app5:8081;", "    }", "    location /app6 {", "      proxy_pass http://app6:8080;",
+				}}}}},
+			{Op: record.OpReplace, Path: "/data/big.txt", Field: `data["big.txt"]`, From: "…line 1\nline 2\n…", To: "…line 1\nLINE 2\n…",
+				Truncated: true, FromBytes: ptr(1 << 20), ToBytes: ptr(1<<20 + 1), FromSHA256: "0123456789abcdef", ToSHA256: "fedcba9876543210",
+				Lines: &record.LineDiff{FromLines: 27000, ToLines: 27001, Truncated: true, Hunks: []record.Hunk{
+					{FromLine: 1, FromCount: 3, ToLine: 1, ToCount: 3, Lines: []string{"  line 1", "- line 2", "+ LINE 2", "  line 3"}},
+					{FromLine: 27000, FromCount: 1, ToLine: 27000, ToCount: 2, Lines: []string{"- last\x1b[2J", `\ no newline at end`, "+ last\x1b[2J", "+ \tmore"}},
+				}}},
+			{Op: record.OpAdd, Path: "/binaryData/blob", Field: "binaryData.blob", To: "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo…",
+				Truncated: true, ToBytes: ptr(3 << 20), ToSHA256: "00112233aabbccdd"},
+		}},
 	{Time: at, Type: "deleted", APIVersion: "stable.example.com/v1", Kind: "CronTab", Resource: "crontabs", Name: "cluster-wide", UID: "77-3", ResourceVersion: "103"},
 }
+
+func ptr(n int) *int { return &n }
 
 func TestGolden(t *testing.T) {
 	for _, tt := range []struct {
