@@ -28,8 +28,7 @@ type sinks struct {
 func startSinks(ctx context.Context, cfg config.Config, all []discovery.Resource, out io.Writer, log *slog.Logger) (*sinks, error) {
 	var router notify.Router
 	if cfg.Output != config.OutputNone {
-		sink, linger := newStdoutSink(cfg, out)
-		q := notify.NewQueue("stdout", sink, notify.QueueOptions{Size: cfg.QueueSize, Log: log, Linger: linger})
+		q := notify.NewQueue("stdout", newStdoutSink(cfg, out), notify.QueueOptions{Size: cfg.QueueSize, Log: log})
 		router = append(router, notify.Route{Queue: q})
 	}
 	for _, sc := range cfg.Sinks {

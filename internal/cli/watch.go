@@ -7,7 +7,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -173,19 +172,14 @@ func newDiffer(cfg config.Config, c *clients, log *slog.Logger) (*diff.Differ, e
 	return differ, nil
 }
 
-// foldLinger is how long text output waits for more records after the
-// last one, so that a rollout's burst folds into a few lines.
-const foldLinger = 3 * time.Second
-
-// newStdoutSink returns the stdout sink and how long its queue lingers.
-func newStdoutSink(cfg config.Config, out io.Writer) (notify.Notifier, time.Duration) {
+func newStdoutSink(cfg config.Config, out io.Writer) notify.Notifier {
 	switch {
 	case cfg.Output == config.OutputText && cfg.Fold:
-		return stdout.NewFoldingText(out, useColor(cfg.Color, out)), foldLinger
+		return stdout.NewFoldingText(out, useColor(cfg.Color, out))
 	case cfg.Output == config.OutputText:
-		return stdout.NewText(out, useColor(cfg.Color, out)), 0
+		return stdout.NewText(out, useColor(cfg.Color, out))
 	}
-	return stdout.NewJSON(out), 0
+	return stdout.NewJSON(out)
 }
 
 // useColor follows --color, and in auto mode colours only a terminal and

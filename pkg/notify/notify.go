@@ -29,6 +29,14 @@ type BatchNotifier interface {
 	NotifyBatch(ctx context.Context, cs []record.Change) error
 }
 
+// Closer is a Notifier that holds records a while (text output folding a
+// burst): its queue calls Close once every record was handed to it, and
+// Close writes what it still holds.
+type Closer interface {
+	Notifier
+	Close() error
+}
+
 // NotifierFunc adapts a function to Notifier.
 type NotifierFunc func(ctx context.Context, c record.Change) error
 

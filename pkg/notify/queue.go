@@ -18,16 +18,7 @@ type QueueOptions struct {
 	Backoff Backoff
 	// Log receives drops, retries and failures.
 	Log *slog.Logger
-	// Linger, for a sink that takes batches, is how long to wait for more
-	// records after the last one before delivering, so that a burst (a
-	// rollout) arrives as one batch the sink can fold. 0 delivers what is
-	// waiting at once.
-	Linger time.Duration
 }
-
-// maxLingerFactor bounds a lingering batch: a steady stream is still
-// delivered every maxLingerFactor × Linger.
-const maxLingerFactor = 10
 
 // Queue decouples one sink from the informers and from the other sinks:
 // Enqueue never blocks, and one goroutine delivers records in the order
@@ -132,46 +123,26 @@ func (q *Queue) Run(ctx context.Context) {
 		}
 		q.delivered.Add(uint64(len(batch)))
 	}
+	if closer, ok := q.sink.(Closer); ok {
+		if err := closer.Close(); err != nil {
+			q.opts.Log.Error("sink failed to write what it held", "sink", q.name, "err", err)
+		}
+	}
 	if n := q.dropped.Load(); n > 0 {
 		q.opts.Log.Warn("records dropped", "sink", q.name, "count", n)
 	}
 }
 
-// fill adds to batch the records already waiting, up to max, and with
-// Linger those that come until none has for Linger.
+// fill adds to batch the records already waiting, up to max.
 func (q *Queue) fill(batch []record.Change, max int) []record.Change {
-	var deadline <-chan time.Time
-	if q.opts.Linger > 0 {
-		t := time.NewTimer(maxLingerFactor * q.opts.Linger)
-		defer t.Stop()
-		deadline = t.C
-	}
 	for len(batch) < max {
-		var wait <-chan time.Time
-		if q.opts.Linger > 0 {
-			wait = time.After(q.opts.Linger)
-		}
 		select {
 		case c, ok := <-q.ch:
 			if !ok {
 				return batch
 			}
 			batch = append(batch, c)
-			continue
 		default:
-		}
-		if wait == nil {
-			return batch
-		}
-		select {
-		case c, ok := <-q.ch:
-			if !ok {
-				return batch
-			}
-			batch = append(batch, c)
-		case <-wait:
-			return batch
-		case <-deadline:
 			return batch
 		}
 	}

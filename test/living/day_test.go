@@ -25,6 +25,10 @@ import (
 // consequences are counted with it.
 const settle = 8 * time.Second
 
+// textSettle is settle for -o text, which prints a folded burst once it
+// has been quiet for 10 s.
+const textSettle = 12 * time.Second
+
 // idleMinutes is how long the cluster is watched doing nothing
 // (KUBEDIFF_IDLE_MINUTES shortens it while working on the steps).
 var idleMinutes = 5
@@ -79,10 +83,10 @@ func watch(t *testing.T, args ...string) (stdout, stderr *testenv.SyncBuffer) {
 	return stdout, stderr
 }
 
-// waitQuiet returns once no record has come for settle.
-func waitQuiet(out *testenv.SyncBuffer) {
+// waitQuiet returns once nothing has been written to out for quiet.
+func waitQuiet(out *testenv.SyncBuffer, quiet time.Duration) {
 	last, since := len(out.String()), time.Now()
-	for time.Since(since) < settle {
+	for time.Since(since) < quiet {
 		time.Sleep(250 * time.Millisecond)
 		if n := len(out.String()); n != last {
 			last, since = n, time.Now()
@@ -131,7 +135,7 @@ func TestDayInTheLife(t *testing.T) {
 	}
 	stdout, _ := watch(t, "-o", "json")
 	text, _ := watch(t, "-o", "text", "--color", "never")
-	waitQuiet(stdout)
+	waitQuiet(stdout, settle)
 	for _, step := range scenario.Steps(k, testenv.NodeName(0)) {
 		before := len(testenv.ParseRecords(t, stdout.String()))
 		textBefore := len(text.String())
@@ -143,8 +147,8 @@ func TestDayInTheLife(t *testing.T) {
 				t.Fatalf("%s: %v\n%s", step.Name, err, env.ProcessLogs(20))
 			}
 		}
-		waitQuiet(stdout)
-		waitQuiet(text)
+		waitQuiet(stdout, settle)
+		waitQuiet(text, textSettle)
 		recs := testenv.ParseRecords(t, stdout.String())[before:]
 		textLines := strings.Split(strings.TrimSpace(text.String()[textBefore:]), "\n")
 		var lines []string

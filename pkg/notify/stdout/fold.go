@@ -7,84 +7,140 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
-// foldMin is how many records of objects under one owner a batch must
-// hold before they are folded into one line: one or two (a Pod restarting)
-// read better in full.
-const foldMin = 3
-
-// maxFoldBatch bounds a batch; the queue lingers to gather a burst.
-const maxFoldBatch = 1000
+const (
+	// foldMin is how many records of objects under one owner make a
+	// burst worth folding: one or two (a Pod restarting) read better in
+	// full.
+	foldMin = 3
+	// foldQuiet is how long a burst must have been quiet before it
+	// prints. A rollout's Pods go away a graceful deletion apart, often
+	// several seconds (measured on the living cluster: up to ~7 s).
+	foldQuiet = 10 * time.Second
+	// foldMax bounds how long any record waits.
+	foldMax = time.Minute
+	// foldTick is how often waiting bursts are checked.
+	foldTick = 500 * time.Millisecond
+)
 
 // FoldingText is the text sink folding a burst of owned objects' records
 // (a rollout's Pods and ReplicaSets) into one line under the object that
-// owns them all: what a person made change shows in full, what the
-// controllers did in consequence is counted. It takes batches; give its
-// queue a Linger so that a burst arrives as one.
+// owns them all: what a person changed prints at once and in full, what
+// the controllers did in consequence prints once it has settled, counted.
+// Records of objects without an owner print at once; those of owned
+// objects wait until their owner's burst has been quiet for foldQuiet,
+// and then print in full if there are fewer than foldMin.
 type FoldingText struct {
-	*Sink
+	text    *Sink
 	palette palette
+	now     func() time.Time
+
+	mu sync.Mutex
 	// owners maps an object ("Kind/namespace/name") to its owner's key,
 	// learned from the records, so a Pod's records fold under the
 	// Deployment that owns its ReplicaSet.
 	owners map[string]string
+	bursts map[string]*burst // by top owner's key
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+type burst struct {
+	records     []record.Change
+	first, last time.Time
 }
 
 // NewFoldingText returns a text sink that folds owned objects' records.
+// Close stops its timer and prints what waits.
 func NewFoldingText(w io.Writer, color bool) *FoldingText {
 	p := palette{}
 	if color {
 		p = ansiPalette
 	}
-	return &FoldingText{Sink: NewText(w, color), palette: p, owners: map[string]string{}}
+	f := &FoldingText{text: NewText(w, color), palette: p, now: time.Now, owners: map[string]string{},
+		bursts: map[string]*burst{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go f.run()
+	return f
 }
-
-// MaxBatch implements notify.BatchNotifier.
-func (f *FoldingText) MaxBatch() int { return maxFoldBatch }
 
 // Notify implements notify.Notifier.
-func (f *FoldingText) Notify(ctx context.Context, c record.Change) error {
-	return f.NotifyBatch(ctx, []record.Change{c})
+func (f *FoldingText) Notify(_ context.Context, c record.Change) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c.Owner != nil {
+		f.owners[objectKey(c.Kind, c.Namespace, c.Name)] = objectKey(c.Owner.Kind, c.Namespace, c.Owner.Name)
+	}
+	root := f.root(c)
+	if c.Type == record.Deleted {
+		delete(f.owners, objectKey(c.Kind, c.Namespace, c.Name)) // the map stays as small as the cluster
+	}
+	if root == "" {
+		if err := f.text.encode(f.text.w, c); err != nil {
+			return err
+		}
+		return f.text.w.Flush()
+	}
+	b := f.bursts[root]
+	if b == nil {
+		b = &burst{first: f.now()}
+		f.bursts[root] = b
+	}
+	b.records, b.last = append(b.records, c), f.now()
+	return nil
 }
 
-// NotifyBatch implements notify.BatchNotifier: records print in order,
-// except that the records of each owner's objects, when there are at least
-// foldMin, print as one line where the first of them came.
-func (f *FoldingText) NotifyBatch(_ context.Context, cs []record.Change) error {
-	groups := map[string][]record.Change{}
-	for _, c := range cs {
-		if c.Owner != nil {
-			f.owners[objectKey(c.Kind, c.Namespace, c.Name)] = objectKey(c.Owner.Kind, c.Namespace, c.Owner.Name)
+// Close implements notify.Closer: it prints every waiting burst.
+func (f *FoldingText) Close() error {
+	close(f.stop)
+	<-f.done
+	return f.print(func(*burst) bool { return true })
+}
+
+func (f *FoldingText) run() {
+	defer close(f.done)
+	tick := time.NewTicker(foldTick)
+	defer tick.Stop()
+	for {
+		select {
+		case <-f.stop:
+			return
+		case <-tick.C:
+			now := f.now()
+			_ = f.print(func(b *burst) bool { return now.Sub(b.last) >= foldQuiet || now.Sub(b.first) >= foldMax })
 		}
 	}
-	for _, c := range cs {
-		if root := f.root(c); root != "" {
-			groups[root] = append(groups[root], c)
+}
+
+// print writes the bursts due says are due, oldest first.
+func (f *FoldingText) print(due func(*burst) bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var roots []string
+	for root, b := range f.bursts {
+		if due(b) {
+			roots = append(roots, root)
 		}
 	}
-	printed := map[string]bool{}
-	for _, c := range cs {
-		root := f.root(c)
-		if root == "" || len(groups[root]) < foldMin {
-			if err := f.encode(f.w, c); err != nil {
-				return err
-			}
+	slices.SortFunc(roots, func(a, b string) int { return f.bursts[a].first.Compare(f.bursts[b].first) })
+	for _, root := range roots {
+		b := f.bursts[root]
+		delete(f.bursts, root)
+		if len(b.records) >= foldMin {
+			f.writeFold(f.text.w, root, b.records)
 			continue
 		}
-		if !printed[root] {
-			printed[root] = true
-			f.writeFold(f.w, root, groups[root])
+		for _, c := range b.records {
+			if err := f.text.encode(f.text.w, c); err != nil {
+				return err
+			}
 		}
 	}
-	if deleted := deletedKeys(cs); len(deleted) > 0 {
-		for _, k := range deleted { // forget what is gone, so the map stays small
-			delete(f.owners, k)
-		}
-	}
-	return f.w.Flush()
+	return f.text.w.Flush()
 }
 
 // root returns the key of the object at the top of c's owners, or "" for
@@ -106,7 +162,7 @@ func (f *FoldingText) root(c record.Change) string {
 
 // writeFold writes one line counting, per kind, the records of the
 // objects under root: "Deployment day/web: Pod 10 added, 10 deleted;
-// ReplicaSet 1 added, 4 updated (spec.replicas)".
+// ReplicaSet 1 added, 2 updated (spec.replicas)".
 func (f *FoldingText) writeFold(w *bufio.Writer, root string, cs []record.Change) {
 	type tally struct {
 		byType map[string]int
@@ -150,13 +206,3 @@ func (f *FoldingText) writeFold(w *bufio.Writer, root string, cs []record.Change
 }
 
 func objectKey(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
-
-func deletedKeys(cs []record.Change) []string {
-	var out []string
-	for _, c := range cs {
-		if c.Type == record.Deleted {
-			out = append(out, objectKey(c.Kind, c.Namespace, c.Name))
-		}
-	}
-	return out
-}
