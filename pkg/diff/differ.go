@@ -97,6 +97,7 @@ func (d *Differ) Diff(in Input) (record.Change, bool) {
 	switch in.Type {
 	case record.Added:
 		c.Manager = attribute(nil, in.New.Object, false)
+		c.ID = c.StableID()
 		return c, true
 	case record.Deleted:
 		if in.FinalStateUnknown {
@@ -104,6 +105,7 @@ func (d *Differ) Diff(in Input) (record.Change, bool) {
 			// than skip it as already delivered.
 			c.ResourceVersion, c.LastSeenResourceVersion = "", c.ResourceVersion
 		}
+		c.ID = c.StableID()
 		return c, true
 	}
 
@@ -123,6 +125,7 @@ func (d *Differ) Diff(in Input) (record.Change, bool) {
 	condense(c.Changes)
 	// 6. Summarize for log stacks that index scalars.
 	c.Changed = record.Summarize(c.Changes)
+	c.ID = c.StableID()
 	// 7. Attribute: who wrote it, from managedFields (kept by pruning).
 	c.Manager = attribute(in.Old.Object, in.New.Object, statusOnly(c.Changes))
 	// 8. Render the optional forms.

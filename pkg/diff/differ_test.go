@@ -164,7 +164,7 @@ func TestAddedAndDeletedRecordsIdentifyTheObject(t *testing.T) {
 		{Type: record.Deleted, Resource: configMaps, Old: o},
 	} {
 		c, ok := d.Diff(ev)
-		want := record.Change{Time: record.Timestamp(fixedNow()), Type: ev.Type, APIVersion: "v1", Kind: "ConfigMap",
+		want := record.Change{ID: "u-1/7/" + ev.Type, Time: record.Timestamp(fixedNow()), Type: ev.Type, APIVersion: "v1", Kind: "ConfigMap",
 			Resource: "configmaps", Namespace: "ns", Name: "app", UID: "u-1", ResourceVersion: "7"}
 		if ev.Type == record.Added {
 			want.Manager = &record.Manager{Name: "m", Operation: "Update"}
@@ -195,6 +195,9 @@ func TestDeletionAfterAWatchGapHasNoResourceVersion(t *testing.T) {
 	c, _ := d.Diff(Input{Type: record.Deleted, Resource: configMaps, Old: obj(t, cm(t, "7", 1, "x", "m", `{}`)), FinalStateUnknown: true})
 	if c.ResourceVersion != "" || c.LastSeenResourceVersion != "7" {
 		t.Fatalf("resourceVersion %q, lastSeen %q; want empty and 7", c.ResourceVersion, c.LastSeenResourceVersion)
+	}
+	if c.ID != "u-1/last-7/deleted" {
+		t.Fatalf("id = %q, want u-1/last-7/deleted", c.ID)
 	}
 }
 

@@ -30,6 +30,9 @@ const (
 // receive. Its JSON form is documented in README.md; add fields, never
 // rename or remove them.
 type Change struct {
+	// ID names what the record describes, the same from every replica and
+	// after a restart, so a receiver can drop a duplicate (see StableID).
+	ID              string    `json:"id,omitempty"`
 	Time            Timestamp `json:"time"`
 	Type            string    `json:"type"`
 	APIVersion      string    `json:"apiVersion"`
@@ -59,6 +62,18 @@ type Change struct {
 	Patch []PatchOperation `json:"patch,omitempty"`
 	// Unified is a unified YAML diff for text output, when asked for.
 	Unified string `json:"-"`
+}
+
+// StableID is the record's id: the object's uid, the resourceVersion the
+// record brings it to, and the record type ("6b64…/207/updated"). A
+// deletion noticed only after a watch gap has no resourceVersion of its
+// own: its id uses the last one seen ("6b64…/last-190/deleted").
+func (c Change) StableID() string {
+	rv := c.ResourceVersion
+	if rv == "" && c.LastSeenResourceVersion != "" {
+		rv = "last-" + c.LastSeenResourceVersion
+	}
+	return c.UID + "/" + rv + "/" + c.Type
 }
 
 // ObjectName is the object as kubectl names it: namespace/name, or name

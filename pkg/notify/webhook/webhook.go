@@ -111,6 +111,9 @@ func (s *Sink) Notify(ctx context.Context, c record.Change) error {
 		req.Header.Set(k, v)
 	}
 	req.Header.Set("Content-Type", contentType)
+	// The same record retried, re-sent after a restart or by a new leader
+	// carries the same key (draft-ietf-httpapi-idempotency-key-header).
+	req.Header.Set("Idempotency-Key", c.ID)
 	req.Header.Set("User-Agent", "kubediff")
 	if len(s.opts.Secret) > 0 {
 		mac := hmac.New(sha256.New, s.opts.Secret)
@@ -195,9 +198,9 @@ func cloudEvent(c record.Change, source string) event {
 	subject := c.Kind + "/" + c.ObjectName()
 	return event{
 		SpecVersion: "1.0",
-		// uid and resourceVersion identify one write of one object, so a
-		// receiver can drop the duplicate of a retried delivery.
-		ID:              c.UID + "/" + c.ResourceVersion + "/" + c.Type,
+		// The record's id names one write of one object, so a receiver
+		// can drop the duplicate of a retried delivery.
+		ID:              c.ID,
 		Source:          source,
 		Type:            "io.kubediff.object." + c.Type,
 		Subject:         subject,

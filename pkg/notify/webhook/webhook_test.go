@@ -20,9 +20,11 @@ import (
 )
 
 func change(obj, i int) record.Change {
-	return record.Change{Type: "updated", APIVersion: "v1", Kind: "ConfigMap", Resource: "configmaps", Namespace: "ns",
+	c := record.Change{Type: "updated", APIVersion: "v1", Kind: "ConfigMap", Resource: "configmaps", Namespace: "ns",
 		Name: fmt.Sprintf("cm-%d", obj), UID: fmt.Sprintf("uid-%d", obj), ResourceVersion: fmt.Sprint(i),
 		Changed: "data.k", Changes: []record.FieldChange{{Op: "replace", Path: "/data/k", Field: "data.k", From: i - 1, To: i}}}
+	c.ID = c.StableID()
+	return c
 }
 
 // receiver is a webhook endpoint on 127.0.0.1 whose behaviour a test sets.
@@ -206,6 +208,9 @@ func TestBodyHeadersAndSignature(t *testing.T) {
 	if h.Get("Content-Type") != "application/json" || h.Get("X-Team") != "platform" {
 		t.Errorf("headers = %v", h)
 	}
+	if h.Get("Idempotency-Key") != "uid-3/7/updated" {
+		t.Errorf("Idempotency-Key = %q, want the record's id uid-3/7/updated", h.Get("Idempotency-Key"))
+	}
 	mac := hmac.New(sha256.New, secret)
 	mac.Write(body)
 	if got, want := h.Get(SignatureHeader), "sha256="+hex.EncodeToString(mac.Sum(nil)); got != want {
@@ -232,7 +237,7 @@ func TestCloudEventsEnvelope(t *testing.T) {
 			t.Errorf("envelope lacks %s: %s", k, rc.bodies[0])
 		}
 	}
-	if ev["specversion"] != "1.0" || ev["type"] != "io.kubediff.object.updated" || ev["subject"] != "ConfigMap/ns/cm-2" {
+	if ev["specversion"] != "1.0" || ev["type"] != "io.kubediff.object.updated" || ev["subject"] != "ConfigMap/ns/cm-2" || ev["id"] != "uid-2/5/updated" {
 		t.Errorf("envelope = %s", rc.bodies[0])
 	}
 }
