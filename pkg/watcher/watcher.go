@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"sort"
 	"sync"
 
@@ -157,13 +158,7 @@ func (w *Watcher) watchErrorLogger(ctx context.Context, t discovery.Target) func
 		if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 			return // stopping, or a watch the server closed normally
 		}
-		// API errors by reason: their messages name resourceVersions or
-		// the verb, and would each count as new.
-		key := err.Error()
-		var status apierrors.APIStatus
-		if errors.As(err, &status) {
-			key = fmt.Sprintf("%s %d", status.Status().Reason, status.Status().Code)
-		}
+		key := errorKey(err)
 		mu.Lock()
 		first := !seen[key]
 		seen[key] = true
@@ -178,6 +173,22 @@ func (w *Watcher) watchErrorLogger(ctx context.Context, t discovery.Target) func
 			w.opts.Logger.Debug("list/watch failed again", attrs...)
 		}
 	}
+}
+
+// errorKey is what makes two list/watch errors the same for logging: API
+// errors by reason (their messages name resourceVersions or the verb),
+// transport errors by their cause (their message quotes the request URL,
+// whose timeoutSeconds is random, so every retry would count as new).
+func errorKey(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return fmt.Sprintf("%s %d", status.Status().Reason, status.Status().Code)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Op + " " + ue.Err.Error()
+	}
+	return err.Error()
 }
 
 // cacheTransform applies Options.Transform, then makes the cache form.

@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"reflect"
 	"strings"
@@ -317,6 +319,17 @@ func TestWatchErrorsAreWarnedOncePerReason(t *testing.T) {
 	}
 	if warnings != 1 || debug != 2 {
 		t.Fatalf("%d warnings and %d debug lines, want 1 warning (forbidden) and 2 debug (forbidden again, not found)", warnings, debug)
+	}
+
+	// A server that went away: each retry's URL has another random
+	// timeoutSeconds, which must not make each a new warning.
+	logs.got = nil
+	for i := range 5 {
+		logErr(&url.Error{Op: "Get", URL: fmt.Sprintf("https://127.0.0.1:6443/api/v1/configmaps?timeoutSeconds=%d&watch=true", 300+i),
+			Err: errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")})
+	}
+	if levels := logs.got; len(levels) != 5 || levels[0].Level != slog.LevelWarn || levels[1].Level != slog.LevelDebug {
+		t.Fatalf("5 retries of a refused connection logged %d lines; want 1 warning, then debug", len(levels))
 	}
 
 	stopped, cancel := context.WithCancel(context.Background())
