@@ -174,19 +174,35 @@ type DefaultsOffRule struct {
 // Enabled returns the names of the built-in rules that are on.
 func (d DefaultRules) Enabled() []string {
 	var on []string
-	for _, r := range []struct {
-		name string
-		on   bool
-	}{
-		{"bookkeeping", d.Bookkeeping}, {"statusTimestamps", d.StatusTimestamps}, {"leaseRenewals", d.LeaseRenewals},
-		{"deploymentRevision", d.DeploymentRevision}, {"podLifecycle", d.PodLifecycle}, {"workloadStatus", d.WorkloadStatus},
-		{"conditionDetails", d.ConditionDetails}, {"endpoints", d.Endpoints},
-	} {
+	for _, r := range d.switches() {
 		if r.on {
 			on = append(on, r.name)
 		}
 	}
 	return on
+}
+
+// ruleNames are the keys of the built-in diff rules (not events, which
+// is about what is watched).
+func ruleNames() []string {
+	var names []string
+	for _, r := range (DefaultRules{}).switches() {
+		names = append(names, r.name)
+	}
+	return names
+}
+
+type ruleSwitch struct {
+	name string
+	on   bool
+}
+
+func (d DefaultRules) switches() []ruleSwitch {
+	return []ruleSwitch{
+		{"bookkeeping", d.Bookkeeping}, {"statusTimestamps", d.StatusTimestamps}, {"leaseRenewals", d.LeaseRenewals},
+		{"deploymentRevision", d.DeploymentRevision}, {"podLifecycle", d.PodLifecycle}, {"workloadStatus", d.WorkloadStatus},
+		{"conditionDetails", d.ConditionDetails}, {"endpoints", d.Endpoints},
+	}
 }
 
 // RedactConfig hides values.
@@ -275,7 +291,7 @@ func (c Config) Validate() error {
 		}
 		errs = append(errs, checkPointers(key+".paths", r.Paths)...)
 	}
-	all := DefaultRules{true, true, true, true, true, true, true, true, true}.Enabled()
+	all := ruleNames()
 	for i, r := range c.Diff.DefaultsOff {
 		if len(r.Rules) == 0 || len(r.Resources) == 0 {
 			errs = append(errs, fmt.Errorf("diff.defaultsOff[%d]: name both rules and resources", i))

@@ -3,6 +3,7 @@ package notify
 import (
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -27,6 +28,16 @@ type SinkConfig interface {
 	Validate() error
 	// Build returns the sink. It may read the files the config names.
 	Build(log *slog.Logger) (Notifier, error)
+}
+
+// ParseHTTPURL accepts an absolute http or https URL. Its error names the
+// key but never quotes the URL, which may carry credentials.
+func ParseHTTPURL(key, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%s: must be an absolute http or https URL", key)
+	}
+	return u, nil
 }
 
 // envReference is the ${NAME} form config values may use.

@@ -3,7 +3,6 @@ package slack
 import (
 	"errors"
 	"log/slog"
-	"net/url"
 
 	"github.com/kubediff/kubediff/pkg/notify"
 )
@@ -32,9 +31,8 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("set exactly one of token, tokenFile"))
 	}
 	if c.APIURL != "" {
-		u, err := url.Parse(notify.ExpandEnv(c.APIURL))
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, errAPIURL)
+		if _, err := notify.ParseHTTPURL("apiURL", notify.ExpandEnv(c.APIURL)); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

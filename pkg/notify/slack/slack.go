@@ -61,9 +61,8 @@ func New(opts Options) (*Sink, error) {
 	}
 	var clientOpts []slack.Option
 	if opts.APIURL != "" {
-		u, err := url.Parse(opts.APIURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, errAPIURL // never quoting the URL: it may carry credentials
+		if _, err := notify.ParseHTTPURL("apiURL", opts.APIURL); err != nil {
+			return nil, err
 		}
 		base := opts.APIURL
 		if !strings.HasSuffix(base, "/") {
@@ -96,9 +95,6 @@ func (s *Sink) NotifyBatch(ctx context.Context, cs []record.Change) error {
 		slack.MsgOptionBlocks(blocks...), slack.MsgOptionText(fallback, false))
 	return classify(err)
 }
-
-// errAPIURL says what is wrong with an apiURL without showing it.
-var errAPIURL = errors.New("apiURL: must be an absolute http or https URL")
 
 // classify sorts Slack's answers: rate limits wait as told, server and
 // network failures retry, anything else (channel_not_found, invalid_auth)

@@ -46,8 +46,11 @@ type FoldingText struct {
 	// Deployment that owns its ReplicaSet.
 	owners map[string]string
 	bursts map[string]*burst // by top owner's key
-	stop   chan struct{}
-	done   chan struct{}
+	// The timer goroutine starts with the first burst, so a sink built
+	// and never used (a run that fails to start) leaves nothing running.
+	running bool
+	stop    chan struct{}
+	done    chan struct{}
 }
 
 type burst struct {
@@ -62,10 +65,8 @@ func NewFoldingText(w io.Writer, color bool) *FoldingText {
 	if color {
 		p = ansiPalette
 	}
-	f := &FoldingText{text: NewText(w, color), palette: p, now: time.Now, owners: map[string]string{},
+	return &FoldingText{text: NewText(w, color), palette: p, now: time.Now, owners: map[string]string{},
 		bursts: map[string]*burst{}, stop: make(chan struct{}), done: make(chan struct{})}
-	go f.run()
-	return f
 }
 
 // Notify implements notify.Notifier.
@@ -85,6 +86,10 @@ func (f *FoldingText) Notify(_ context.Context, c record.Change) error {
 		}
 		return f.text.w.Flush()
 	}
+	if !f.running {
+		f.running = true
+		go f.run()
+	}
 	b := f.bursts[root]
 	if b == nil {
 		b = &burst{first: f.now()}
@@ -96,8 +101,13 @@ func (f *FoldingText) Notify(_ context.Context, c record.Change) error {
 
 // Close implements notify.Closer: it prints every waiting burst.
 func (f *FoldingText) Close() error {
-	close(f.stop)
-	<-f.done
+	f.mu.Lock()
+	running := f.running
+	f.mu.Unlock()
+	if running {
+		close(f.stop)
+		<-f.done
+	}
 	return f.print(func(*burst) bool { return true })
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"slices"
 	"time"
 
@@ -37,7 +36,7 @@ func (c *Config) Validate() error {
 	var errs []error
 	if c.URL == "" {
 		errs = append(errs, errors.New("url: empty"))
-	} else if _, err := parseURL(notify.ExpandEnv(c.URL)); err != nil {
+	} else if _, err := notify.ParseHTTPURL("url", notify.ExpandEnv(c.URL)); err != nil {
 		errs = append(errs, err)
 	}
 	if !slices.Contains([]string{FormatRecord, FormatCloudEvents}, c.Format) {
@@ -73,14 +72,4 @@ func (c *Config) Build(log *slog.Logger) (notify.Notifier, error) {
 		return nil, err // not a nil *Sink in a non-nil Notifier
 	}
 	return sink, nil
-}
-
-// parseURL accepts absolute http and https URLs. Its error never quotes
-// the URL, which may carry credentials.
-func parseURL(raw string) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, errors.New("url: must be an absolute http or https URL")
-	}
-	return u, nil
 }

@@ -59,7 +59,7 @@ type Sink struct {
 
 // New returns a webhook sink, or an error naming what is wrong with opts.
 func New(opts Options) (*Sink, error) {
-	u, err := parseURL(opts.URL)
+	u, err := notify.ParseHTTPURL("url", opts.URL)
 	if err != nil {
 		return nil, err
 	}
