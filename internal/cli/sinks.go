@@ -28,7 +28,8 @@ type sinks struct {
 func startSinks(ctx context.Context, cfg config.Config, all []discovery.Resource, out io.Writer, log *slog.Logger) (*sinks, error) {
 	var router notify.Router
 	if cfg.Output != config.OutputNone {
-		q := notify.NewQueue("stdout", newStdoutSink(cfg, out), notify.QueueOptions{Size: cfg.QueueSize, Log: log})
+		// stdout never drops: a slow reader slows kubediff down instead.
+		q := notify.NewQueue("stdout", newStdoutSink(cfg, out), notify.QueueOptions{Size: cfg.QueueSize, Block: true, Log: log})
 		router = append(router, notify.Route{Queue: q})
 	}
 	for _, sc := range cfg.Sinks {

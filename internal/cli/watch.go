@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -100,12 +101,22 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	w, err := watcher.New(rc, p.Handle, watcher.Options{Logger: log, Transform: p.CacheTransform})
+	w, err := watcher.New(rc, p.Handle, watcher.Options{Logger: log, Transform: p.CacheTransform,
+		OnConnection: func(up bool) { m.APIServerConnected.Set(map[bool]float64{true: 1}[up]) }})
 	if err != nil {
 		return err
 	}
 	var synced atomic.Bool
-	stopHTTP, err := serveHTTP(cfg.HTTPAddress, m, synced.Load, log)
+	ready := func() error {
+		switch {
+		case !synced.Load():
+			return errors.New("caches are still syncing")
+		case !w.Connected():
+			return errors.New("the API server does not answer: watches wait for it")
+		}
+		return nil
+	}
+	stopHTTP, err := serveHTTP(cfg.HTTPAddress, m, ready, log)
 	if err != nil {
 		return err
 	}
@@ -128,7 +139,7 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 
 // serveHTTP serves health and metrics on addr until the returned stop is
 // called; an empty addr serves nothing.
-func serveHTTP(addr string, m *metrics.Metrics, ready func() bool, log *slog.Logger) (stop func(), err error) {
+func serveHTTP(addr string, m *metrics.Metrics, ready func() error, log *slog.Logger) (stop func(), err error) {
 	if addr == "" {
 		return func() {}, nil
 	}

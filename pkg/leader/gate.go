@@ -55,7 +55,7 @@ func NewGate(dispatch func(record.Change) []notify.Mark, maxHeld int, trackProgr
 }
 
 // Emit sends c to the sinks when leading, else holds it for a takeover.
-// It never blocks.
+// It waits only when a sink's queue does (notify.QueueOptions.Block).
 func (g *Gate) Emit(c record.Change) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -24,6 +24,9 @@ type Metrics struct {
 	LastSync prometheus.Gauge
 	// Leader is 1 while this replica emits records, 0 while it follows.
 	Leader prometheus.Gauge
+	// APIServerConnected is 1 while the API server answers, 0 during an
+	// outage (the watches wait for it).
+	APIServerConnected prometheus.Gauge
 }
 
 // New registers kubediff's metrics and the Go runtime's.
@@ -45,8 +48,12 @@ func New() *Metrics {
 		Leader: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kubediff_leader", Help: "1 while this replica emits records, 0 while it follows.",
 		}),
+		APIServerConnected: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "kubediff_apiserver_connected", Help: "1 while the API server answers, 0 while it does not (the watches wait for it and resume).",
+		}),
 	}
-	m.Registry.MustRegister(m.EventsObserved, m.RecordsEmitted, m.InformersRunning, m.LastSync, m.Leader,
+	m.APIServerConnected.Set(1)
+	m.Registry.MustRegister(m.EventsObserved, m.RecordsEmitted, m.InformersRunning, m.LastSync, m.Leader, m.APIServerConnected,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -13,10 +13,11 @@ import (
 )
 
 // Serve listens on addr and serves /healthz (the process is alive),
-// /readyz (ready says the caches have synced; a follower is ready too) and
-// /metrics until stop is called. It returns once listening, with the
-// address it listens on (useful with port 0).
-func Serve(addr string, m *Metrics, ready func() bool, log *slog.Logger) (string, func(), error) {
+// /readyz (ready returns why not: caches syncing, the API server not
+// answering; a follower is ready too) and /metrics until stop is called.
+// It returns once listening, with the address it listens on (useful with
+// port 0).
+func Serve(addr string, m *Metrics, ready func() error, log *slog.Logger) (string, func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("http-address %s: %w", addr, err)
@@ -26,8 +27,8 @@ func Serve(addr string, m *Metrics, ready func() bool, log *slog.Logger) (string
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !ready() {
-			http.Error(w, "caches are still syncing", http.StatusServiceUnavailable)
+		if err := ready(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		fmt.Fprintln(w, "ok")

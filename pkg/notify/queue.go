@@ -12,8 +12,16 @@ import (
 
 // QueueOptions configure a Queue.
 type QueueOptions struct {
-	// Size is how many records may wait; when full, new ones are dropped.
+	// Size is how many records may wait; when full, new ones are dropped,
+	// or wait for room with Block.
 	Size int
+	// Block makes Enqueue wait for room instead of dropping: stdout is read
+	// by a pipe, and a slow reader should slow kubediff down, as it slows
+	// any Unix filter, rather than lose records. The watches then read
+	// more slowly; the API server keeps their events meanwhile (a watch it
+	// closes for being slow resumes where it stopped, or lists again and
+	// reports what changed).
+	Block bool
 	// Backoff is the retry policy for transient failures.
 	Backoff Backoff
 	// Log receives drops, retries and failures.
@@ -21,7 +29,7 @@ type QueueOptions struct {
 }
 
 // Queue decouples one sink from the informers and from the other sinks:
-// Enqueue never blocks, and one goroutine delivers records in the order
+// Enqueue does not block (unless Block), and one goroutine delivers records in the order
 // they came, retrying transient failures before moving on, so each
 // object's records arrive in order and a slow sink delays only itself.
 type Queue struct {
@@ -34,6 +42,10 @@ type Queue struct {
 	ch     chan record.Change
 
 	delivered, failed, dropped, retries atomic.Uint64
+	// droppedBefore is dropped when the current episode of drops began;
+	// dropping says one is under way. Guarded by mu.
+	droppedBefore uint64
+	dropping      bool
 	// enqueued and processed number records in queue order, so a caller
 	// can tell when a given record has been handled (see Mark).
 	enqueued, processed atomic.Uint64
@@ -71,19 +83,38 @@ func (q *Queue) enqueue(c record.Change) (Mark, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if !q.closed {
+		if q.opts.Block {
+			q.ch <- c // Run keeps receiving until the queue is closed and empty
+			return Mark{Queue: q, Seq: q.enqueued.Add(1)}, true
+		}
 		select {
 		case q.ch <- c:
+			q.endDropEpisode()
 			return Mark{Queue: q, Seq: q.enqueued.Add(1)}, true
 		default:
 		}
 	}
 	n := q.dropped.Add(1)
-	q.opts.Log.Warn("record dropped: sink queue full", append(c.LogAttrs(), "sink", q.name, "droppedTotal", n)...)
+	if !q.dropping {
+		q.dropping, q.droppedBefore = true, n-1
+		q.opts.Log.Warn("sink queue full: dropping records until it has room", append(c.LogAttrs(), "sink", q.name, "queueSize", q.opts.Size)...)
+	}
 	return Mark{}, false
 }
 
-// Enqueue adds c without blocking. When the queue is full or closed, c is
-// dropped, counted and logged: never silently lost.
+// endDropEpisode logs, once, that records are accepted again and how
+// many the episode dropped. The caller holds mu.
+func (q *Queue) endDropEpisode() {
+	if q.dropping {
+		q.dropping = false
+		q.opts.Log.Warn("sink queue has room again", "sink", q.name, "dropped", q.dropped.Load()-q.droppedBefore, "droppedTotal", q.dropped.Load())
+	}
+}
+
+// Enqueue adds c; it does not block unless the queue was made with Block.
+// When the queue is full or closed, c is dropped and counted, and the
+// first drop of an episode is logged: never silently lost, never a log
+// line per record.
 func (q *Queue) Enqueue(c record.Change) bool {
 	_, ok := q.enqueue(c)
 	return ok
@@ -116,9 +147,7 @@ func (q *Queue) Run(ctx context.Context) {
 		q.processed.Add(uint64(len(batch)))
 		if err != nil {
 			q.failed.Add(uint64(len(batch)))
-			for _, c := range batch {
-				q.opts.Log.Error("record not delivered", append(c.LogAttrs(), "sink", q.name, "err", err)...)
-			}
+			q.opts.Log.Error("records not delivered", append(batch[0].LogAttrs(), "sink", q.name, "records", len(batch), "err", err)...)
 			continue
 		}
 		q.delivered.Add(uint64(len(batch)))

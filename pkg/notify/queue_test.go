@@ -65,17 +65,17 @@ func TestQueueDeliversInOrderAndDrainsOnClose(t *testing.T) {
 	}
 }
 
-func TestFullQueueDropsLoudlyWithoutBlocking(t *testing.T) {
+func TestFullQueueDropsWithOneLinePerEpisodeWithoutBlocking(t *testing.T) {
 	var logs strings.Builder
 	q := NewQueue("slow", &recorder{}, QueueOptions{Size: 2, Log: slog.New(slog.NewTextHandler(&logs, nil))})
-	results := make(chan bool, 3)
+	results := make(chan bool, 5)
 	go func() {
-		for i := range 3 {
+		for i := range 5 {
 			results <- q.Enqueue(change(i))
 		}
 	}()
 	var accepted []bool
-	for range 3 {
+	for range 5 {
 		select {
 		case ok := <-results:
 			accepted = append(accepted, ok)
@@ -83,18 +83,65 @@ func TestFullQueueDropsLoudlyWithoutBlocking(t *testing.T) {
 			t.Fatal("Enqueue blocked on a full queue")
 		}
 	}
-	if accepted[0] != true || accepted[1] != true || accepted[2] != false {
-		t.Fatalf("accepted = %v, want the third refused", accepted)
+	if !reflect.DeepEqual(accepted, []bool{true, true, false, false, false}) {
+		t.Fatalf("accepted = %v, want the last three refused", accepted)
 	}
-	if q.Stats().Dropped != 1 {
-		t.Fatalf("dropped = %d, want 1", q.Stats().Dropped)
+	if q.Stats().Dropped != 3 {
+		t.Fatalf("dropped = %d, want 3", q.Stats().Dropped)
 	}
-	if !strings.Contains(logs.String(), "record dropped") || !strings.Contains(logs.String(), "cm-2") {
-		t.Fatalf("drop not logged with the object's name: %s", logs.String())
+	if n := strings.Count(logs.String(), "dropping records"); n != 1 || !strings.Contains(logs.String(), "cm-2") {
+		t.Fatalf("want one line for the episode naming its first record, got %d:\n%s", n, logs.String())
+	}
+	// Room again: the episode ends with one line counting it.
+	go q.Run(context.Background())
+	testEventually(t, func() bool { return q.Stats().Waiting == 0 })
+	if !q.Enqueue(change(5)) {
+		t.Fatal("queue with room refused a record")
+	}
+	if !strings.Contains(logs.String(), "has room again") || !strings.Contains(logs.String(), "dropped=3") {
+		t.Fatalf("end of episode not logged with its count:\n%s", logs.String())
 	}
 	q.Close()
 	if q.Enqueue(change(9)) {
 		t.Fatal("closed queue accepted a record")
+	}
+}
+
+func TestBlockingQueueWaitsForRoomAndLosesNothing(t *testing.T) {
+	gate := make(chan struct{})
+	sink := &recorder{}
+	slow := NotifierFunc(func(ctx context.Context, c record.Change) error {
+		<-gate // the reader is away
+		return sink.Notify(ctx, c)
+	})
+	q := NewQueue("stdout", slow, QueueOptions{Size: 2, Block: true, Log: quiet})
+	go q.Run(context.Background())
+	const n = 50
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range n {
+			if !q.Enqueue(change(i)) {
+				t.Errorf("record %d refused", i)
+			}
+		}
+	}()
+	select {
+	case <-done:
+		t.Fatal("Enqueue did not wait for a reader that is away")
+	case <-time.After(200 * time.Millisecond): // long enough to overrun a 2-record queue
+	}
+	close(gate)
+	<-done
+	q.Close()
+	testEventually(t, func() bool { return len(sink.got()) == n })
+	for i, name := range sink.got() {
+		if name != fmt.Sprintf("cm-%d", i) {
+			t.Fatalf("record %d is %s: out of order", i, name)
+		}
+	}
+	if s := q.Stats(); s.Dropped != 0 {
+		t.Fatalf("dropped %d", s.Dropped)
 	}
 }
 
@@ -226,5 +273,15 @@ func TestWaitingRecordsAreBatchedForBatchSinks(t *testing.T) {
 	want := [][]string{{"cm-0", "cm-1", "cm-2"}, {"cm-3", "cm-4", "cm-5"}, {"cm-6"}}
 	if !reflect.DeepEqual(b.batches, want) {
 		t.Fatalf("batches = %v, want %v", b.batches, want)
+	}
+}
+
+// testEventually polls ok for up to 30 s.
+func testEventually(t *testing.T, ok func() bool) {
+	t.Helper()
+	for end := time.Now().Add(30 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("condition not met within 30 s")
+		}
 	}
 }

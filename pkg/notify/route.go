@@ -47,8 +47,8 @@ type Route struct {
 // Router hands each record to every sink whose match selects it.
 type Router []Route
 
-// Dispatch enqueues c on each matching sink and returns where it went; it
-// never blocks.
+// Dispatch enqueues c on each matching sink and returns where it went. It
+// waits only for a queue made with Block (stdout read by a slow pipe).
 func (r Router) Dispatch(c record.Change) []Mark {
 	var marks []Mark
 	for _, route := range r {

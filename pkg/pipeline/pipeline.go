@@ -79,7 +79,9 @@ func (p *Pipeline) CacheTransform(r discovery.Resource) cache.TransformFunc {
 }
 
 // Handle is the watcher's handler: it runs on the reflector's goroutine
-// and never blocks (the gate holds or enqueues, queues drop when full).
+// and does not block (the gate holds or enqueues, queues drop when full),
+// except that stdout's queue waits for its reader: a slow pipe slows the
+// watches down instead of losing records.
 func (p *Pipeline) Handle(ev watcher.Event) {
 	p.metrics.EventsObserved.WithLabelValues(ev.Resource.GVR.Resource, string(ev.Type)).Inc()
 	// 1. Filter what the server could not.

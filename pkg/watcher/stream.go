@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -49,6 +48,7 @@ type listWatch struct {
 	rest    rest.Interface
 	toCache func(u *unstructured.Unstructured, keepDecoded bool) (*compactObject, error)
 	logErr  func(error)
+	health  *apiHealth
 }
 
 func (lw *listWatch) listerWatcher() *cache.ListWatch {
@@ -61,12 +61,53 @@ func (lw *listWatch) selectors(o *metav1.ListOptions) {
 
 func (lw *listWatch) list(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	lw.selectors(&opts)
-	list, err := lw.dynamic.Resource(lw.target.Resource.GVR).Namespace(lw.target.Namespace).List(ctx, opts)
+	var list runtime.Object
+	err := lw.retry(ctx, func() (err error) {
+		list, err = lw.dynamic.Resource(lw.target.Resource.GVR).Namespace(lw.target.Namespace).List(ctx, opts)
+		return err
+	})
 	if err != nil {
 		lw.logErr(err)
 		return nil, err
 	}
 	return list, nil
+}
+
+// requestRetries is how often a list, or a watch that fails to start, is
+// tried again a second apart while the server answers probes (a dropped
+// connection, a timeout), as client-go's Request.Watch does, before the
+// reflector is told and backs off. While the server does not answer,
+// requests wait for it (health.go) and do not count.
+const requestRetries = 10
+
+// retry runs request until it succeeds, fails for a reason other than the
+// connection, or has failed requestRetries times while the server
+// answered.
+func (lw *listWatch) retry(ctx context.Context, request func() error) error {
+	for attempt := 1; ; attempt++ {
+		waited, err := lw.health.await(ctx)
+		if err != nil {
+			return err
+		}
+		if waited {
+			attempt = 1 // an outage is no fault of this request
+		}
+		err = request()
+		if err == nil || attempt > requestRetries || !isConnectionError(err) {
+			return err
+		}
+		lw.health.suspect(ctx)
+		if lw.health.connected() {
+			if _, answered := err.(apierrors.APIStatus); answered {
+				return err // a 503 for this type alone (an aggregated API down): the reflector backs off
+			}
+			select { // the server answers, yet this failed: pace the retries
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Second):
+			}
+		}
+	}
 }
 
 func (lw *listWatch) watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
@@ -86,24 +127,13 @@ func (lw *listWatch) watch(ctx context.Context, opts metav1.ListOptions) (watch.
 	return watch.NewStreamWatcher(d, apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")), nil
 }
 
-// watchStartRetries is how often a watch that fails to start for a
-// dropped connection or a timeout is tried again, a second apart, as
-// client-go's Request.Watch does, before the reflector backs off and lists
-// everything again.
-const watchStartRetries = 10
-
 func (lw *listWatch) stream(ctx context.Context, opts *metav1.ListOptions) (io.ReadCloser, error) {
-	for attempt := 1; ; attempt++ {
-		body, err := lw.rest.Get().AbsPath(lw.path()...).SpecificallyVersionedParams(opts, parameterCodec, versionV1).Stream(ctx)
-		if err == nil || attempt > watchStartRetries || !(utilnet.IsProbableEOF(err) || utilnet.IsTimeout(err)) {
-			return body, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(time.Second):
-		}
-	}
+	var body io.ReadCloser
+	err := lw.retry(ctx, func() (err error) {
+		body, err = lw.rest.Get().AbsPath(lw.path()...).SpecificallyVersionedParams(opts, parameterCodec, versionV1).Stream(ctx)
+		return err
+	})
+	return body, err
 }
 
 // path is the target's collection URL, as the dynamic client builds it.

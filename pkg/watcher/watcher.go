@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,6 +30,9 @@ type Options struct {
 	// through before it is cached (diff.Differ.CacheTransform: drop what is
 	// never reported, redact secrets).
 	Transform func(discovery.Resource) cache.TransformFunc
+	// OnConnection, when set, is told when the API server stops answering
+	// (false) and answers again (true).
+	OnConnection func(connected bool)
 }
 
 // Watcher runs a reflector per target and reports the changes they see to
@@ -46,6 +49,10 @@ type Watcher struct {
 	rest    rest.Interface
 	handler Handler
 	opts    Options
+
+	health     *apiHealth
+	startProbe sync.Once
+	events     atomic.Uint64 // events handed to the handler
 
 	mu      sync.Mutex
 	targets map[string]*runningTarget // by Target.Key
@@ -81,14 +88,29 @@ func New(config *rest.Config, handler Handler, opts Options) (*Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Watcher{dynamic: dyn, rest: raw, handler: handler, opts: opts, targets: map[string]*runningTarget{}}, nil
+	w := &Watcher{dynamic: dyn, rest: raw, handler: handler, opts: opts, targets: map[string]*runningTarget{}}
+	onChange := opts.OnConnection
+	if onChange == nil {
+		onChange = func(bool) {}
+	}
+	w.health = newAPIHealth(raw, opts.Logger, onChange, w.events.Load)
+	return w, nil
 }
+
+// Connected reports whether the API server answers (see health.go).
+func (w *Watcher) Connected() bool { return w.health.connected() }
 
 // Sync runs exactly the given targets: it starts reflectors for new ones
 // and stops those no longer wanted. A new target's initial list is never
 // reported, so a type appearing (a CRD installed, a version switched)
 // causes no burst of records. Reflectors stop when ctx is done.
 func (w *Watcher) Sync(ctx context.Context, targets []discovery.Target) {
+	w.startProbe.Do(func() {
+		w.wg.Go(func() {
+			w.health.run(ctx)
+			w.health.stop()
+		})
+	})
 	want := map[string]bool{}
 	for _, t := range targets {
 		want[t.Key()] = true
@@ -115,7 +137,7 @@ func (w *Watcher) start(ctx context.Context, t discovery.Target) {
 	toCache := w.cacheTransform(t.Resource)
 	logErr := w.watchErrorLogger(ctx, t)
 	s := &store{toCache: cacheForm(toCache), emit: w.emitter(t.Resource), objects: map[string]*compactObject{}}
-	lw := &listWatch{target: t, dynamic: w.dynamic, rest: w.rest, toCache: toCache, logErr: logErr}
+	lw := &listWatch{target: t, dynamic: w.dynamic, rest: w.rest, toCache: toCache, logErr: logErr, health: w.health}
 	r := cache.NewReflectorWithOptions(lw.listerWatcher(), &compactObject{}, s, cache.ReflectorOptions{
 		Name: key, TypeDescription: t.Resource.String(),
 	})
@@ -127,17 +149,31 @@ func (w *Watcher) start(ctx context.Context, t discovery.Target) {
 
 // reflectorLogHandler passes a reflector's logs on, except that its
 // "Failed to watch" errors, logged at every retry, go to debug level:
-// listWatch logs each distinct failure once (watchErrorLogger).
+// listWatch logs each distinct failure once (watchErrorLogger); and so do
+// watches ended by a lost connection, one per type: the outage is one
+// line of its own (health.go).
 type reflectorLogHandler struct{ slog.Handler }
 
 func (h reflectorLogHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == "Failed to watch" {
+	if r.Message == "Failed to watch" || (r.Message == "Warning: watch ended with error" && connectionErrorAttr(r)) {
 		r.Level = slog.LevelDebug
 		if !h.Enabled(ctx, r.Level) {
 			return nil
 		}
 	}
 	return h.Handler.Handle(ctx, r)
+}
+
+// connectionErrorAttr reports whether the record's err is a lost connection.
+func connectionErrorAttr(r slog.Record) bool {
+	lost := false
+	r.Attrs(func(a slog.Attr) bool {
+		if err, ok := a.Value.Any().(error); ok && a.Key == "err" {
+			lost = isConnectionError(err)
+		}
+		return !lost
+	})
+	return lost
 }
 
 func (h reflectorLogHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
@@ -158,6 +194,11 @@ func (w *Watcher) watchErrorLogger(ctx context.Context, t discovery.Target) func
 		if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 			return // stopping, or a watch the server closed normally
 		}
+		if isConnectionError(err) {
+			// Not this target's trouble: the outage is logged once for all.
+			w.opts.Logger.Debug("list/watch failed: connection", "resource", t.Resource.String(), "namespace", t.Namespace, "err", err)
+			return
+		}
 		key := errorKey(err)
 		mu.Lock()
 		first := !seen[key]
@@ -176,17 +217,12 @@ func (w *Watcher) watchErrorLogger(ctx context.Context, t discovery.Target) func
 }
 
 // errorKey is what makes two list/watch errors the same for logging: API
-// errors by reason (their messages name resourceVersions or the verb),
-// transport errors by their cause (their message quotes the request URL,
-// whose timeoutSeconds is random, so every retry would count as new).
+// errors by reason (their messages name resourceVersions or the verb).
+// Transport errors never get here (isConnectionError).
 func errorKey(err error) string {
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {
 		return fmt.Sprintf("%s %d", status.Status().Reason, status.Status().Code)
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Op + " " + ue.Err.Error()
 	}
 	return err.Error()
 }
@@ -226,6 +262,7 @@ func (w *Watcher) emitter(r discovery.Resource) func(EventType, *compactObject, 
 			w.opts.Logger.Error("cannot read a cached object; change not reported", "resource", r.String(), "err", err)
 			return
 		}
+		w.events.Add(1)
 		w.handler(ev)
 	}
 }

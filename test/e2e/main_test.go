@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -104,13 +105,23 @@ func startBinary(t *testing.T, args ...string) *run {
 // startBinaryWithEnv is startBinary with more environment variables.
 func startBinaryWithEnv(t *testing.T, environment []string, args ...string) *run {
 	t.Helper()
+	return startBinaryTo(t, nil, environment, args...)
+}
+
+// startBinaryTo is startBinaryWithEnv writing records to stdout instead
+// of the run's buffer (a pipe the test reads as it likes).
+func startBinaryTo(t *testing.T, stdout io.Writer, environment []string, args ...string) *run {
+	t.Helper()
 	r := &run{t: t, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan int, 1)}
 	if len(args) > 0 && args[0] == "watch" {
 		args = append(args, "--http-address", "127.0.0.1:0")
 	}
+	if stdout == nil {
+		stdout = r.stdout
+	}
 	cmd := exec.Command(kubediff, args...)
 	cmd.Env = append(append(os.Environ(), "KUBECONFIG="+env.Kubeconfig), environment...)
-	cmd.Stdout, cmd.Stderr = r.stdout, r.stderr
+	cmd.Stdout, cmd.Stderr = stdout, r.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

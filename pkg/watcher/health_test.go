@@ -1,0 +1,95 @@
+package watcher
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestOutageIsTwoLinesAndRequestsWaitForTheServer: while probes fail,
+// requests wait instead of failing (so no reflector backs off), they go
+// on as soon as a probe succeeds, and the outage is one warning when it
+// starts and one line when it ends, saying how long it was and how many
+// changes came since.
+func TestOutageIsTwoLinesAndRequestsWaitForTheServer(t *testing.T) {
+	var down atomic.Bool
+	var events atomic.Uint64
+	logs := &records{}
+	var states []bool
+	var statesMu sync.Mutex
+	h := &apiHealth{
+		probe: func(context.Context) error {
+			if down.Load() {
+				return errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
+			}
+			return nil
+		},
+		log: slog.New(logs),
+		onChange: func(c bool) {
+			statesMu.Lock()
+			defer statesMu.Unlock()
+			states = append(states, c)
+		},
+		eventsLen: events.Load, wake: make(chan struct{}, 1), probed: make(chan struct{}),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go h.run(ctx)
+
+	down.Store(true)
+	h.suspect(ctx) // a request failed: the probe runs now, not in 5 s
+	if h.connected() {
+		t.Fatal("still connected after a failed probe")
+	}
+	resumed := make(chan struct{})
+	go func() {
+		if _, err := h.await(ctx); err != nil {
+			t.Error(err)
+		}
+		close(resumed)
+	}()
+	for range 3 { // more failures of more targets: no more lines
+		h.suspect(ctx)
+	}
+	select {
+	case <-resumed:
+		t.Fatal("a request went on while the server did not answer")
+	default:
+	}
+	down.Store(false)
+	select {
+	case <-resumed: // the next probe, a second later
+	case <-time.After(30 * time.Second):
+		t.Fatal("requests still waiting after the server answered")
+	}
+	events.Add(10)
+	testEventually(t, func() bool { return len(logs.messages()) >= 2 })
+	lines := logs.messages()
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "lost the API server") || !strings.HasPrefix(lines[1], "API server back") {
+		t.Fatalf("want one line when lost and one when back, got %q", lines)
+	}
+	back := logs.attrs("API server back")
+	if back["changesSinceLost"] != "10" || back["outage"] == "" {
+		t.Fatalf("back line attrs = %v, want the outage length and 10 changes", back)
+	}
+	statesMu.Lock()
+	defer statesMu.Unlock()
+	if len(states) != 2 || states[0] || !states[1] {
+		t.Fatalf("connection states = %v, want [false true]", states)
+	}
+}
+
+// testEventually polls ok for up to 30 s.
+func testEventually(t *testing.T, ok func() bool) {
+	t.Helper()
+	for end := time.Now().Add(30 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("condition not met within 30 s")
+		}
+	}
+}
