@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubediff/kubediff/pkg/config"
+	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 // newLogger returns the operational logger (stderr, never stdout) and routes
@@ -23,7 +24,7 @@ func newLogger(stderr io.Writer, lc config.LogConfig) *slog.Logger {
 		h = slog.NewJSONHandler(stderr, opts)
 	}
 	logger := slog.New(h)
-	klogTarget.Store(&handlerBox{logger.With("source", "client-go").Handler()})
+	klogTarget.Store(&handlerBox{watcher.ReflectorLogs(logger.With("source", "client-go").Handler())})
 	klogOnce.Do(func() { klog.SetSlogLogger(slog.New(klogForwarder{})) })
 	return logger
 }

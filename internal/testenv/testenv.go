@@ -25,9 +25,10 @@ type Env struct {
 	// Kubectl is the path of the kubectl binary built beside the server.
 	Kubectl string
 
-	env   *envtest.Environment
-	dir   string
-	procs []process // the living cluster's, when started
+	env     *envtest.Environment
+	dir     string
+	procs   []process    // the living cluster's, when started
+	seconds []*APIServer // from StartSecondAPIServer
 }
 
 // process is one living-cluster process and its log file.
@@ -123,6 +124,9 @@ func (e *Env) AddUser(name string, groups ...string) (string, error) {
 
 // Stop stops the control plane and removes the kubeconfig.
 func (e *Env) Stop() error {
+	for _, s := range e.seconds {
+		s.stop()
+	}
 	e.stopProcesses()
 	err := e.env.Stop()
 	if e.dir != "" {

@@ -38,7 +38,7 @@ const (
 	resumeSpread = time.Second
 	// reportAfter is how long after the server answers again the outage
 	// is reported, so that the line can say how many changes the gap held.
-	reportAfter = 3 * time.Second
+	reportAfter = 5 * time.Second
 )
 
 // apiHealth follows whether the API server answers.
@@ -144,16 +144,21 @@ func (h *apiHealth) connected() bool {
 	return !h.down
 }
 
+// probeSoon asks for a probe now, without waiting for it.
+func (h *apiHealth) probeSoon() {
+	select {
+	case h.wake <- struct{}{}:
+	default: // a probe is already asked for
+	}
+}
+
 // suspect asks for a probe now, after a request failed for the connection,
 // and waits for its result, so that the next await knows whether to wait.
 func (h *apiHealth) suspect(ctx context.Context) {
 	h.mu.Lock()
 	probed := h.probed
 	h.mu.Unlock()
-	select {
-	case h.wake <- struct{}{}:
-	default: // a probe is already asked for
-	}
+	h.probeSoon()
 	select {
 	case <-probed:
 	case <-ctx.Done():
@@ -199,14 +204,16 @@ func isConnectionError(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
 	}
+	// HTTP/2 health checks failed: the server stopped answering (a hung
+	// process, a partition). Also inside the error a watch stream reports.
+	if strings.Contains(err.Error(), "http2: client connection lost") {
+		return true
+	}
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {
 		code := status.Status().Code
 		return code == http.StatusServiceUnavailable || code == http.StatusGatewayTimeout
 	}
 	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
-		utilnet.IsTimeout(err) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, new(*url.Error)) ||
-		// HTTP/2 health checks failed: the server stopped answering (a hung
-		// process, a partition).
-		strings.Contains(err.Error(), "http2: client connection lost")
+		utilnet.IsTimeout(err) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, new(*url.Error))
 }

@@ -123,7 +123,7 @@ func (lw *listWatch) watch(ctx context.Context, opts metav1.ListOptions) (watch.
 		return nil, err
 	}
 	// Most events fit the buffer; longer ones are assembled (readLine).
-	d := &eventDecoder{body: body, lines: bufio.NewReaderSize(body, 32<<10), toCache: lw.toCache, logErr: lw.logErr}
+	d := &eventDecoder{body: body, lines: bufio.NewReaderSize(body, 32<<10), toCache: lw.toCache, logErr: lw.logErr, connectionLost: lw.health.probeSoon}
 	return watch.NewStreamWatcher(d, apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")), nil
 }
 
@@ -159,6 +159,8 @@ type eventDecoder struct {
 	long    []byte // a line longer than the reader's buffer, assembled
 	toCache func(u *unstructured.Unstructured, keepDecoded bool) (*compactObject, error)
 	logErr  func(error)
+	// connectionLost asks for a probe of the API server.
+	connectionLost func()
 }
 
 // wireEvent is a watch event as the API server writes it.
@@ -173,6 +175,14 @@ type wireEvent struct {
 func (d *eventDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	line, err := d.readLine()
 	if err != nil {
+		if !errors.Is(err, io.EOF) && isConnectionError(err) {
+			// The connection broke (a partition, a server killed): the
+			// watch ends as if closed, the probe is told, and the
+			// reflector's next watch waits for the server and resumes
+			// where this one stopped, without an error per type.
+			d.connectionLost()
+			return "", nil, io.EOF
+		}
 		return "", nil, err
 	}
 	var ev wireEvent

@@ -143,15 +143,18 @@ func (w *Watcher) start(ctx context.Context, t discovery.Target) {
 	})
 	rctx, cancel := context.WithCancel(ctx)
 	w.targets[key] = &runningTarget{target: t, store: s, cancel: cancel}
-	logger := logr.FromSlogHandler(reflectorLogHandler{w.opts.Logger.With("source", "client-go").Handler()})
+	logger := logr.FromSlogHandler(ReflectorLogs(w.opts.Logger.With("source", "client-go").Handler()))
 	w.wg.Go(func() { r.RunWithContext(klog.NewContext(rctx, logger)) })
 }
 
-// reflectorLogHandler passes a reflector's logs on, except that its
-// "Failed to watch" errors, logged at every retry, go to debug level:
-// listWatch logs each distinct failure once (watchErrorLogger); and so do
-// watches ended by a lost connection, one per type: the outage is one
-// line of its own (health.go).
+// ReflectorLogs passes client-go reflectors' logs on to h, except that
+// their "Failed to watch" errors, logged at every retry, go to debug
+// level: listWatch logs each distinct failure once (watchErrorLogger); and
+// so do watches ended by a lost connection, one per type: the outage is
+// one line of its own (health.go). For klog's output too, which carries
+// the logs of client-go's own informers.
+func ReflectorLogs(h slog.Handler) slog.Handler { return reflectorLogHandler{h} }
+
 type reflectorLogHandler struct{ slog.Handler }
 
 func (h reflectorLogHandler) Handle(ctx context.Context, r slog.Record) error {

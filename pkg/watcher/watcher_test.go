@@ -176,6 +176,9 @@ func decoderFor(t *testing.T, stream string, bufSize int) (*eventDecoder, *[]err
 		lines:   bufio.NewReaderSize(strings.NewReader(stream), bufSize),
 		toCache: w.cacheTransform(configMaps),
 		logErr:  func(err error) { logged = append(logged, err) },
+		// A broken connection is not logged here but ends the watch
+		// quietly and asks for a probe.
+		connectionLost: func() { logged = append(logged, errors.New("probe asked")) },
 	}, &logged
 }
 
@@ -227,7 +230,7 @@ func TestDecoderRejectsBrokenStreams(t *testing.T) {
 		want         error
 		logged       bool
 	}{
-		{"cut off mid-event", `{"type":"MODIFIED","object":{"kind":"Conf`, io.ErrUnexpectedEOF, false},
+		{"cut off mid-event", `{"type":"MODIFIED","object":{"kind":"Conf`, io.EOF, true},
 		{"not JSON", "<html>proxy error</html>\n", nil, true},
 		{"unknown type", `{"type":"SURPRISE","object":{}}` + "\n", nil, true},
 		{"no object", `{"type":"MODIFIED"}` + "\n", nil, true},

@@ -56,8 +56,9 @@ func TestSlowReaderLosesNothing(t *testing.T) {
 			}
 		})
 	}
+	start := readerBack.Add(-20 * time.Second)
 	wg.Wait()
-	t.Logf("%d updates made %s before the reader came back", objects*perObject, time.Until(readerBack).Round(time.Second))
+	t.Logf("%d updates made in %s; the reader was away for the first 20 s", objects*perObject, time.Since(start).Round(100*time.Millisecond))
 
 	next := map[string]int{} // per object, the value expected next
 	var lost []string

@@ -1,0 +1,191 @@
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// APIServer is a second kube-apiserver on the control plane's etcd, for
+// outage tests: changes go through the first server while this one is
+// stopped, killed or restarted, and a kubediff pointed at it must catch up.
+type APIServer struct {
+	// Kubeconfig authenticates as the cluster administrator, at this server.
+	Kubeconfig string
+	// URL is the server's address.
+	URL string
+
+	path string
+	args []string
+	log  string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// StartSecondAPIServer starts a kube-apiserver with the first one's
+// flags (same etcd, certificates and users) on another port, and waits
+// until it is ready.
+func (e *Env) StartSecondAPIServer() (*APIServer, error) {
+	path, args, err := firstAPIServerCommand()
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	var kept []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "--secure-port=") || strings.HasPrefix(a, "--endpoint-reconciler-type=") {
+			continue
+		}
+		kept = append(kept, a)
+	}
+	// One server keeps the kubernetes Service's endpoints, as in a cluster
+	// whose other servers would each write their own address.
+	kept = append(kept, "--secure-port="+strconv.Itoa(port), "--endpoint-reconciler-type=none")
+	first := strings.TrimSuffix(e.Config.Host, "/")
+	kc, err := os.ReadFile(e.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	s := &APIServer{URL: fmt.Sprintf("https://127.0.0.1:%d", port), path: path, args: kept,
+		Kubeconfig: filepath.Join(e.dir, "kubeconfig-second"), log: filepath.Join(e.dir, "kube-apiserver-second.log")}
+	if !bytes.Contains(kc, []byte(first)) {
+		return nil, fmt.Errorf("kubeconfig does not name the first server %s", first)
+	}
+	if err := os.WriteFile(s.Kubeconfig, bytes.ReplaceAll(kc, []byte(first), []byte(s.URL)), 0o600); err != nil {
+		return nil, err
+	}
+	if err := s.Start(); err != nil {
+		return nil, err
+	}
+	e.seconds = append(e.seconds, s)
+	return s, nil
+}
+
+// firstAPIServerCommand reads the command line of the kube-apiserver this
+// process started (envtest does not expose its final flags).
+func firstAPIServerCommand() (string, []string, error) {
+	procs, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		return "", nil, err
+	}
+	for _, stat := range procs {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		end := bytes.LastIndexByte(b, ')')
+		if end < 0 || !bytes.HasSuffix(b[:end], []byte("(kube-apiserver")) {
+			continue
+		}
+		fields := strings.Fields(string(b[end+1:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join(filepath.Dir(stat), "cmdline"))
+		if err != nil {
+			return "", nil, err
+		}
+		argv := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+		return argv[0], argv[1:], nil
+	}
+	return "", nil, errors.New("no kube-apiserver started by this process")
+}
+
+// Start starts the server (again) and waits until it is ready.
+func (s *APIServer) Start() error {
+	logFile, err := os.OpenFile(s.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(s.path, s.args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return fmt.Errorf("start second kube-apiserver: %w", err)
+	}
+	s.cmd, s.done = cmd, make(chan struct{})
+	go func(done chan struct{}) {
+		_ = cmd.Wait()
+		logFile.Close()
+		close(done)
+	}(s.done)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	for !s.Ready(ctx) {
+		select {
+		case <-s.done:
+			return fmt.Errorf("second kube-apiserver exited; see %s", s.log)
+		case <-ctx.Done():
+			return fmt.Errorf("second kube-apiserver not ready within 90 s; see %s", s.log)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// Ready reports whether the server answers /readyz with 200.
+func (s *APIServer) Ready(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/readyz", nil)
+	if err != nil {
+		return false
+	}
+	// Only whether it answers matters here, not who it is.
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // a local test server
+	resp, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// Pause stops the process (SIGSTOP): connections stay open and hang, as
+// with a partition.
+func (s *APIServer) Pause() error { return s.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process (SIGCONT).
+func (s *APIServer) Resume() error { return s.cmd.Process.Signal(syscall.SIGCONT) }
+
+// Kill kills the process and waits for it to be gone.
+func (s *APIServer) Kill() error {
+	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	<-s.done
+	return nil
+}
+
+// stop ends the server whatever its state.
+func (s *APIServer) stop() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGCONT)
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(20 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+}
