@@ -12,6 +12,7 @@ require (
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	github.com/spf13/viper v1.21.0
+	go.etcd.io/bbolt v1.5.0
 	golang.org/x/term v0.47.0
 	golang.org/x/time v0.16.0
 	gomodules.xyz/jsonpatch/v2 v2.4.0

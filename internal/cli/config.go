@@ -41,6 +41,7 @@ var flagKeys = map[string]string{
 	"queue-size":                     "queueSize",
 	"drain-timeout":                  "drainTimeout",
 	"http-address":                   "httpAddress",
+	"state-dir":                      "state.dir",
 	"leader-elect":                   "leaderElection.enabled",
 	"leader-election-namespace":      "leaderElection.namespace",
 	"leader-election-id":             "leaderElection.name",

@@ -55,6 +55,7 @@ not reported; only what changes afterwards.`,
 	f.Duration("drain-timeout", d.DrainTimeout, "at shutdown, how long queued records may take to be delivered")
 	f.Duration("rediscovery-interval", d.RediscoveryInterval, "how often to look for new or removed types, besides whenever a CRD or APIService changes")
 	f.String("http-address", d.HTTPAddress, "address serving /healthz, /readyz and /metrics; empty turns it off")
+	f.String("state-dir", d.State.Dir, "keep what kubediff saw in this directory, so that after a restart it reports what changed while it was down")
 	le := d.LeaderElection
 	f.Bool("leader-elect", le.Enabled, "run several replicas with one emitting, elected through a Lease")
 	f.String("leader-election-namespace", le.Namespace, "namespace of the Lease (default: the pod's namespace, else default)")
@@ -70,6 +71,11 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	if cfg.ResyncPeriod != 0 {
 		log.Warn("resyncPeriod is deprecated and has no effect: kubediff's cache never replays", "resyncPeriod", cfg.ResyncPeriod.String())
 	}
+	st, err := openState(cfg.State.Dir, log)
+	if err != nil {
+		return err
+	}
+	defer closeState(st, log) // runs after the watches stopped: their last writes included
 	rc, err := restConfig(cfg, log)
 	if err != nil {
 		return err
@@ -101,7 +107,10 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	w, err := watcher.New(rc, p.Handle, watcher.Options{Logger: log, Transform: p.CacheTransform,
+	if err := bindState(ctx, st, c); err != nil {
+		return err
+	}
+	w, err := watcher.New(rc, p.Handle, watcher.Options{Logger: log, Transform: p.CacheTransform, State: st,
 		OnConnection: func(up bool) { m.APIServerConnected.Set(map[bool]float64{true: 1}[up]) }})
 	if err != nil {
 		return err
@@ -125,6 +134,9 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	targets := &targetSync{watcher: w, metrics: m, log: log, warned: map[string]bool{}}
 	targets.start(ctx, plan, func() { synced.Store(true) })
 	var background sync.WaitGroup
+	if st != nil {
+		background.Go(func() { st.Run(ctx) })
+	}
 	background.Go(func() { p.Run(ctx) })
 	background.Go(func() { targets.follow(ctx, planner, c, cfg.RediscoveryInterval) })
 	if elector != nil {

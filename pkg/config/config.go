@@ -77,8 +77,17 @@ type Config struct {
 	Sinks []SinkConfig `mapstructure:"sinks"`
 	// HTTPAddress serves /healthz, /readyz and /metrics; empty turns it off.
 	HTTPAddress string `mapstructure:"httpAddress"`
+	// State keeps what kubediff last saw on disk, so that a restart
+	// reports the changes made while it was down.
+	State StateConfig `mapstructure:"state"`
 	// LeaderElection lets several replicas run with one emitting.
 	LeaderElection LeaderElectionConfig `mapstructure:"leaderElection"`
+}
+
+// StateConfig configures the state store.
+type StateConfig struct {
+	// Dir is the state directory; empty keeps state in memory only.
+	Dir string `mapstructure:"dir"`
 }
 
 // LeaderElectionConfig configures leader election.

@@ -31,6 +31,8 @@ type Input struct {
 	// FinalStateUnknown marks a deletion noticed only on relisting after a
 	// watch gap: Old is the last state seen, not the deleted one.
 	FinalStateUnknown bool
+	// AfterGap marks a change found by a list after a gap (record.Change).
+	AfterGap bool
 }
 
 // object returns the newest known state: New, or Old for a deletion.
@@ -153,6 +155,7 @@ func (d *Differ) header(in Input) record.Change {
 		ResourceVersion: obj.GetResourceVersion(),
 		Labels:          obj.GetLabels(),
 		Owner:           owner(obj),
+		AfterGap:        in.AfterGap,
 	}
 }
 

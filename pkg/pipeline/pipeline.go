@@ -89,7 +89,7 @@ func (p *Pipeline) Handle(ev watcher.Event) {
 		return
 	}
 	// 2. Diff: nothing to report when only ignored fields changed.
-	in := diff.Input{Type: string(ev.Type), Resource: ev.Resource, Old: ev.Old, New: ev.New, FinalStateUnknown: ev.FinalStateUnknown}
+	in := diff.Input{Type: string(ev.Type), Resource: ev.Resource, Old: ev.Old, New: ev.New, FinalStateUnknown: ev.FinalStateUnknown, AfterGap: ev.AfterGap}
 	c, ok := p.differ.Diff(in)
 	if !ok {
 		return

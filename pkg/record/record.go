@@ -46,6 +46,11 @@ type Change struct {
 	// deletion noticed only after a watch gap: the deletion's own version
 	// is unknown.
 	LastSeenResourceVersion string `json:"lastSeenResourceVersion,omitempty"`
+	// AfterGap marks a change observed after a gap in the watch (kubediff
+	// restarted with a state dir, or the server's event history ran out),
+	// found by comparing a list with the last state kubediff knew: states
+	// in between are merged into one record.
+	AfterGap bool `json:"afterGap,omitempty"`
 	// Labels are the object's labels, for routing and log queries.
 	Labels map[string]string `json:"labels,omitempty"`
 	// Owner is the object's controller (a Pod's ReplicaSet, a

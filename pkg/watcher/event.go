@@ -28,6 +28,11 @@ type Event struct {
 	// FinalStateUnknown marks a deletion noticed only on relisting after a
 	// watch gap: Old is the last state kubediff saw, not the deleted one.
 	FinalStateUnknown bool
+	// AfterGap marks a change found by comparing a list with the cache
+	// after a gap: a restart with a state dir, or a watch whose
+	// resourceVersion the server no longer had. States in between are
+	// merged.
+	AfterGap bool
 }
 
 // Object returns the newest known state: New, or Old for a deletion.

@@ -2,11 +2,16 @@ package watcher
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubediff/kubediff/pkg/state"
 )
 
 // store is what a reflector keeps one target's objects in, and where
@@ -18,11 +23,16 @@ import (
 // Only that goroutine changes the store; the mutex is for Len.
 type store struct {
 	toCache func(obj any) (*compactObject, error)
-	emit    func(t EventType, old, new *compactObject, finalStateUnknown bool)
+	emit    func(t EventType, old, new *compactObject, relisted bool)
+	// persist keeps the objects on disk (nil without a state dir).
+	persist *persisted
 
 	mu      sync.Mutex
 	objects map[string]*compactObject
 	synced  atomic.Bool
+	// restored says objects came from the state dir: the first list is
+	// then compared with them, as a relist after a gap is.
+	restored bool
 }
 
 var _ cache.ReflectorStore = (*store)(nil)
@@ -50,6 +60,7 @@ func (s *store) put(obj any) error {
 	old := s.objects[key]
 	s.objects[key] = c
 	s.mu.Unlock()
+	s.persist.put(key, c)
 	switch {
 	case !s.synced.Load():
 		// Only the initial list arrives before the store synced.
@@ -69,9 +80,11 @@ func (s *store) Delete(obj any) error {
 	if err != nil {
 		return err
 	}
+	key := storeKey(c)
 	s.mu.Lock()
-	delete(s.objects, storeKey(c))
+	delete(s.objects, key)
 	s.mu.Unlock()
+	s.persist.delete(key)
 	if s.synced.Load() {
 		s.emit(Deleted, c, nil, false)
 	}
@@ -80,8 +93,9 @@ func (s *store) Delete(obj any) error {
 
 // Replace implements cache.ReflectorStore: the full state, from the
 // initial list or from listing again after a watch gap. The initial list
-// is not news; after a gap, what changed meanwhile is reported, and
-// objects gone are deletions whose final state is unknown.
+// is not news, unless the objects were restored from the state dir; after
+// a gap, what changed meanwhile is reported, and objects gone are
+// deletions whose final state is unknown.
 func (s *store) Replace(list []any, _ string) error {
 	objects := make(map[string]*compactObject, len(list))
 	for _, obj := range list {
@@ -96,15 +110,17 @@ func (s *store) Replace(list []any, _ string) error {
 	old := s.objects
 	s.objects = objects
 	s.mu.Unlock()
-	if !s.synced.Swap(true) {
+	s.persist.replace(objects)
+	if !s.synced.Swap(true) && !s.restored {
 		return nil
 	}
+	s.restored = false
 	for key, c := range objects {
 		switch was := old[key]; {
 		case was == nil:
-			s.emit(Added, nil, c, false)
+			s.emit(Added, nil, c, true)
 		case was.ResourceVersion != c.ResourceVersion:
-			s.emit(Updated, was, c, false)
+			s.emit(Updated, was, c, true)
 		}
 	}
 	for key, was := range old {
@@ -144,4 +160,56 @@ func cacheForm(toCache func(*unstructured.Unstructured, bool) (*compactObject, e
 		}
 		return nil, fmt.Errorf("unexpected object %T from the API server", obj)
 	}
+}
+
+// persisted is one target's objects in the state store.
+type persisted struct {
+	state  *state.Store
+	target string
+}
+
+func (p *persisted) put(key string, c *compactObject) {
+	if p != nil {
+		p.state.Put(p.target, key, &state.Object{UID: string(c.UID), ResourceVersion: c.ResourceVersion, Raw: c.raw})
+	}
+}
+
+func (p *persisted) delete(key string) {
+	if p != nil {
+		p.state.Delete(p.target, key)
+	}
+}
+
+func (p *persisted) replace(objects map[string]*compactObject) {
+	if p == nil {
+		return
+	}
+	stored := make(map[string]*state.Object, len(objects))
+	for key, c := range objects {
+		stored[key] = &state.Object{UID: string(c.UID), ResourceVersion: c.ResourceVersion, Raw: c.raw}
+	}
+	p.state.Replace(p.target, stored)
+}
+
+// restore loads the target's objects as last stored: false when there are
+// none (a type not watched before), and then the first list is not news.
+func (p *persisted) restore() (map[string]*compactObject, bool, error) {
+	if p == nil {
+		return nil, false, nil
+	}
+	stored, ok, err := p.state.Load(p.target)
+	if !ok || err != nil {
+		return nil, false, err
+	}
+	objects := make(map[string]*compactObject, len(stored))
+	for key, o := range stored {
+		ns, name, namespaced := strings.Cut(key, "/")
+		if !namespaced {
+			ns, name = "", key
+		}
+		objects[key] = &compactObject{ObjectMeta: metav1.ObjectMeta{
+			Namespace: ns, Name: name, UID: types.UID(o.UID), ResourceVersion: o.ResourceVersion,
+		}, raw: o.Raw}
+	}
+	return objects, true, nil
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/state"
 )
 
 // Options configure a Watcher.
@@ -33,6 +34,10 @@ type Options struct {
 	// OnConnection, when set, is told when the API server stops answering
 	// (false) and answers again (true).
 	OnConnection func(connected bool)
+	// State, when set, keeps every target's objects on disk, and a target
+	// with stored objects reports what changed since as its first list
+	// comes in (changes made while kubediff was down).
+	State *state.Store
 }
 
 // Watcher runs a reflector per target and reports the changes they see to
@@ -122,6 +127,9 @@ func (w *Watcher) Sync(ctx context.Context, targets []discovery.Target) {
 		if !want[key] {
 			rt.cancel()
 			delete(w.targets, key)
+			if w.opts.State != nil {
+				w.opts.State.Forget(key)
+			}
 			w.opts.Logger.Info("stopped watching", "resource", rt.target.Resource.String(), "version", rt.target.Resource.GVR.Version, "namespace", rt.target.Namespace)
 		}
 	}
@@ -137,6 +145,16 @@ func (w *Watcher) start(ctx context.Context, t discovery.Target) {
 	toCache := w.cacheTransform(t.Resource)
 	logErr := w.watchErrorLogger(ctx, t)
 	s := &store{toCache: cacheForm(toCache), emit: w.emitter(t.Resource), objects: map[string]*compactObject{}}
+	if w.opts.State != nil {
+		s.persist = &persisted{state: w.opts.State, target: key}
+		objects, ok, err := s.persist.restore()
+		if err != nil {
+			w.opts.Logger.Warn("cannot read this type's stored state: changes made while kubediff was down are not reported for it", "resource", t.Resource.String(), "namespace", t.Namespace, "err", err)
+		}
+		if ok {
+			s.objects, s.restored = objects, true
+		}
+	}
 	lw := &listWatch{target: t, dynamic: w.dynamic, rest: w.rest, toCache: toCache, logErr: logErr, health: w.health}
 	r := cache.NewReflectorWithOptions(lw.listerWatcher(), &compactObject{}, s, cache.ReflectorOptions{
 		Name: key, TypeDescription: t.Resource.String(),
@@ -252,8 +270,8 @@ func (w *Watcher) cacheTransform(r discovery.Resource) func(*unstructured.Unstru
 
 // emitter turns a store's changes into Events for the handler.
 func (w *Watcher) emitter(r discovery.Resource) func(EventType, *compactObject, *compactObject, bool) {
-	return func(t EventType, oldObj, newObj *compactObject, unknown bool) {
-		ev := Event{Type: t, Resource: r, FinalStateUnknown: unknown}
+	return func(t EventType, oldObj, newObj *compactObject, relisted bool) {
+		ev := Event{Type: t, Resource: r, FinalStateUnknown: relisted && t == Deleted, AfterGap: relisted}
 		var err error
 		if oldObj != nil {
 			ev.Old, err = expand(oldObj)

@@ -74,6 +74,7 @@ type run struct {
 	done           chan int
 	stop           func()
 	process        *os.Process // the binary's, for startBinary
+	stopped        bool        // shutdown ran
 }
 
 // startWatch runs `kubediff watch` in-process as the cluster admin with
@@ -148,7 +149,13 @@ func (r *run) waitSynced() {
 	})
 }
 
+// shutdown stops kubediff (SIGINT for the binary) and checks it exits
+// cleanly; later calls do nothing.
 func (r *run) shutdown() {
+	if r.stopped {
+		return
+	}
+	r.stopped = true
 	r.stop()
 	select {
 	case code := <-r.done:

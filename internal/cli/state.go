@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubediff/kubediff/pkg/state"
+)
+
+// openState opens the state dir, or returns nil without one. It only
+// touches the disk, so that a bad dir is reported before any network call.
+func openState(dir string, log *slog.Logger) (*state.Store, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	st, err := state.Open(dir, log)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return st, nil
+}
+
+// clusterIdentity names the cluster a state dir belongs to: the
+// kube-system namespace's UID (the usual cluster id), or the server's
+// address when it cannot be read.
+func clusterIdentity(ctx context.Context, c *clients) string {
+	if ns, err := c.kube.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{}); err == nil {
+		return "kube-system/" + string(ns.UID)
+	}
+	return "server/" + c.rest.Host
+}
+
+// bindState ties the state dir to the cluster.
+func bindState(ctx context.Context, st *state.Store, c *clients) error {
+	if st == nil {
+		return nil
+	}
+	return st.Bind(clusterIdentity(ctx, c))
+}
+
+// closeState writes the last changes and closes the state dir.
+func closeState(st *state.Store, log *slog.Logger) {
+	if st == nil {
+		return
+	}
+	if err := st.Close(); err != nil {
+		log.Error("cannot write the state store at shutdown: the next start may report recent changes again", "err", err)
+	}
+}

@@ -1,0 +1,352 @@
+// Package state keeps on disk the last state kubediff saw of every watched
+// object, so that after a restart the first list of each type is compared
+// with it and what changed while kubediff was down is reported, not lost.
+//
+// The store is bbolt (etcd's embedded store: one file, transactions,
+// pure Go). Writes are batched: the watcher's changes are noted in memory
+// and written in one transaction a second, so the steady state pays a map
+// write per change and a sequential disk write per second.
+package state
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// Format is the version of what is stored. A newer kubediff may change it;
+// an older one refuses a newer format rather than misread it.
+const Format = "1"
+
+// fileName is the database inside the state directory.
+const fileName = "state.db"
+
+var (
+	metaBucket    = []byte("meta")
+	targetsBucket = []byte("targets") // a bucket per target: object key → Object
+	formatKey     = []byte("format")
+	clusterKey    = []byte("cluster")
+)
+
+// flushEvery is how often noted changes are written.
+const flushEvery = time.Second
+
+// Object is an object's state as the watcher caches it.
+type Object struct {
+	UID, ResourceVersion string
+	// Raw is the object's JSON after the cache transform (pruned, secrets
+	// redacted): nothing is written to disk that is not in memory.
+	Raw []byte
+}
+
+// Store is the state directory's database.
+type Store struct {
+	db  *bolt.DB
+	log *slog.Logger
+
+	mu      sync.Mutex
+	pending map[string]*targetChanges // by target key
+}
+
+// targetChanges are a target's changes not yet written.
+type targetChanges struct {
+	replace bool               // all of the target's stored objects are replaced
+	objects map[string]*Object // nil: deleted
+	forget  bool               // the target is no longer watched
+}
+
+// Open opens (or creates) the store in dir. A damaged store is moved
+// aside with a warning and a fresh one started; a store of a newer format
+// is an error, and is left as it is. Open touches only the disk: call Bind
+// once the cluster is known.
+func Open(dir string, log *slog.Logger) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("state dir %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, fileName)
+	db, err := open(path)
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, fmt.Errorf("state dir %s: in use by another kubediff (each replica needs its own)", dir)
+	}
+	var format string
+	if err == nil {
+		s := &Store{db: db}
+		if format, err = s.check(); err != nil {
+			db.Close()
+		}
+	}
+	if err != nil && !os.IsPermission(err) {
+		log.Warn("state store damaged: moved aside, starting fresh (changes made while kubediff was down are not reported this time)",
+			"path", path, "movedTo", moveAside(path), "err", err)
+		db, err = open(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("state dir %s: %w", dir, err)
+	}
+	if format != "" && format != Format {
+		db.Close()
+		return nil, fmt.Errorf("state dir %s: written by another kubediff version (format %s, this one reads %s); use another --state-dir or remove it", dir, format, Format)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		meta, err := tx.CreateBucketIfNotExists(metaBucket)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucketIfNotExists(targetsBucket); err != nil {
+			return err
+		}
+		return meta.Put(formatKey, []byte(Format))
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("state dir %s: %w", dir, err)
+	}
+	return &Store{db: db, log: log, pending: map[string]*targetChanges{}}, nil
+}
+
+// Bind ties the store to a cluster (an identity such as the kube-system
+// namespace's UID). A store of another cluster is emptied with a warning:
+// its objects would only make bogus records.
+func (s *Store) Bind(cluster string) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(metaBucket)
+		if stored := string(meta.Get(clusterKey)); stored != "" && stored != cluster {
+			s.log.Warn("state dir holds another cluster's state: starting fresh", "path", s.db.Path())
+			if err := tx.DeleteBucket(targetsBucket); err != nil {
+				return err
+			}
+			if _, err := tx.CreateBucket(targetsBucket); err != nil {
+				return err
+			}
+		}
+		return meta.Put(clusterKey, []byte(cluster))
+	})
+}
+
+func open(path string) (*bolt.DB, error) {
+	// Another process holding the file is an error, not a wait.
+	return bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, NoFreelistSync: true})
+}
+
+// moveAside renames a damaged store so that it can be looked at later.
+func moveAside(path string) string {
+	aside := fmt.Sprintf("%s.damaged-%s", path, time.Now().UTC().Format("20060102T150405Z"))
+	if err := os.Rename(path, aside); err != nil {
+		_ = os.Remove(path)
+		return ""
+	}
+	return aside
+}
+
+// check reads the stored format and walks every stored object once, so
+// that damage shows here rather than later.
+func (s *Store) check() (format string, err error) {
+	err = guard(func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			if meta := tx.Bucket(metaBucket); meta != nil {
+				format = string(meta.Get(formatKey))
+			}
+			if format != "" && format != Format {
+				return nil // not ours to read
+			}
+			if targets := tx.Bucket(targetsBucket); targets != nil {
+				return targets.ForEachBucket(func(name []byte) error {
+					return targets.Bucket(name).ForEach(func(_, v []byte) error {
+						_, err := decode(v)
+						return err
+					})
+				})
+			}
+			return nil
+		})
+	})
+	return format, err
+}
+
+// guard turns a panic inside bbolt (it panics on some damaged pages) into
+// an error: a damaged file must never crash kubediff.
+func guard(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("damaged database: %v", r)
+		}
+	}()
+	return f()
+}
+
+// Load returns a target's stored objects by key; ok is false when nothing
+// was ever stored for it (a type watched for the first time).
+func (s *Store) Load(target string) (objects map[string]*Object, ok bool, err error) {
+	err = guard(func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			b := tx.Bucket(targetsBucket).Bucket([]byte(target))
+			if b == nil {
+				return nil
+			}
+			ok, objects = true, make(map[string]*Object, b.Stats().KeyN)
+			return b.ForEach(func(k, v []byte) error {
+				o, err := decode(v)
+				objects[string(k)] = o
+				return err
+			})
+		})
+	})
+	return objects, ok, err
+}
+
+// Put notes an object's new state.
+func (s *Store) Put(target, key string, o *Object) { s.note(target, key, o) }
+
+// Delete notes that an object is gone.
+func (s *Store) Delete(target, key string) { s.note(target, key, nil) }
+
+func (s *Store) note(target, key string, o *Object) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tc := s.changes(target)
+	tc.objects[key] = o
+}
+
+// Replace notes a target's complete state (a list).
+func (s *Store) Replace(target string, objects map[string]*Object) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending[target] = &targetChanges{replace: true, objects: objects}
+}
+
+// Forget notes that a target is no longer watched (its type is gone).
+func (s *Store) Forget(target string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending[target] = &targetChanges{forget: true, objects: map[string]*Object{}}
+}
+
+func (s *Store) changes(target string) *targetChanges {
+	tc := s.pending[target]
+	if tc == nil || tc.forget {
+		tc = &targetChanges{objects: map[string]*Object{}}
+		s.pending[target] = tc
+	}
+	return tc
+}
+
+// Run writes noted changes every second until ctx is done. Close writes
+// the rest.
+func (s *Store) Run(ctx context.Context) {
+	t := time.NewTicker(flushEvery)
+	defer t.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := s.Flush()
+		switch {
+		case err != nil && !failing:
+			s.log.Error("cannot write the state store: a restart now would miss recent changes", "err", err)
+		case err == nil && failing:
+			s.log.Info("state store written again")
+		}
+		failing = err != nil
+	}
+}
+
+// Flush writes noted changes in one transaction.
+func (s *Store) Flush() error {
+	s.mu.Lock()
+	pending := s.pending
+	s.pending = map[string]*targetChanges{}
+	s.mu.Unlock()
+	if len(pending) == 0 {
+		return nil
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		targets := tx.Bucket(targetsBucket)
+		for target, tc := range pending {
+			name := []byte(target)
+			if tc.replace || tc.forget {
+				if targets.Bucket(name) != nil {
+					if err := targets.DeleteBucket(name); err != nil {
+						return err
+					}
+				}
+				if tc.forget {
+					continue
+				}
+			}
+			b, err := targets.CreateBucketIfNotExists(name)
+			if err != nil {
+				return err
+			}
+			for key, o := range tc.objects {
+				if o == nil {
+					err = b.Delete([]byte(key))
+				} else {
+					err = b.Put([]byte(key), encode(o))
+				}
+				if err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.requeue(pending)
+	}
+	return err
+}
+
+// requeue puts back changes a failed write did not store, under what was
+// noted since (which is newer).
+func (s *Store) requeue(failed map[string]*targetChanges) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for target, tc := range failed {
+		newer := s.pending[target]
+		if newer == nil {
+			s.pending[target] = tc
+			continue
+		}
+		if newer.replace || newer.forget {
+			continue
+		}
+		for key, o := range newer.objects {
+			tc.objects[key] = o
+		}
+		s.pending[target] = tc
+	}
+}
+
+// Close writes what is noted and closes the database.
+func (s *Store) Close() error {
+	return errors.Join(s.Flush(), s.db.Close())
+}
+
+// encode is uid \n resourceVersion \n JSON: neither holds a newline.
+func encode(o *Object) []byte {
+	b := make([]byte, 0, len(o.UID)+len(o.ResourceVersion)+2+len(o.Raw))
+	b = append(append(append(append(b, o.UID...), '\n'), o.ResourceVersion...), '\n')
+	return append(b, o.Raw...)
+}
+
+func decode(v []byte) (*Object, error) {
+	uid, rest, ok1 := bytes.Cut(v, []byte{'\n'})
+	rv, raw, ok2 := bytes.Cut(rest, []byte{'\n'})
+	if !ok1 || !ok2 || len(raw) == 0 || raw[0] != '{' {
+		return nil, errors.New("damaged object record")
+	}
+	// bbolt's bytes live only during the transaction.
+	return &Object{UID: string(uid), ResourceVersion: string(rv), Raw: bytes.Clone(raw)}, nil
+}
