@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -132,9 +133,16 @@ func (s *Store) Bind(cluster string) error {
 	})
 }
 
-func open(path string) (*bolt.DB, error) {
-	// Another process holding the file is an error, not a wait.
-	return bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, NoFreelistSync: true})
+func open(path string) (db *bolt.DB, err error) {
+	err = guard(func() error {
+		// Another process holding the file is an error, not a wait. The
+		// free list is kept in the file: rebuilding it at open would walk
+		// the pages on a goroutine of bbolt's, where damage cannot be
+		// caught.
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+		return err
+	})
+	return db, err
 }
 
 // moveAside renames a damaged store so that it can be looked at later.
@@ -172,9 +180,11 @@ func (s *Store) check() (format string, err error) {
 	return format, err
 }
 
-// guard turns a panic inside bbolt (it panics on some damaged pages) into
-// an error: a damaged file must never crash kubediff.
+// guard turns a panic inside bbolt (it panics on some damaged pages), or
+// a fault reading the memory-mapped file (one cut short), into an error:
+// a damaged file must never crash kubediff.
 func guard(f func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("damaged database: %v", r)

@@ -77,6 +77,9 @@ func encodeText(w *bufio.Writer, c record.Change, p palette) error {
 	if c.Manager != nil {
 		by = " " + p.dim + "by " + c.Manager.Name + p.reset
 	}
+	if c.AfterGap {
+		by += " " + p.dim + "(seen after a gap)" + p.reset
+	}
 	fmt.Fprintf(w, "%s%s%s %s%-7s%s %s%s %s%s%s\n",
 		p.dim, c.Time, p.reset, typeColor, c.Type, p.reset, p.bold, c.Kind, name, p.reset, by)
 	if c.Unified != "" {

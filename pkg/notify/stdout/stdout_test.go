@@ -54,7 +54,7 @@ var records = []record.Change{
 			{Op: record.OpAdd, Path: "/binaryData/blob", Field: "binaryData.blob", To: "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo…",
 				Truncated: true, ToBytes: ptr(3 << 20), ToSHA256: "00112233aabbccdd"},
 		}},
-	{Time: at, Type: "deleted", APIVersion: "stable.example.com/v1", Kind: "CronTab", Resource: "crontabs", Name: "cluster-wide", UID: "77-3", ResourceVersion: "103"},
+	{Time: at, Type: "deleted", APIVersion: "stable.example.com/v1", Kind: "CronTab", Resource: "crontabs", Name: "cluster-wide", UID: "77-3", LastSeenResourceVersion: "103", AfterGap: true},
 }
 
 func ptr(n int) *int { return &n }

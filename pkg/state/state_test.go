@@ -1,0 +1,167 @@
+package state
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+func testLog(buf *bytes.Buffer) *slog.Logger { return slog.New(slog.NewTextHandler(buf, nil)) }
+
+// open opens a store in dir bound to cluster, failing the test on error.
+func openBound(t *testing.T, dir, cluster string, logs *bytes.Buffer) *Store {
+	t.Helper()
+	s, err := Open(dir, testLog(logs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Bind(cluster); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+var cm = &Object{UID: "u1", ResourceVersion: "7", Raw: []byte(`{"kind":"ConfigMap","data":{"k":"v"}}`)}
+
+func TestStoredObjectsSurviveAReopen(t *testing.T) {
+	dir := t.TempDir()
+	var logs bytes.Buffer
+	s := openBound(t, dir, "c1", &logs)
+	if _, ok, _ := s.Load("configmaps"); ok {
+		t.Fatal("a target never stored loads as stored")
+	}
+	s.Replace("configmaps", map[string]*Object{"ns/a": cm, "ns/gone": cm})
+	s.Put("configmaps", "ns/b", cm)
+	s.Delete("configmaps", "ns/gone")
+	s.Replace("secrets", map[string]*Object{}) // stored, and empty
+	s.Put("widgets", "w", cm)
+	s.Forget("widgets") // its type is gone
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openBound(t, dir, "c1", &logs)
+	defer s.Close()
+	got, ok, err := s.Load("configmaps")
+	if err != nil || !ok || len(got) != 2 || got["ns/a"] == nil || got["ns/b"] == nil {
+		t.Fatalf("configmaps = %v, %v, %v; want ns/a and ns/b", got, ok, err)
+	}
+	if o := got["ns/b"]; o.UID != "u1" || o.ResourceVersion != "7" || string(o.Raw) != string(cm.Raw) {
+		t.Fatalf("ns/b = %+v", o)
+	}
+	if got, ok, _ := s.Load("secrets"); !ok || len(got) != 0 {
+		t.Fatalf("an empty target must load as stored and empty: %v %v", got, ok)
+	}
+	if _, ok, _ := s.Load("widgets"); ok {
+		t.Fatal("a forgotten target is still stored")
+	}
+	if logs.Len() != 0 {
+		t.Fatalf("logged: %s", logs.String())
+	}
+}
+
+// TestDamagedForeignOrNewerState: a truncated file, garbage, another
+// cluster's state and a newer format never crash and never restore bogus
+// objects: a warning and a fresh start, or (newer format) a clear error
+// that leaves the file alone.
+func TestDamagedForeignOrNewerState(t *testing.T) {
+	stored := func(t *testing.T) string {
+		dir := t.TempDir()
+		s := openBound(t, dir, "c1", &bytes.Buffer{})
+		objects := map[string]*Object{}
+		for i := range 2000 { // several pages, so that truncation cuts data
+			objects[strings.Repeat("k", 10)+string(rune('a'+i%26))+strings.Repeat("x", i%50)+string(rune(i))] = cm
+		}
+		s.Replace("configmaps", objects)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	fresh := func(t *testing.T, dir, cluster string) string {
+		t.Helper()
+		var logs bytes.Buffer
+		s := openBound(t, dir, cluster, &logs)
+		defer s.Close()
+		if _, ok, err := s.Load("configmaps"); ok || err != nil {
+			t.Fatalf("restored %v (err %v) from state that should have been dropped", ok, err)
+		}
+		return logs.String()
+	}
+	t.Run("truncated", func(t *testing.T) {
+		dir := stored(t)
+		path := filepath.Join(dir, fileName)
+		info, _ := os.Stat(path)
+		if err := os.Truncate(path, info.Size()/3); err != nil {
+			t.Fatal(err)
+		}
+		if logs := fresh(t, dir, "c1"); !strings.Contains(logs, "state store damaged: moved aside") {
+			t.Fatalf("no warning: %s", logs)
+		}
+		aside, _ := filepath.Glob(path + ".damaged-*")
+		if len(aside) != 1 {
+			t.Fatalf("damaged file not kept aside: %v", aside)
+		}
+	})
+	t.Run("garbage", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, fileName), bytes.Repeat([]byte("not a database "), 1000), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if logs := fresh(t, dir, "c1"); !strings.Contains(logs, "state store damaged") {
+			t.Fatalf("no warning: %s", logs)
+		}
+	})
+	t.Run("damaged object", func(t *testing.T) {
+		dir := stored(t)
+		db, err := bolt.Open(filepath.Join(dir, fileName), 0o600, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = db.Update(func(tx *bolt.Tx) error {
+			return tx.Bucket(targetsBucket).Bucket([]byte("configmaps")).Put([]byte("ns/x"), []byte("garbage"))
+		})
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if logs := fresh(t, dir, "c1"); !strings.Contains(logs, "state store damaged") {
+			t.Fatalf("no warning: %s", logs)
+		}
+	})
+	t.Run("another cluster", func(t *testing.T) {
+		if logs := fresh(t, stored(t), "c2"); !strings.Contains(logs, "another cluster's state") {
+			t.Fatalf("no warning: %s", logs)
+		}
+	})
+	t.Run("newer format", func(t *testing.T) {
+		dir := stored(t)
+		db, err := bolt.Open(filepath.Join(dir, fileName), 0o600, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = db.Update(func(tx *bolt.Tx) error { return tx.Bucket(metaBucket).Put(formatKey, []byte("2")) })
+		db.Close()
+		_, err = Open(dir, testLog(&bytes.Buffer{}))
+		if err == nil || !strings.Contains(err.Error(), "another kubediff version (format 2") {
+			t.Fatalf("err = %v, want a clear error naming the format", err)
+		}
+		if aside, _ := filepath.Glob(filepath.Join(dir, fileName+".damaged-*")); len(aside) != 0 {
+			t.Fatal("a newer format was moved aside: it must be left alone")
+		}
+	})
+	t.Run("in use", func(t *testing.T) {
+		dir := t.TempDir()
+		s := openBound(t, dir, "c1", &bytes.Buffer{})
+		defer s.Close()
+		_, err := Open(dir, testLog(&bytes.Buffer{}))
+		if err == nil || !strings.Contains(err.Error(), "in use by another kubediff") {
+			t.Fatalf("err = %v, want in use", err)
+		}
+	})
+}
