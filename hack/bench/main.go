@@ -98,6 +98,19 @@ type Results struct {
 	BurstLost               int     `json:"burstLost"`
 	BurstPeakRSSMB          float64 `json:"burstPeakRSSMB"`
 	RecordsAtStart          int     `json:"recordsForExistingObjects"`
+	// The state dir's cost: two kubediffs on the same paced updates, one
+	// with --state-dir, one without.
+	StateUpdates        int     `json:"stateUpdates"`
+	StateCPUPer1000     float64 `json:"stateDirCPUSecondsPer1000Updates"`
+	NoStateCPUPer1000   float64 `json:"noStateDirCPUSecondsPer1000Updates"`
+	StateRSSMB          float64 `json:"stateDirRSSMB"`
+	NoStateRSSMB        float64 `json:"noStateDirRSSMB"`
+	StateFileMB         float64 `json:"stateFileMB"`
+	StateSyncSeconds    float64 `json:"stateDirSyncSeconds"`
+	StateRestartSeconds float64 `json:"stateDirRestartSyncSeconds"`
+	StateRestartRecords int     `json:"stateDirRestartRecords"`
+	StateRestartChanges int     `json:"stateDirRestartChanges"`
+	StateLost           int     `json:"stateDirLost"`
 }
 
 func run(o options) error {
@@ -223,9 +236,72 @@ func run(o options) error {
 	res.BurstLatencyMaxMs = percentile(lat, 1)
 	res.BurstPeakRSSMB = mb(kd.hwm())
 
+	stateUpdates := o.updates / 2
+	step(fmt.Sprintf("%d updates at %d/s with a second kubediff keeping a state dir", stateUpdates, o.rate))
+	first += o.burst
+	if err := stateCost(ctx, &res, o, env, cs, kd, nss, first, stateUpdates); err != nil {
+		return err
+	}
+
 	printTable(os.Stdout, res)
 	data, _ := json.MarshalIndent(res, "", "  ")
 	return os.WriteFile(o.out, append(data, '\n'), 0o644)
+}
+
+// stateCost measures what --state-dir costs: a second kubediff keeping a
+// state dir runs beside the first on the same paced updates (CPU and RSS
+// of each, the same events), then is stopped, misses count updates, and is
+// started again: its restart time and the changes it then reports.
+func stateCost(ctx context.Context, res *Results, o options, env *testenv.Env, cs *kubernetes.Clientset, kd *kubediff, nss []string, first, count int) error {
+	dir, err := os.MkdirTemp("", "kubediff-bench-state-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	withState, err := startKubediff(o.binary, env.Kubeconfig, "--state-dir", dir)
+	if err != nil {
+		return err
+	}
+	defer withState.stop()
+	res.StateSyncSeconds = withState.synced.Seconds()
+	time.Sleep(3 * time.Second) // the first write of every object
+	pids := []int{kd.cmd.Process.Pid, withState.cmd.Process.Pid}
+	before := []float64{cpuSeconds(pids[:1]), cpuSeconds(pids[1:])}
+	if _, _, _, err := applyUpdates(ctx, cs, kd, nss, o.large, first, count, o.rate); err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && withState.seenRange(first, count) < count; {
+		time.Sleep(100 * time.Millisecond)
+	}
+	res.StateUpdates = count
+	res.NoStateCPUPer1000 = (cpuSeconds(pids[:1]) - before[0]) / float64(count) * 1000
+	res.StateCPUPer1000 = (cpuSeconds(pids[1:]) - before[1]) / float64(count) * 1000
+	res.NoStateRSSMB, res.StateRSSMB = mb(kd.rss()), mb(withState.rss())
+	res.StateLost = count - withState.seenRange(first, count)
+	withState.stop()
+	if info, err := os.Stat(filepath.Join(dir, "state.db")); err == nil {
+		res.StateFileMB = mb(info.Size())
+	}
+
+	// Down for a while: a tenth of the updates go by.
+	missed := max(count/10, 1)
+	if _, _, _, err := applyUpdates(ctx, cs, kd, nss, o.large, first+count, missed, o.rate); err != nil {
+		return err
+	}
+	restarted, err := startKubediff(o.binary, env.Kubeconfig, "--state-dir", dir)
+	if err != nil {
+		return err
+	}
+	defer restarted.stop()
+	res.StateRestartSeconds = restarted.synced.Seconds()
+	res.StateRestartChanges = missed
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) && restarted.seenRange(first+count, missed) < missed {
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second) // anything more would be bogus
+	res.StateRestartRecords = restarted.recordCount()
+	return nil
 }
 
 // kubectlCPU runs kubectl get -w on ConfigMaps while count updates are
@@ -398,8 +474,8 @@ type kubediff struct {
 	done    chan struct{}
 }
 
-func startKubediff(binary, kubeconfig string) (*kubediff, error) {
-	cmd := exec.Command(binary, "watch", "-o", "json", "--kubeconfig", kubeconfig)
+func startKubediff(binary, kubeconfig string, args ...string) (*kubediff, error) {
+	cmd := exec.Command(binary, append([]string{"watch", "-o", "json", "--kubeconfig", kubeconfig, "--http-address", ""}, args...)...)
 	stdout, _ := cmd.StdoutPipe()
 	stderr, _ := cmd.StderrPipe()
 	kd := &kubediff{cmd: cmd, seen: map[int]time.Time{}, done: make(chan struct{})}
@@ -621,6 +697,9 @@ func printTable(w io.Writer, r Results) {
 		{"records lost", fmt.Sprint(r.Lost)},
 		{"burst updates", fmt.Sprintf("%d at %.0f/s, max latency %.0f ms, lost %d, peak RSS %.1f MB", r.BurstUpdates, r.BurstRate, r.BurstLatencyMaxMs, r.BurstLost, r.BurstPeakRSSMB)},
 		{"burst: kubediff CPU per 1000 updates", fmt.Sprintf("%.3f s (%.3f of the control plane's)", r.BurstKubediffCPUPer1000, r.BurstCPURatio)},
+		{fmt.Sprintf("state dir: CPU per 1000 updates (%d, side by side)", r.StateUpdates), fmt.Sprintf("%.3f s with, %.3f s without (%.2fx)", r.StateCPUPer1000, r.NoStateCPUPer1000, r.StateCPUPer1000/r.NoStateCPUPer1000)},
+		{"state dir: RSS", fmt.Sprintf("%.1f MB with, %.1f MB without (%.2fx); file %.1f MB; lost %d", r.StateRSSMB, r.NoStateRSSMB, r.StateRSSMB/r.NoStateRSSMB, r.StateFileMB, r.StateLost)},
+		{"state dir: restart", fmt.Sprintf("synced in %.2f s (first start %.2f s); %d records for %d changes made while down", r.StateRestartSeconds, r.StateSyncSeconds, r.StateRestartRecords, r.StateRestartChanges)},
 	}
 	for _, row := range rows {
 		fmt.Fprintf(w, "%-54s %s\n", row[0], row[1])

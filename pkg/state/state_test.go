@@ -119,17 +119,9 @@ func TestDamagedForeignOrNewerState(t *testing.T) {
 	})
 	t.Run("damaged object", func(t *testing.T) {
 		dir := stored(t)
-		db, err := bolt.Open(filepath.Join(dir, fileName), 0o600, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = db.Update(func(tx *bolt.Tx) error {
+		edit(t, dir, func(tx *bolt.Tx) error {
 			return tx.Bucket(targetsBucket).Bucket([]byte("configmaps")).Put([]byte("ns/x"), []byte("garbage"))
 		})
-		db.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
 		if logs := fresh(t, dir, "c1"); !strings.Contains(logs, "state store damaged") {
 			t.Fatalf("no warning: %s", logs)
 		}
@@ -141,13 +133,8 @@ func TestDamagedForeignOrNewerState(t *testing.T) {
 	})
 	t.Run("newer format", func(t *testing.T) {
 		dir := stored(t)
-		db, err := bolt.Open(filepath.Join(dir, fileName), 0o600, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = db.Update(func(tx *bolt.Tx) error { return tx.Bucket(metaBucket).Put(formatKey, []byte("2")) })
-		db.Close()
-		_, err = Open(dir, testLog(&bytes.Buffer{}))
+		edit(t, dir, func(tx *bolt.Tx) error { return tx.Bucket(metaBucket).Put(formatKey, []byte("2")) })
+		_, err := Open(dir, testLog(&bytes.Buffer{}))
 		if err == nil || !strings.Contains(err.Error(), "another kubediff version (format 2") {
 			t.Fatalf("err = %v, want a clear error naming the format", err)
 		}
@@ -164,4 +151,18 @@ func TestDamagedForeignOrNewerState(t *testing.T) {
 			t.Fatalf("err = %v, want in use", err)
 		}
 	})
+}
+
+// edit changes a closed store's file directly, as damage or another
+// version would.
+func edit(t *testing.T, dir string, f func(*bolt.Tx) error) {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, fileName), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(f); err != nil {
+		t.Fatal(err)
+	}
 }

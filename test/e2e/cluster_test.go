@@ -221,6 +221,25 @@ func TestLeaderTakeover(t *testing.T) {
 			duplicates += n - 1
 		}
 	}
+	// A receiver drops duplicates by id: both replicas must give a change
+	// the same one.
+	ids := map[string]map[string]bool{} // value → ids
+	for _, r := range []*run{lead, follow} {
+		for _, c := range r.records() {
+			if c.Type == "updated" && c.Kind == "ConfigMap" && c.Namespace == ns {
+				v := fmt.Sprint(c.Changes[0].To)
+				if ids[v] == nil {
+					ids[v] = map[string]bool{}
+				}
+				ids[v][c.ID] = true
+			}
+		}
+	}
+	for v, set := range ids {
+		if len(set) != 1 {
+			t.Errorf("update to %s reported with %d different ids: %v", v, len(set), set)
+		}
+	}
 	if m := regexp.MustCompile(`msg="leading: emitting records".*`).FindString(follow.stderr.String()); m != "" {
 		t.Log(m)
 	}
