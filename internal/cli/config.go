@@ -39,6 +39,7 @@ var flagKeys = map[string]string{
 	"log-level":                      "log.level",
 	"log-format":                     "log.format",
 	"queue-size":                     "queueSize",
+	"queue-max-bytes":                "queueMaxBytes",
 	"drain-timeout":                  "drainTimeout",
 	"http-address":                   "httpAddress",
 	"state-dir":                      "state.dir",

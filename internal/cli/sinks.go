@@ -13,6 +13,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/config"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/notify"
+	"github.com/kubediff/kubediff/pkg/state"
 )
 
 // sinks are the running delivery queues.
@@ -20,16 +21,35 @@ type sinks struct {
 	router notify.Router
 	wg     sync.WaitGroup
 	cancel context.CancelFunc
+	// spooled: the queues are in the state dir, so what a drain cannot
+	// deliver is kept, not dropped.
+	spooled bool
 }
 
 // startSinks builds stdout and every configured sink, each behind its own
 // queue, and starts delivering. all is every discovered type, against
-// which match.resources names are resolved.
-func startSinks(ctx context.Context, cfg config.Config, all []discovery.Resource, out io.Writer, log *slog.Logger) (*sinks, error) {
+// which match.resources names are resolved. With a state dir, each queue
+// is on disk, and what the last run left undelivered goes first.
+func startSinks(ctx context.Context, cfg config.Config, all []discovery.Resource, st *state.Store, out io.Writer, log *slog.Logger) (*sinks, error) {
 	var router notify.Router
+	queue := func(name string, sink notify.Notifier, opts notify.QueueOptions) (*notify.Queue, error) {
+		opts.Log = log
+		if st != nil {
+			spool, err := st.Queue(name)
+			if err != nil {
+				return nil, err
+			}
+			opts.Spool = spool
+		}
+		return notify.NewQueue(name, sink, opts), nil
+	}
+	globalMax, _ := config.ParseBytes(cfg.QueueMaxBytes) // validated
 	if cfg.Output != config.OutputNone {
 		// stdout never drops: a slow reader slows kubediff down instead.
-		q := notify.NewQueue("stdout", newStdoutSink(cfg, out), notify.QueueOptions{Size: cfg.QueueSize, Block: true, Log: log})
+		q, err := queue("stdout", newStdoutSink(cfg, out), notify.QueueOptions{Size: cfg.QueueSize, MaxBytes: globalMax, Block: true})
+		if err != nil {
+			return nil, err
+		}
 		router = append(router, notify.Route{Queue: q})
 	}
 	for _, sc := range cfg.Sinks {
@@ -45,12 +65,24 @@ func startSinks(ctx context.Context, cfg config.Config, all []discovery.Resource
 		if sc.QueueSize > 0 {
 			size = sc.QueueSize
 		}
-		q := notify.NewQueue(sc.Name, sink, notify.QueueOptions{Size: size, Log: log})
+		q, err := queue(sc.Name, sink, notify.QueueOptions{Size: size, MaxBytes: sc.MaxBytes(cfg.QueueMaxBytes)})
+		if err != nil {
+			return nil, err
+		}
 		router = append(router, notify.Route{Queue: q, Match: match})
+	}
+	if st != nil {
+		var names []string
+		for _, r := range router {
+			names = append(names, r.Queue.Name())
+		}
+		if err := st.DropQueuesExcept(names); err != nil {
+			return nil, err
+		}
 	}
 	// Delivery outlives the watch context by the drain timeout.
 	deliverCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &sinks{router: router, cancel: cancel} // cancel ends retries at the drain deadline
+	s := &sinks{router: router, cancel: cancel, spooled: st != nil} // cancel ends retries at the drain deadline
 	for _, r := range router {
 		s.wg.Go(func() { r.Queue.Run(deliverCtx) })
 	}
@@ -67,7 +99,11 @@ func (s *sinks) drain(timeout time.Duration, log *slog.Logger) {
 	select {
 	case <-done:
 	case <-time.After(timeout):
-		log.Warn("drain timeout reached: records still queued are dropped", "timeout", timeout.String())
+		if s.spooled {
+			log.Warn("drain timeout reached: records still queued stay in the state dir", "timeout", timeout.String())
+		} else {
+			log.Warn("drain timeout reached: records still queued are dropped", "timeout", timeout.String())
+		}
 		s.cancel()
 		<-done
 	}

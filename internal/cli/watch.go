@@ -52,6 +52,7 @@ not reported; only what changes afterwards.`,
 	f.Bool("patch", d.Diff.Patch, "add an RFC 6902 JSON Patch to each update record")
 	f.String("diff-style", d.Diff.Style, "how -o text shows an update: compact (one line per field) or unified (YAML diff)")
 	f.Int("queue-size", d.QueueSize, "records each sink may have waiting before new ones are dropped (stdout waits for its reader instead)")
+	f.String("queue-max-bytes", d.QueueMaxBytes, "with --state-dir, how much each sink's queue may hold on disk (a byte count or a quantity such as 256Mi); stdout waits for room, other sinks drop new records")
 	f.Duration("drain-timeout", d.DrainTimeout, "at shutdown, how long queued records may take to be delivered")
 	f.Duration("rediscovery-interval", d.RediscoveryInterval, "how often to look for new or removed types, besides whenever a CRD or APIService changes")
 	f.String("http-address", d.HTTPAddress, "address serving /healthz, /readyz and /metrics; empty turns it off")
@@ -93,7 +94,7 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	sinks, err := startSinks(ctx, cfg, plan.All, out, log)
+	sinks, err := startSinks(ctx, cfg, plan.All, st, out, log)
 	if err != nil {
 		return err
 	}

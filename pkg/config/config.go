@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-viper/mapstructure/v2"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -70,6 +71,11 @@ type Config struct {
 	// QueueSize is how many records each sink may have waiting before new
 	// ones are dropped (with a log line and a counter).
 	QueueSize int `mapstructure:"queueSize"`
+	// QueueMaxBytes bounds each sink's queue on disk, with a state dir
+	// (a byte count, or a quantity such as 256Mi); queueSize then does
+	// not apply. When it is reached, new records are dropped, except
+	// stdout's, which wait for room.
+	QueueMaxBytes string `mapstructure:"queueMaxBytes"`
 	// DrainTimeout bounds how long records still queued at shutdown may
 	// take to be delivered.
 	DrainTimeout time.Duration `mapstructure:"drainTimeout"`
@@ -120,6 +126,8 @@ type SinkConfig struct {
 	Match MatchConfig `mapstructure:"match"`
 	// QueueSize overrides the global queueSize for this sink.
 	QueueSize int `mapstructure:"queueSize"`
+	// QueueMaxBytes overrides the global queueMaxBytes for this sink.
+	QueueMaxBytes string `mapstructure:"queueMaxBytes"`
 	// Options are the type's own keys (url, token, ...), as written.
 	Options map[string]any `mapstructure:",remain"`
 }
@@ -254,6 +262,7 @@ func Default() Config {
 		},
 		Log:                 LogConfig{Level: "info", Format: "text"},
 		QueueSize:           10000,
+		QueueMaxBytes:       "256Mi",
 		DrainTimeout:        10 * time.Second,
 		RediscoveryInterval: 3 * time.Minute,
 		HTTPAddress:         ":8080",
@@ -282,6 +291,9 @@ func (c Config) Validate() error {
 	}
 	if c.QueueSize < 1 {
 		errs = append(errs, fmt.Errorf("queueSize: %d must be at least 1", c.QueueSize))
+	}
+	if _, err := ParseBytes(c.QueueMaxBytes); err != nil {
+		errs = append(errs, fmt.Errorf("queueMaxBytes: %w", err))
 	}
 	for _, ns := range c.Namespaces {
 		if strings.TrimSpace(ns) == "" {
@@ -363,6 +375,30 @@ func checkPointers(key string, pointers []string) []error {
 
 func oneOf(s string, allowed ...string) bool { return slices.Contains(allowed, s) }
 
+// ParseBytes reads a size: a byte count, or a quantity such as 256Mi or
+// 1G, as Kubernetes writes memory. It must be at least 1Ki.
+func ParseBytes(s string) (int64, error) {
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a size (a byte count, or a quantity such as 256Mi)", s)
+	}
+	n, ok := q.AsInt64()
+	if !ok || n < 1024 {
+		return 0, fmt.Errorf("%q must be a whole number of bytes, at least 1Ki", s)
+	}
+	return n, nil
+}
+
+// MaxBytes is the sink's queueMaxBytes, or global's when it sets none.
+func (s SinkConfig) MaxBytes(global string) int64 {
+	v := s.QueueMaxBytes
+	if v == "" {
+		v = global
+	}
+	n, _ := ParseBytes(v) // validated
+	return n
+}
+
 func (s SinkConfig) validate(key string, seen map[string]bool) []error {
 	var errs []error
 	switch {
@@ -374,6 +410,11 @@ func (s SinkConfig) validate(key string, seen map[string]bool) []error {
 	seen[s.Name] = true
 	if s.QueueSize < 0 {
 		errs = append(errs, fmt.Errorf("%s.queueSize: %d is negative", key, s.QueueSize))
+	}
+	if s.QueueMaxBytes != "" {
+		if _, err := ParseBytes(s.QueueMaxBytes); err != nil {
+			errs = append(errs, fmt.Errorf("%s.queueMaxBytes: %w", key, err))
+		}
 	}
 	for _, t := range s.Match.Types {
 		if !oneOf(t, "added", "updated", "deleted") {

@@ -61,8 +61,8 @@ func New() *Metrics {
 // queueCollector reads the sinks' counters when scraped, so the queues
 // need not know about Prometheus.
 type queueCollector struct {
-	queues                                           []*notify.Queue
-	delivered, failed, dropped, retries, queueLength *prometheus.Desc
+	queues                                                       []*notify.Queue
+	delivered, failed, dropped, retries, queueLength, queueBytes *prometheus.Desc
 }
 
 // AddQueues exposes per-sink delivery counters and queue depth.
@@ -75,11 +75,12 @@ func (m *Metrics) AddQueues(queues []*notify.Queue) {
 		dropped:     prometheus.NewDesc("kubediff_sink_drops_total", "Records dropped because a sink's queue was full or shutdown's drain timed out, by sink.", sink, nil),
 		retries:     prometheus.NewDesc("kubediff_sink_retries_total", "Delivery attempts retried after a transient failure, by sink.", sink, nil),
 		queueLength: prometheus.NewDesc("kubediff_sink_queue_depth", "Records waiting for delivery, by sink.", sink, nil),
+		queueBytes:  prometheus.NewDesc("kubediff_sink_queue_bytes", "Encoded size of the records waiting in a sink's queue in the state dir (0 without one), by sink.", sink, nil),
 	})
 }
 
 func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.delivered, c.failed, c.dropped, c.retries, c.queueLength} {
+	for _, d := range []*prometheus.Desc{c.delivered, c.failed, c.dropped, c.retries, c.queueLength, c.queueBytes} {
 		ch <- d
 	}
 }
@@ -92,5 +93,6 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(s.Dropped), q.Name())
 		ch <- prometheus.MustNewConstMetric(c.retries, prometheus.CounterValue, float64(s.Retries), q.Name())
 		ch <- prometheus.MustNewConstMetric(c.queueLength, prometheus.GaugeValue, float64(s.Waiting), q.Name())
+		ch <- prometheus.MustNewConstMetric(c.queueBytes, prometheus.GaugeValue, float64(s.WaitingBytes), q.Name())
 	}
 }

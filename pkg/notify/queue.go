@@ -22,10 +22,36 @@ type QueueOptions struct {
 	// closes for being slow resumes where it stopped, or lists again and
 	// reports what changed).
 	Block bool
+	// Spool, when set, holds the waiting records instead of memory: on
+	// disk, so that they survive a restart and a long sink outage. Size
+	// is then unused and MaxBytes bounds the queue.
+	Spool Spool
+	// MaxBytes bounds a spooled queue's records, encoded; when it is
+	// reached, new ones are dropped, or wait for room with Block.
+	MaxBytes int64
 	// Backoff is the retry policy for transient failures.
 	Backoff Backoff
 	// Log receives drops, retries and failures.
 	Log *slog.Logger
+}
+
+// Spool is a queue's records on disk (pkg/state's Queue). Records are
+// numbered in order; it holds those from Head to Tail-1. One goroutine
+// reads and removes, others append.
+type Spool interface {
+	// Append adds c at the tail and returns its encoded size.
+	Append(c record.Change) (int, error)
+	// Read returns up to limit records from number from on, in order, the
+	// number to read from next, and how many it skipped as damaged.
+	Read(from uint64, limit int) (recs []record.Change, next uint64, skipped int, err error)
+	// Remove forgets the records up to number through.
+	Remove(through uint64)
+	// Head is the number of the oldest record held.
+	Head() uint64
+	// Tail is the number the next record appended gets.
+	Tail() uint64
+	// Size is how many records it holds, and their encoded bytes.
+	Size() (records int, bytes int64)
 }
 
 // Queue decouples one sink from the informers and from the other sinks:
@@ -39,7 +65,11 @@ type Queue struct {
 
 	mu     sync.Mutex // guards closed against Enqueue racing Close
 	closed bool
-	ch     chan record.Change
+	ch     chan record.Change // the waiting records, without a spool
+	// With a spool: wake tells Run that records were appended (or the
+	// queue closed); room tells a blocked Enqueue that some were removed.
+	wake chan struct{}
+	room *sync.Cond
 
 	delivered, failed, dropped, retries atomic.Uint64
 	// droppedBefore is dropped when the current episode of drops began;
@@ -62,7 +92,18 @@ func NewQueue(name string, sink Notifier, opts QueueOptions) *Queue {
 	if opts.Backoff == (Backoff{}) {
 		opts.Backoff = DefaultBackoff
 	}
-	return &Queue{name: name, sink: sink, opts: opts, ch: make(chan record.Change, opts.Size)}
+	q := &Queue{name: name, sink: sink, opts: opts}
+	if opts.Spool == nil {
+		q.ch = make(chan record.Change, opts.Size)
+		return q
+	}
+	q.wake = make(chan struct{}, 1)
+	q.room = sync.NewCond(&q.mu)
+	// What an earlier run left is delivered first: it takes the first
+	// places in the count that Marks refer to.
+	held, _ := opts.Spool.Size()
+	q.enqueued.Store(uint64(held))
+	return q
 }
 
 // Name is the sink's name.
@@ -82,6 +123,9 @@ func (m Mark) Handled() bool { return m.Queue.processed.Load() >= m.Seq }
 func (q *Queue) enqueue(c record.Change) (Mark, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.opts.Spool != nil {
+		return q.spool(c)
+	}
 	if !q.closed {
 		if q.opts.Block {
 			q.ch <- c // Run keeps receiving until the queue is closed and empty
@@ -94,12 +138,41 @@ func (q *Queue) enqueue(c record.Change) (Mark, bool) {
 		default:
 		}
 	}
+	q.drop(c, "queueSize", q.opts.Size)
+	return Mark{}, false
+}
+
+// spool appends c to the spool, unless the queue is closed or full (or
+// waits for room, with Block). The caller holds mu.
+func (q *Queue) spool(c record.Change) (Mark, bool) {
+	full := func() bool { _, b := q.opts.Spool.Size(); return b >= q.opts.MaxBytes }
+	for q.opts.Block && !q.closed && full() {
+		q.room.Wait()
+	}
+	if !q.closed && !full() {
+		_, err := q.opts.Spool.Append(c)
+		if err == nil {
+			q.endDropEpisode()
+			select {
+			case q.wake <- struct{}{}:
+			default:
+			}
+			return Mark{Queue: q, Seq: q.enqueued.Add(1)}, true
+		}
+		q.opts.Log.Error("cannot queue a record", append(c.LogAttrs(), "sink", q.name, "err", err)...)
+	}
+	q.drop(c, "queueMaxBytes", q.opts.MaxBytes)
+	return Mark{}, false
+}
+
+// drop counts c as dropped, and logs the first drop of an episode. The
+// caller holds mu.
+func (q *Queue) drop(c record.Change, boundKey string, bound any) {
 	n := q.dropped.Add(1)
 	if !q.dropping {
 		q.dropping, q.droppedBefore = true, n-1
-		q.opts.Log.Warn("sink queue full: dropping records until it has room", append(c.LogAttrs(), "sink", q.name, "queueSize", q.opts.Size)...)
+		q.opts.Log.Warn("sink queue full: dropping records until it has room", append(c.LogAttrs(), "sink", q.name, boundKey, bound)...)
 	}
-	return Mark{}, false
 }
 
 // endDropEpisode logs, once, that records are accepted again and how
@@ -124,6 +197,22 @@ func (q *Queue) Enqueue(c record.Change) bool {
 // delivery, retries included: once it is done, what remains is counted and
 // logged as dropped.
 func (q *Queue) Run(ctx context.Context) {
+	if q.opts.Spool != nil {
+		q.runSpooled(ctx)
+	} else {
+		q.runInMemory(ctx)
+	}
+	if closer, ok := q.sink.(Closer); ok {
+		if err := closer.Close(); err != nil {
+			q.opts.Log.Error("sink failed to write what it held", "sink", q.name, "err", err)
+		}
+	}
+	if n := q.dropped.Load(); n > 0 {
+		q.opts.Log.Warn("records dropped", "sink", q.name, "count", n)
+	}
+}
+
+func (q *Queue) runInMemory(ctx context.Context) {
 	batcher, _ := q.sink.(BatchNotifier)
 	for c := range q.ch {
 		batch := []record.Change{c}
@@ -135,30 +224,110 @@ func (q *Queue) Run(ctx context.Context) {
 			q.processed.Add(uint64(len(batch)))
 			continue
 		}
-		err := q.opts.Backoff.retry(ctx, func(ctx context.Context) error {
-			if batcher != nil {
-				return batcher.NotifyBatch(ctx, batch)
-			}
-			return q.sink.Notify(ctx, batch[0])
-		}, func(err error, wait time.Duration) {
-			q.retries.Add(1)
-			q.opts.Log.Warn("delivery failed, retrying", "sink", q.name, "records", len(batch), "retryIn", wait.Round(time.Millisecond).String(), "err", err)
-		})
+		q.deliver(ctx, batcher, batch)
 		q.processed.Add(uint64(len(batch)))
+	}
+}
+
+// runSpooled delivers the spool's records, oldest first, removing each
+// once delivered (or given up on). When ctx ends first, what is left
+// stays in the spool for the next start.
+func (q *Queue) runSpooled(ctx context.Context) {
+	batcher, _ := q.sink.(BatchNotifier)
+	limit := 1
+	if batcher != nil {
+		limit = batcher.MaxBatch()
+	}
+	readFailing := false
+	for next := q.opts.Spool.Head(); q.awaitRecords(ctx, next); {
+		batch, after, skipped, err := q.opts.Spool.Read(next, limit)
 		if err != nil {
-			q.failed.Add(uint64(len(batch)))
-			q.opts.Log.Error("records not delivered", append(batch[0].LogAttrs(), "sink", q.name, "records", len(batch), "err", err)...)
+			if !readFailing {
+				q.opts.Log.Error("cannot read the sink's queue in the state dir: retrying", "sink", q.name, "err", err)
+			}
+			readFailing = true
+			if !sleep(ctx, time.Second) {
+				break
+			}
 			continue
 		}
-		q.delivered.Add(uint64(len(batch)))
+		readFailing = false
+		if skipped > 0 {
+			q.failed.Add(uint64(skipped))
+			q.opts.Log.Error("damaged records in the sink's queue in the state dir: skipped", "sink", q.name, "records", skipped)
+		}
+		if len(batch) > 0 && !q.deliver(ctx, batcher, batch) && ctx.Err() != nil {
+			break // not delivered, not given up on: kept for the next start
+		}
+		q.opts.Spool.Remove(after - 1)
+		q.processed.Add(uint64(len(batch) + skipped))
+		next = after
+		q.mu.Lock()
+		q.room.Broadcast()
+		q.mu.Unlock()
 	}
-	if closer, ok := q.sink.(Closer); ok {
-		if err := closer.Close(); err != nil {
-			q.opts.Log.Error("sink failed to write what it held", "sink", q.name, "err", err)
+	if n, _ := q.opts.Spool.Size(); n > 0 {
+		q.opts.Log.Warn("undelivered records kept in the state dir: they are delivered first at the next start", "sink", q.name, "records", n)
+	}
+}
+
+// awaitRecords waits until the spool holds record next, and reports
+// whether it does: false once the queue is closed and delivered, or ctx
+// is done.
+func (q *Queue) awaitRecords(ctx context.Context, next uint64) bool {
+	for {
+		if ctx.Err() != nil {
+			return false
+		}
+		if next < q.opts.Spool.Tail() {
+			return true
+		}
+		q.mu.Lock()
+		closed := q.closed
+		q.mu.Unlock()
+		if closed {
+			return false
+		}
+		select {
+		case <-q.wake:
+		case <-ctx.Done():
 		}
 	}
-	if n := q.dropped.Load(); n > 0 {
-		q.opts.Log.Warn("records dropped", "sink", q.name, "count", n)
+}
+
+// deliver sends batch, retrying transient failures until ctx is done, and
+// counts the outcome. It reports whether the batch was delivered.
+func (q *Queue) deliver(ctx context.Context, batcher BatchNotifier, batch []record.Change) bool {
+	err := q.opts.Backoff.retry(ctx, func(ctx context.Context) error {
+		if batcher != nil {
+			return batcher.NotifyBatch(ctx, batch)
+		}
+		return q.sink.Notify(ctx, batch[0])
+	}, func(err error, wait time.Duration) {
+		q.retries.Add(1)
+		q.opts.Log.Warn("delivery failed, retrying", "sink", q.name, "records", len(batch), "retryIn", wait.Round(time.Millisecond).String(), "err", err)
+	})
+	if err != nil {
+		if q.opts.Spool != nil && ctx.Err() != nil {
+			return false // stays in the spool
+		}
+		q.failed.Add(uint64(len(batch)))
+		q.opts.Log.Error("records not delivered", append(batch[0].LogAttrs(), "sink", q.name, "records", len(batch), "err", err)...)
+		return false
+	}
+	q.delivered.Add(uint64(len(batch)))
+	return true
+}
+
+// sleep waits d, or until ctx is done; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
@@ -182,9 +351,18 @@ func (q *Queue) fill(batch []record.Change, max int) []record.Change {
 func (q *Queue) Close() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if !q.closed {
-		q.closed = true
+	if q.closed {
+		return
+	}
+	q.closed = true
+	if q.opts.Spool == nil {
 		close(q.ch)
+		return
+	}
+	q.room.Broadcast()
+	select {
+	case q.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -192,15 +370,21 @@ func (q *Queue) Close() {
 type Stats struct {
 	Delivered, Failed, Dropped, Retries uint64
 	Waiting                             int
+	// WaitingBytes is the waiting records' encoded size, with a spool.
+	WaitingBytes int64
 }
 
 // Stats returns the queue's counters.
 func (q *Queue) Stats() Stats {
-	return Stats{
+	s := Stats{
 		Delivered: q.delivered.Load(),
 		Failed:    q.failed.Load(),
 		Dropped:   q.dropped.Load(),
 		Retries:   q.retries.Load(),
 		Waiting:   len(q.ch),
 	}
+	if q.opts.Spool != nil {
+		s.Waiting, s.WaitingBytes = q.opts.Spool.Size()
+	}
+	return s
 }

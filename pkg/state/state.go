@@ -56,6 +56,7 @@ type Store struct {
 
 	mu      sync.Mutex
 	pending map[string]*targetChanges // by target key
+	queues  map[string]*Queue         // by sink name
 }
 
 // targetChanges are a target's changes not yet written.
@@ -105,13 +106,16 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 		if _, err := tx.CreateBucketIfNotExists(targetsBucket); err != nil {
 			return err
 		}
+		if _, err := tx.CreateBucketIfNotExists(queuesBucket); err != nil {
+			return err
+		}
 		return meta.Put(formatKey, []byte(Format))
 	})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("state dir %s: %w", dir, err)
 	}
-	return &Store{db: db, log: log, pending: map[string]*targetChanges{}}, nil
+	return &Store{db: db, log: log, pending: map[string]*targetChanges{}, queues: map[string]*Queue{}}, nil
 }
 
 // Bind ties the store to a cluster (an identity such as the kube-system
@@ -272,16 +276,29 @@ func (s *Store) Run(ctx context.Context) {
 	}
 }
 
-// Flush writes noted changes in one transaction.
+// Flush writes noted changes in one transaction: objects' states and the
+// sinks' queues together, taken at one instant, so a record appended
+// before its object's state was noted is on disk whenever that state is.
 func (s *Store) Flush() error {
 	s.mu.Lock()
 	pending := s.pending
 	s.pending = map[string]*targetChanges{}
+	var queues []flushed
+	for _, q := range s.queues {
+		if f, ok := q.snapshot(); ok {
+			queues = append(queues, f)
+		}
+	}
 	s.mu.Unlock()
-	if len(pending) == 0 {
+	if len(pending) == 0 && len(queues) == 0 {
 		return nil
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
+		for _, f := range queues {
+			if err := f.write(tx); err != nil {
+				return err
+			}
+		}
 		targets := tx.Bucket(targetsBucket)
 		for target, tc := range pending {
 			name := []byte(target)
@@ -314,8 +331,14 @@ func (s *Store) Flush() error {
 	})
 	if err != nil {
 		s.requeue(pending)
+		return err
 	}
-	return err
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range queues {
+		f.written()
+	}
+	return nil
 }
 
 // requeue puts back changes a failed write did not store, under what was

@@ -60,7 +60,6 @@ func (s *store) put(obj any) error {
 	old := s.objects[key]
 	s.objects[key] = c
 	s.mu.Unlock()
-	s.persist.put(key, c)
 	switch {
 	case !s.synced.Load():
 		// Only the initial list arrives before the store synced.
@@ -69,6 +68,9 @@ func (s *store) put(obj any) error {
 	case old.ResourceVersion != c.ResourceVersion:
 		s.emit(Updated, old, c, false)
 	}
+	// After the record is queued: the state store writes both at once, so
+	// the new state never reaches the disk without its record.
+	s.persist.put(key, c)
 	c.decoded = nil // the diff has used it; the cache keeps the compact form
 	return nil
 }
@@ -84,10 +86,10 @@ func (s *store) Delete(obj any) error {
 	s.mu.Lock()
 	delete(s.objects, key)
 	s.mu.Unlock()
-	s.persist.delete(key)
 	if s.synced.Load() {
 		s.emit(Deleted, c, nil, false)
 	}
+	s.persist.delete(key)
 	return nil
 }
 
@@ -110,7 +112,7 @@ func (s *store) Replace(list []any, _ string) error {
 	old := s.objects
 	s.objects = objects
 	s.mu.Unlock()
-	s.persist.replace(objects)
+	defer s.persist.replace(objects) // after the records, as in put
 	if !s.synced.Swap(true) && !s.restored {
 		return nil
 	}
