@@ -76,6 +76,9 @@ type Queue struct {
 	// dropping says one is under way. Guarded by mu.
 	droppedBefore uint64
 	dropping      bool
+	// failing says deliveries are being retried: logged when it starts
+	// and when it ends, not per retry. Only Run's goroutine uses it.
+	failing bool
 	// enqueued and processed number records in queue order, so a caller
 	// can tell when a given record has been handled (see Mark).
 	enqueued, processed atomic.Uint64
@@ -305,8 +308,16 @@ func (q *Queue) deliver(ctx context.Context, batcher BatchNotifier, batch []reco
 		return q.sink.Notify(ctx, batch[0])
 	}, func(err error, wait time.Duration) {
 		q.retries.Add(1)
-		q.opts.Log.Warn("delivery failed, retrying", "sink", q.name, "records", len(batch), "retryIn", wait.Round(time.Millisecond).String(), "err", err)
+		if !q.failing {
+			q.failing = true
+			q.opts.Log.Warn("sink failing: retrying until it delivers", "sink", q.name, "err", err)
+		}
+		q.opts.Log.Debug("delivery failed, retrying", "sink", q.name, "records", len(batch), "retryIn", wait.Round(time.Millisecond).String(), "err", err)
 	})
+	if err == nil && q.failing {
+		q.failing = false
+		q.opts.Log.Info("sink delivering again", "sink", q.name, "retries", q.retries.Load())
+	}
 	if err != nil {
 		if q.opts.Spool != nil && ctx.Err() != nil {
 			return false // stays in the spool

@@ -11,6 +11,7 @@ package state
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -171,10 +172,23 @@ func (s *Store) check() (format string, err error) {
 				return nil // not ours to read
 			}
 			if targets := tx.Bucket(targetsBucket); targets != nil {
-				return targets.ForEachBucket(func(name []byte) error {
+				err := targets.ForEachBucket(func(name []byte) error {
 					return targets.Bucket(name).ForEach(func(_, v []byte) error {
 						_, err := decode(v)
 						return err
+					})
+				})
+				if err != nil {
+					return err
+				}
+			}
+			if queues := tx.Bucket(queuesBucket); queues != nil {
+				return queues.ForEachBucket(func(name []byte) error {
+					return queues.Bucket(name).ForEach(func(k, v []byte) error {
+						if len(k) != 8 || !json.Valid(v) {
+							return fmt.Errorf("damaged record in the queue of sink %s", name)
+						}
+						return nil
 					})
 				})
 			}

@@ -126,6 +126,19 @@ func TestDamagedForeignOrNewerState(t *testing.T) {
 			t.Fatalf("no warning: %s", logs)
 		}
 	})
+	t.Run("damaged queued record", func(t *testing.T) {
+		dir := stored(t)
+		edit(t, dir, func(tx *bolt.Tx) error {
+			b, err := tx.Bucket(queuesBucket).CreateBucketIfNotExists([]byte("hook"))
+			if err != nil {
+				return err
+			}
+			return b.Put(seqKey(1), []byte(`{"id":"cut sh`))
+		})
+		if logs := fresh(t, dir, "c1"); !strings.Contains(logs, "state store damaged") || !strings.Contains(logs, "queue of sink hook") {
+			t.Fatalf("no warning naming the sink: %s", logs)
+		}
+	})
 	t.Run("another cluster", func(t *testing.T) {
 		if logs := fresh(t, stored(t), "c2"); !strings.Contains(logs, "another cluster's state") {
 			t.Fatalf("no warning: %s", logs)
