@@ -67,7 +67,7 @@ func TestNoSinkLeaksASecret(t *testing.T) {
 }
 
 // commonKeys are the keys every sink entry has (config.SinkConfig).
-var commonKeys = []string{"name", "type", "match", "queueSize"}
+var commonKeys = []string{"name", "type", "match", "queueSize", "queueMaxBytes"}
 
 // typeKeys returns a sink type's own keys, from its config's tags.
 func typeKeys(t *testing.T, name string) []string {
