@@ -8,7 +8,7 @@ import (
 )
 
 // Type is the Slack sink type: type: slack in a sinks entry.
-var Type = notify.SinkType{Name: "slack", NewConfig: func() notify.SinkConfig { return &Config{} }}
+var Type = notify.SinkType{Name: "slack", NewConfig: func() notify.SinkConfig { return &Config{Fold: true} }}
 
 // Config is a Slack sink's keys. Token and APIURL may name environment
 // variables as ${NAME}.
@@ -19,6 +19,9 @@ type Config struct {
 	Channel   string `mapstructure:"channel"`
 	// APIURL overrides https://slack.com/api/ (Enterprise proxies, tests).
 	APIURL string `mapstructure:"apiURL"`
+	// Fold posts a burst of records of objects one owner controls (a
+	// rollout's Pods and ReplicaSets) as one line once it has settled.
+	Fold bool `mapstructure:"fold"`
 }
 
 // Validate implements notify.SinkConfig.
@@ -39,7 +42,7 @@ func (c *Config) Validate() error {
 }
 
 // Build implements notify.SinkConfig.
-func (c *Config) Build(*slog.Logger) (notify.Notifier, error) {
+func (c *Config) Build(log *slog.Logger) (notify.Notifier, error) {
 	token, err := notify.ReadSecret(c.Token, c.TokenFile, "tokenFile")
 	if err != nil {
 		return nil, err
@@ -47,6 +50,9 @@ func (c *Config) Build(*slog.Logger) (notify.Notifier, error) {
 	sink, err := New(Options{Token: token, Channel: c.Channel, APIURL: notify.ExpandEnv(c.APIURL)})
 	if err != nil {
 		return nil, err // not a nil *Sink in a non-nil Notifier
+	}
+	if c.Fold {
+		return NewFolding(sink, log), nil
 	}
 	return sink, nil
 }

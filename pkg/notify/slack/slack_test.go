@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -277,5 +278,50 @@ func TestPermanentErrorIsNotRetried(t *testing.T) {
 	down, _ := New(Options{Token: token, Channel: "#c", APIURL: "http://127.0.0.1:1/api/"})
 	if ok, _ := notify.IsTransient(down.Notify(context.Background(), update("web", 1))); !ok {
 		t.Fatal("a refused connection must be retried")
+	}
+}
+
+// TestRolloutFoldsIntoOneLine: a person's change posts at once and in
+// full; the controllers' burst under the same Deployment posts as one
+// counted section once it settles (here: at Close, as at shutdown), and
+// a lone owned record in full.
+func TestRolloutFoldsIntoOneLine(t *testing.T) {
+	api := &slackAPI{}
+	sink, _ := New(Options{Token: token, Channel: "#changes", APIURL: start(t, api), Interval: time.Millisecond})
+	folding := NewFolding(sink, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx := context.Background()
+	owned := func(typ, kind, name, ownerKind, ownerName string) record.Change {
+		return record.Change{Type: typ, APIVersion: "v1", Kind: kind, Namespace: "prod", Name: name, Owner: &record.Owner{Kind: ownerKind, Name: ownerName}}
+	}
+	records := []record.Change{update("web", 1), owned("added", "ReplicaSet", "web-new", "Deployment", "web"),
+		owned("updated", "ReplicaSet", "web-old", "Deployment", "web")}
+	for i := range 10 {
+		records = append(records, owned("added", "Pod", fmt.Sprintf("web-new-%d", i), "ReplicaSet", "web-new"),
+			owned("deleted", "Pod", fmt.Sprintf("web-old-%d", i), "ReplicaSet", "web-old"))
+	}
+	records = append(records, owned("updated", "Pod", "api-1", "ReplicaSet", "api-5d"))
+	if err := folding.NotifyBatch(ctx, records); err != nil {
+		t.Fatal(err)
+	}
+	if posts := api.delivered(); len(posts) != 1 || !strings.Contains(allText(posts[0]), "image") {
+		t.Fatalf("want the Deployment's change posted at once, alone; got %d messages", len(posts))
+	}
+	if err := folding.Close(); err != nil {
+		t.Fatal(err)
+	}
+	posts := api.delivered()
+	if len(posts) != 2 {
+		t.Fatalf("want the settled bursts in one more message, got %d messages", len(posts))
+	}
+	sections := 0
+	for _, b := range posts[1].blocks {
+		if b["type"] == "section" {
+			sections++
+		}
+	}
+	text := allText(posts[1])
+	if sections != 2 || !strings.Contains(text, "owned Deployment prod/web") ||
+		!strings.Contains(text, "ReplicaSet 1 added, 1 updated; Pod 10 added, 10 deleted") || !strings.Contains(text, "updated Pod prod/api-1") {
+		t.Fatalf("want one folded section for the rollout and the lone Pod update in full; got %d sections: %s", sections, text)
 	}
 }

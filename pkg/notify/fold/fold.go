@@ -1,0 +1,176 @@
+// Package fold groups a burst of records of objects one owner controls
+// (a rollout's Pods and ReplicaSets) under the object that owns them all,
+// so that people-facing sinks (text output, Slack) show what a person
+// changed at once and in full, and what the controllers did in
+// consequence once it has settled, as one counted line.
+package fold
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kubediff/kubediff/pkg/record"
+)
+
+const (
+	// Min is how many records of objects under one owner make a burst
+	// worth folding: one or two (a Pod restarting) read better in full.
+	Min = 3
+	// Quiet is how long a burst must have been quiet before it is due. A
+	// rollout's Pods go away a graceful deletion apart, often several
+	// seconds (measured on the living cluster: up to ~7 s).
+	Quiet = 10 * time.Second
+	// Max bounds how long any record waits.
+	Max = time.Minute
+	// Tick is how often a sink should ask for due bursts.
+	Tick = 500 * time.Millisecond
+)
+
+// Folder holds the records of owned objects in bursts, one per top owner.
+// It is safe for concurrent use.
+type Folder struct {
+	now func() time.Time
+
+	mu sync.Mutex
+	// owners maps an object ("Kind/namespace/name") to its owner's key,
+	// learned from the records, so a Pod's records fold under the
+	// Deployment that owns its ReplicaSet.
+	owners map[string]string
+	bursts map[string]*Burst // by top owner's key
+}
+
+// Burst is the records of the objects under one owner.
+type Burst struct {
+	root        string // the top owner's key
+	Records     []record.Change
+	first, last time.Time
+}
+
+// New returns an empty Folder.
+func New() *Folder {
+	return &Folder{now: time.Now, owners: map[string]string{}, bursts: map[string]*Burst{}}
+}
+
+// Add holds c in its top owner's burst and reports true, or reports false
+// for a record of an object without an owner, to be shown at once.
+func (f *Folder) Add(c record.Change) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c.Owner != nil {
+		f.owners[objectKey(c.Kind, c.Namespace, c.Name)] = objectKey(c.Owner.Kind, c.Namespace, c.Owner.Name)
+	}
+	root := f.root(c)
+	if c.Type == record.Deleted {
+		delete(f.owners, objectKey(c.Kind, c.Namespace, c.Name)) // the map stays as small as the cluster
+	}
+	if root == "" {
+		return false
+	}
+	b := f.bursts[root]
+	if b == nil {
+		b = &Burst{root: root, first: f.now()}
+		f.bursts[root] = b
+	}
+	b.Records, b.last = append(b.Records, c), f.now()
+	return true
+}
+
+// Due removes and returns, oldest first, the bursts that have settled
+// (quiet for Quiet, or waiting for Max), or every burst with all.
+func (f *Folder) Due(all bool) []*Burst {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.now()
+	var due []*Burst
+	for root, b := range f.bursts {
+		if all || now.Sub(b.last) >= Quiet || now.Sub(b.first) >= Max {
+			due = append(due, b)
+			delete(f.bursts, root)
+		}
+	}
+	slices.SortFunc(due, func(a, b *Burst) int { return a.first.Compare(b.first) })
+	return due
+}
+
+// Waiting reports whether any burst is held.
+func (f *Folder) Waiting() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.bursts) > 0
+}
+
+// root returns the key of the object at the top of c's owners, or "" for
+// an object without one. The caller holds mu.
+func (f *Folder) root(c record.Change) string {
+	if c.Owner == nil {
+		return ""
+	}
+	key := objectKey(c.Owner.Kind, c.Namespace, c.Owner.Name)
+	for range 10 { // ownership chains are short; never loop
+		next, ok := f.owners[key]
+		if !ok {
+			break
+		}
+		key = next
+	}
+	return key
+}
+
+// Folded reports whether the burst is big enough to show as one line.
+func (b *Burst) Folded() bool { return len(b.Records) >= Min }
+
+// Owner is the top owner's kind and name (namespace/name): "Deployment",
+// "day/web".
+func (b *Burst) Owner() (kind, name string) {
+	kind, name, _ = strings.Cut(b.root, "/")
+	return kind, strings.TrimPrefix(name, "/")
+}
+
+// Summary counts, per kind, the records of the objects under the owner:
+// "Pod 10 added, 10 deleted; ReplicaSet 1 added, 2 updated (spec.replicas)".
+func (b *Burst) Summary() string {
+	type tally struct {
+		byType map[string]int
+		fields []string
+	}
+	var kinds []string
+	tallies := map[string]*tally{}
+	for _, c := range b.Records {
+		t := tallies[c.Kind]
+		if t == nil {
+			t = &tally{byType: map[string]int{}}
+			tallies[c.Kind] = t
+			kinds = append(kinds, c.Kind)
+		}
+		t.byType[c.Type]++
+		for _, fc := range c.Changes {
+			if !slices.Contains(t.fields, fc.Field) && len(t.fields) < 3 {
+				t.fields = append(t.fields, fc.Field)
+			}
+		}
+	}
+	var parts []string
+	for _, kind := range kinds {
+		t := tallies[kind]
+		var counts []string
+		for _, typ := range []string{record.Added, record.Updated, record.Deleted} {
+			if n := t.byType[typ]; n > 0 {
+				s := fmt.Sprintf("%d %s", n, typ)
+				if typ == record.Updated && len(t.fields) > 0 {
+					s += " (" + strings.Join(t.fields, ", ") + ")"
+				}
+				counts = append(counts, s)
+			}
+		}
+		parts = append(parts, kind+" "+strings.Join(counts, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Last is when the burst's last record was observed.
+func (b *Burst) Last() record.Timestamp { return b.Records[len(b.Records)-1].Time }
+
+func objectKey(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }

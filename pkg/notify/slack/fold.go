@@ -1,0 +1,197 @@
+package slack
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/kubediff/kubediff/pkg/notify/fold"
+	"github.com/kubediff/kubediff/pkg/record"
+)
+
+// closeTimeout bounds how long Close may take to post what waits.
+const closeTimeout = 10 * time.Second
+
+// retryFolds is how long a burst that failed to post waits before the
+// next try.
+const retryFolds = 5 * time.Second
+
+// Folding is the Slack sink folding a burst of owned objects' records (a
+// rollout's Pods and ReplicaSets) into one line under the object that
+// owns them all, posted once the burst has settled (see pkg/notify/fold):
+// a channel shows what a person changed at once and in full, and what the
+// controllers did in consequence as one counted line. A burst of only a
+// record or two is posted in full.
+//
+// Folded records are held by the sink, not by its queue: a burst not yet
+// posted when kubediff is killed is lost from the channel (a SIGTERM posts
+// it). The JSON stream and webhooks carry every record.
+type Folding struct {
+	*Sink
+	folder *fold.Folder
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	running bool
+	stop    chan struct{}
+	done    chan struct{}
+	// failed are bursts whose post failed, retried from the timer.
+	failed  []*fold.Burst
+	retryAt time.Time
+	failing bool
+}
+
+// NewFolding wraps sink with folding.
+func NewFolding(sink *Sink, log *slog.Logger) *Folding {
+	return &Folding{Sink: sink, folder: fold.New(), log: log, stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// Notify implements notify.Notifier.
+func (f *Folding) Notify(ctx context.Context, c record.Change) error {
+	return f.NotifyBatch(ctx, []record.Change{c})
+}
+
+// NotifyBatch posts the records of objects without an owner at once, and
+// holds the others in their owner's burst. Owned records are held only
+// once the rest is posted, so a batch retried after a failure does not
+// hold them twice.
+func (f *Folding) NotifyBatch(ctx context.Context, cs []record.Change) error {
+	var now, owned []record.Change
+	for _, c := range cs {
+		if c.Owner != nil {
+			owned = append(owned, c)
+		} else {
+			now = append(now, c)
+		}
+	}
+	if len(now) > 0 {
+		if err := f.Sink.NotifyBatch(ctx, now); err != nil {
+			return err
+		}
+	}
+	for _, c := range owned {
+		f.folder.Add(c)
+	}
+	if len(owned) > 0 {
+		f.mu.Lock()
+		if !f.running {
+			f.running = true
+			go f.run()
+		}
+		f.mu.Unlock()
+	}
+	return nil
+}
+
+// Close implements notify.Closer: it posts every waiting burst.
+func (f *Folding) Close() error {
+	f.mu.Lock()
+	running := f.running
+	f.mu.Unlock()
+	if running {
+		close(f.stop)
+		<-f.done
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	bursts := append(f.failed, f.folder.Due(true)...)
+	f.failed = nil
+	return f.post(ctx, bursts)
+}
+
+func (f *Folding) run() {
+	defer close(f.done)
+	tick := time.NewTicker(fold.Tick)
+	defer tick.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-f.stop; cancel() }()
+	for {
+		select {
+		case <-f.stop:
+			return
+		case <-tick.C:
+		}
+		bursts := f.folder.Due(false)
+		if len(f.failed) > 0 && time.Now().After(f.retryAt) {
+			bursts, f.failed = append(f.failed, bursts...), nil
+		}
+		if len(bursts) == 0 {
+			continue
+		}
+		err := f.post(ctx, bursts)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			f.failed, f.retryAt = append(f.failed, bursts...), time.Now().Add(retryFolds)
+			if !f.failing {
+				f.log.Warn("slack: cannot post folded records: retrying", "err", err)
+			}
+			f.failing = true
+		case err != nil:
+			f.failed = append(f.failed, bursts...) // stopping: Close posts them
+		case f.failing:
+			f.failing = false
+			f.log.Info("slack: folded records posted again")
+		}
+	}
+}
+
+// post posts bursts, as many per message as Slack's limits allow.
+func (f *Folding) post(ctx context.Context, bursts []*fold.Burst) error {
+	var items []item
+	for _, b := range bursts {
+		if b.Folded() {
+			items = append(items, item{burst: b})
+			continue
+		}
+		for _, c := range b.Records {
+			items = append(items, item{record: c})
+		}
+	}
+	for len(items) > 0 {
+		n := min(len(items), maxBatch)
+		if err := f.postItems(ctx, items[:n]); err != nil {
+			return err
+		}
+		items = items[n:]
+	}
+	return nil
+}
+
+// item is one section of a message: a record in full, or a folded burst.
+type item struct {
+	record record.Change
+	burst  *fold.Burst
+}
+
+func (f *Folding) postItems(ctx context.Context, items []item) error {
+	if err := f.limiter.Wait(ctx); err != nil {
+		return err
+	}
+	var blocks []slack.Block
+	var titles []string
+	for i, it := range items {
+		if i > 0 {
+			blocks = append(blocks, slack.NewDividerBlock())
+		}
+		var text string
+		if it.burst != nil {
+			kind, name := it.burst.Owner()
+			title := fmt.Sprintf("owned %s %s", kind, name)
+			text = "*" + escape(title) + "*\n" + escape(truncate(it.burst.Summary(), maxSectionText-len(title)-10))
+			titles = append(titles, title+": "+it.burst.Summary())
+		} else {
+			text = sectionText(it.record, true)
+			titles = append(titles, title(it.record))
+		}
+		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil))
+	}
+	_, _, err := f.client.PostMessageContext(ctx, f.channel,
+		slack.MsgOptionBlocks(blocks...), slack.MsgOptionText(strings.Join(titles, "; "), false))
+	return classify(err)
+}
