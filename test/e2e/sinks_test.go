@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubediff/kubediff/internal/testenv"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -55,32 +55,6 @@ func (wr *webhookReceiver) records() []record.Change {
 	return append([]record.Change(nil), wr.got...)
 }
 
-// slackServer records chat.postMessage calls.
-type slackServer struct {
-	mu    sync.Mutex
-	posts []url.Values
-}
-
-func (s *slackServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	form, _ := url.ParseQuery(string(body))
-	s.mu.Lock()
-	s.posts = append(s.posts, form)
-	s.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprint(w, `{"ok":true,"ts":"1.1"}`)
-}
-
-func (s *slackServer) messages() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for _, p := range s.posts {
-		out = append(out, p.Get("channel")+" "+p.Get("blocks"))
-	}
-	return out
-}
-
 // TestWebhookAndSlackReceiveEveryChange is the sinks issue's acceptance
 // check: a webhook answering 500 for its first 3 seconds still receives all
 // 30 updates of 10 ConfigMaps, each object's in order; a Slack sink gets a
@@ -92,7 +66,7 @@ func TestWebhookAndSlackReceiveEveryChange(t *testing.T) {
 	hook := &webhookReceiver{failUntil: time.Now().Add(3 * time.Second)}
 	hookSrv := httptest.NewServer(hook)
 	defer hookSrv.Close()
-	slackAPI := &slackServer{}
+	slackAPI := &testenv.SlackServer{}
 	slackSrv := httptest.NewServer(slackAPI)
 	defer slackSrv.Close()
 
@@ -171,14 +145,14 @@ sinks:
 	}
 
 	eventually(t, "a Slack message naming cm-0 and data.k", func() bool {
-		for _, m := range slackAPI.messages() {
+		for _, m := range slackAPI.Messages() {
 			if strings.HasPrefix(m, "#changes ") && strings.Contains(m, ns+"/cm-0") && strings.Contains(m, "data.k") {
 				return true
 			}
 		}
 		return false
 	})
-	for _, m := range slackAPI.messages() {
+	for _, m := range slackAPI.Messages() {
 		if strings.Contains(m, "added ConfigMap") {
 			t.Fatalf("the Slack sink's match (types: [updated]) let an added record through: %s", m)
 		}
@@ -189,5 +163,5 @@ sinks:
 			t.Errorf("%q appears in kubediff's output", secret)
 		}
 	}
-	t.Logf("webhook refused %d deliveries before recovering; slack got %d messages", hook.failures, len(slackAPI.messages()))
+	t.Logf("webhook refused %d deliveries before recovering; slack got %d messages", hook.failures, len(slackAPI.Messages()))
 }

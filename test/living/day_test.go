@@ -7,8 +7,10 @@ package living
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,13 +85,30 @@ func watch(t *testing.T, args ...string) (stdout, stderr *testenv.SyncBuffer) {
 	return stdout, stderr
 }
 
-// waitQuiet returns once nothing has been written to out for quiet.
-func waitQuiet(out *testenv.SyncBuffer, quiet time.Duration) {
-	last, since := len(out.String()), time.Now()
-	for time.Since(since) < quiet {
+// quietStream is an output that must have been quiet for a while.
+type quietStream struct {
+	size  func() int // grows with what is written
+	quiet time.Duration
+}
+
+// waitQuiet returns once nothing has been written to each stream for its
+// quiet time.
+func waitQuiet(streams ...quietStream) {
+	last, since := make([]int, len(streams)), make([]time.Time, len(streams))
+	for i, s := range streams {
+		last[i], since[i] = s.size(), time.Now()
+	}
+	for {
 		time.Sleep(250 * time.Millisecond)
-		if n := len(out.String()); n != last {
-			last, since = n, time.Now()
+		quiet := true
+		for i, s := range streams {
+			if n := s.size(); n != last[i] {
+				last[i], since[i] = n, time.Now()
+			}
+			quiet = quiet && time.Since(since[i]) >= s.quiet
+		}
+		if quiet {
+			return
 		}
 	}
 }
@@ -108,8 +127,9 @@ func describe(c record.Change) string {
 type check struct {
 	max  int
 	want []string
-	// maxText, when set, bounds the lines -o text prints (folding owned
-	// objects' records).
+	// maxText, when set, bounds the lines -o text prints and the
+	// sections (a record, or a folded burst) Slack gets, both folding
+	// owned objects' records.
 	maxText int
 }
 
@@ -135,10 +155,25 @@ func TestDayInTheLife(t *testing.T) {
 	}
 	stdout, _ := watch(t, "-o", "json")
 	text, _ := watch(t, "-o", "text", "--color", "never")
-	waitQuiet(stdout, settle)
+	slack := &testenv.SlackServer{}
+	slackSrv := httptest.NewServer(slack)
+	defer slackSrv.Close()
+	cfg := filepath.Join(t.TempDir(), "slack.yaml")
+	sink := fmt.Sprintf("sinks:\n  - name: day\n    type: slack\n    token: xoxb-living\n    channel: \"#day\"\n    apiURL: %s/api/\n", slackSrv.URL)
+	if err := os.WriteFile(cfg, []byte(sink), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	watch(t, "-o", "none", "--config", cfg)
+	settled := func() {
+		waitQuiet(quietStream{func() int { return len(stdout.String()) }, settle},
+			quietStream{func() int { return len(text.String()) }, textSettle},
+			quietStream{func() int { return len(slack.Sections()) }, textSettle})
+	}
+	settled()
 	for _, step := range scenario.Steps(k, testenv.NodeName(0)) {
 		before := len(testenv.ParseRecords(t, stdout.String()))
 		textBefore := len(text.String())
+		slackBefore := len(slack.Sections())
 		if err := step.Run(ctx); err != nil {
 			t.Fatalf("%s: %v", step.Name, err)
 		}
@@ -147,16 +182,16 @@ func TestDayInTheLife(t *testing.T) {
 				t.Fatalf("%s: %v\n%s", step.Name, err, env.ProcessLogs(20))
 			}
 		}
-		waitQuiet(stdout, settle)
-		waitQuiet(text, textSettle)
+		settled()
 		recs := testenv.ParseRecords(t, stdout.String())[before:]
 		textLines := strings.Split(strings.TrimSpace(text.String()[textBefore:]), "\n")
+		slackLines := slack.Sections()[slackBefore:]
 		var lines []string
 		for _, c := range recs {
 			lines = append(lines, describe(c))
 		}
-		t.Logf("%-50s %3d records, %d lines of text\n    %s\n  text:\n    %s", step.Name, len(recs), len(textLines),
-			strings.Join(lines, "\n    "), strings.Join(textLines, "\n    "))
+		t.Logf("%-50s %3d records, %d lines of text, %d Slack sections\n    %s\n  text:\n    %s\n  slack:\n    %s", step.Name, len(recs), len(textLines),
+			len(slackLines), strings.Join(lines, "\n    "), strings.Join(textLines, "\n    "), strings.Join(slackLines, "\n    "))
 		c, ok := checks[step.Name]
 		if !ok {
 			t.Fatalf("no check for step %q", step.Name)
@@ -166,6 +201,12 @@ func TestDayInTheLife(t *testing.T) {
 		}
 		if c.maxText > 0 && len(textLines) > c.maxText {
 			t.Errorf("%s: %d lines of text, want at most %d", step.Name, len(textLines), c.maxText)
+		}
+		if c.maxText > 0 && len(slackLines) > c.maxText {
+			t.Errorf("%s: %d Slack sections, want at most %d", step.Name, len(slackLines), c.maxText)
+		}
+		if len(slackLines) == 0 {
+			t.Errorf("%s: nothing posted to Slack", step.Name)
 		}
 		for _, w := range c.want {
 			if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, w) }) {
@@ -184,10 +225,13 @@ func TestDayInTheLife(t *testing.T) {
 		t.Errorf("%d restarts of the crash-looping Pod reported, want 2", restarts)
 	}
 	for minute := 1; minute <= idleMinutes; minute++ {
-		before := len(testenv.ParseRecords(t, stdout.String()))
-		time.Sleep(time.Minute)
+		before, slackBefore := len(testenv.ParseRecords(t, stdout.String())), len(slack.Sections())
+		time.Sleep(time.Minute) // the idle minute itself, not a wait for anything
 		recs := testenv.ParseRecords(t, stdout.String())[before:]
 		t.Logf("idle minute %d: %d records", minute, len(recs))
+		if n := len(slack.Sections()) - slackBefore; n > 0 {
+			t.Errorf("idle minute %d: %d Slack sections", minute, n)
+		}
 		for _, c := range recs {
 			t.Errorf("idle minute %d: %s", minute, describe(c))
 		}
