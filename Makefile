@@ -8,7 +8,7 @@ LDFLAGS  := -s -w -X github.com/kubediff/kubediff/internal/cli.version=$(VERSION
 TESTENV  := .testenv/bin
 export KUBEBUILDER_ASSETS := $(abspath $(TESTENV))
 
-.PHONY: all build testenv tools test unit e2e demo bench microbench vet lint tidy-check lint-dockerfile fmt clean
+.PHONY: all build testenv peers tools test unit e2e demo bench microbench vet lint tidy-check lint-dockerfile fmt clean
 
 all: build
 
@@ -24,8 +24,14 @@ $(TESTENV_BINS) &: hack/testenv/go.mod hack/testenv/go.sum hack/testenv/build.sh
 	hack/testenv/build.sh
 	@touch $(TESTENV_BINS)
 
+## peers: kubewatch, which the living-cluster test runs beside kubediff for comparison (hack/peers)
+$(TESTENV)/kubewatch: hack/peers/go.mod hack/peers/go.sum hack/peers/build.sh
+	hack/peers/build.sh
+	@touch $@
+peers: $(TESTENV)/kubewatch
+
 ## test: every test, with the race detector, against the local control plane
-test: testenv vet
+test: testenv peers vet
 	$(GO) test -race -count=1 -timeout 25m ./...
 
 ## unit: tests that need no control plane
@@ -63,6 +69,7 @@ tidy-check:
 	$(GO) mod tidy -diff
 	cd hack/tools && $(GO) mod tidy -diff
 	cd hack/testenv && $(GO) mod tidy -diff
+	cd hack/peers && $(GO) mod tidy -diff
 
 ## lint-dockerfile: lint the Dockerfile (no Docker engine needed)
 lint-dockerfile:

@@ -164,16 +164,20 @@ func TestDayInTheLife(t *testing.T) {
 		t.Fatal(err)
 	}
 	watch(t, "-o", "none", "--config", cfg)
+	// kubewatch beside it, for the comparison in docs/living-cluster.md.
+	kubewatch := startKubewatch(t)
 	settled := func() {
 		waitQuiet(quietStream{func() int { return len(stdout.String()) }, settle},
 			quietStream{func() int { return len(text.String()) }, textSettle},
 			quietStream{func() int { return len(slack.Sections()) }, textSettle})
 	}
 	settled()
+	var kubewatchSteps []string
 	for _, step := range scenario.Steps(k, testenv.NodeName(0)) {
 		before := len(testenv.ParseRecords(t, stdout.String()))
 		textBefore := len(text.String())
 		slackBefore := len(slack.Sections())
+		kubewatchBefore := len(kubewatch.messages())
 		if err := step.Run(ctx); err != nil {
 			t.Fatalf("%s: %v", step.Name, err)
 		}
@@ -186,6 +190,7 @@ func TestDayInTheLife(t *testing.T) {
 		recs := testenv.ParseRecords(t, stdout.String())[before:]
 		textLines := strings.Split(strings.TrimSpace(text.String()[textBefore:]), "\n")
 		slackLines := slack.Sections()[slackBefore:]
+		kubewatchSteps = append(kubewatchSteps, fmt.Sprintf("%-50s %3d messages", step.Name, len(kubewatch.messages())-kubewatchBefore))
 		var lines []string
 		for _, c := range recs {
 			lines = append(lines, describe(c))
@@ -225,10 +230,11 @@ func TestDayInTheLife(t *testing.T) {
 		t.Errorf("%d restarts of the crash-looping Pod reported, want 2", restarts)
 	}
 	for minute := 1; minute <= idleMinutes; minute++ {
-		before, slackBefore := len(testenv.ParseRecords(t, stdout.String())), len(slack.Sections())
+		before, slackBefore, kubewatchBefore := len(testenv.ParseRecords(t, stdout.String())), len(slack.Sections()), len(kubewatch.messages())
 		time.Sleep(time.Minute) // the idle minute itself, not a wait for anything
 		recs := testenv.ParseRecords(t, stdout.String())[before:]
 		t.Logf("idle minute %d: %d records", minute, len(recs))
+		kubewatchSteps = append(kubewatchSteps, fmt.Sprintf("idle minute %-38d %3d messages", minute, len(kubewatch.messages())-kubewatchBefore))
 		if n := len(slack.Sections()) - slackBefore; n > 0 {
 			t.Errorf("idle minute %d: %d Slack sections", minute, n)
 		}
@@ -236,4 +242,8 @@ func TestDayInTheLife(t *testing.T) {
 			t.Errorf("idle minute %d: %s", minute, describe(c))
 		}
 	}
+	if len(kubewatch.messages()) == 0 {
+		t.Errorf("kubewatch posted nothing: the comparison is void; its log ends:\n%s", kubewatch.stderr())
+	}
+	t.Logf("kubewatch %s (webhook handler, every type it watches) on the same steps:\n    %s", "v0.1.0", strings.Join(kubewatchSteps, "\n    "))
 }

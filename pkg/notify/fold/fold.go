@@ -6,6 +6,7 @@
 package fold
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -174,3 +175,50 @@ func (b *Burst) Summary() string {
 func (b *Burst) Last() record.Timestamp { return b.Records[len(b.Records)-1].Time }
 
 func objectKey(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
+
+// Ticker calls a sink's tick every Tick from its own goroutine, started
+// by the first Start, so a sink built and never used (a run that fails to
+// start) leaves nothing running. Its zero value is ready to use.
+type Ticker struct {
+	mu      sync.Mutex
+	running bool
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// Start starts calling tick, unless it was started already. tick's ctx
+// ends with Stop.
+func (t *Ticker) Start(tick func(ctx context.Context)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.running {
+		return
+	}
+	t.running = true
+	ctx, cancel := context.WithCancel(context.Background())
+	t.cancel, t.done = cancel, make(chan struct{})
+	go func() {
+		defer close(t.done)
+		tk := time.NewTicker(Tick)
+		defer tk.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tk.C:
+				tick(ctx)
+			}
+		}
+	}()
+}
+
+// Stop stops the calls and waits for one under way.
+func (t *Ticker) Stop() {
+	t.mu.Lock()
+	running := t.running
+	t.mu.Unlock()
+	if running {
+		t.cancel()
+		<-t.done
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -36,11 +35,9 @@ type Folding struct {
 	folder *fold.Folder
 	log    *slog.Logger
 
-	mu      sync.Mutex
-	running bool
-	stop    chan struct{}
-	done    chan struct{}
-	// failed are bursts whose post failed, retried from the timer.
+	ticker fold.Ticker
+	// failed are bursts whose post failed, retried from the timer. Only
+	// the timer uses these, and Close once it has stopped.
 	failed  []*fold.Burst
 	retryAt time.Time
 	failing bool
@@ -48,7 +45,7 @@ type Folding struct {
 
 // NewFolding wraps sink with folding.
 func NewFolding(sink *Sink, log *slog.Logger) *Folding {
-	return &Folding{Sink: sink, folder: fold.New(), log: log, stop: make(chan struct{}), done: make(chan struct{})}
+	return &Folding{Sink: sink, folder: fold.New(), log: log}
 }
 
 // Notify implements notify.Notifier.
@@ -78,25 +75,14 @@ func (f *Folding) NotifyBatch(ctx context.Context, cs []record.Change) error {
 		f.folder.Add(c)
 	}
 	if len(owned) > 0 {
-		f.mu.Lock()
-		if !f.running {
-			f.running = true
-			go f.run()
-		}
-		f.mu.Unlock()
+		f.ticker.Start(f.tick)
 	}
 	return nil
 }
 
 // Close implements notify.Closer: it posts every waiting burst.
 func (f *Folding) Close() error {
-	f.mu.Lock()
-	running := f.running
-	f.mu.Unlock()
-	if running {
-		close(f.stop)
-		<-f.done
-	}
+	f.ticker.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	bursts := append(f.failed, f.folder.Due(true)...)
@@ -104,40 +90,28 @@ func (f *Folding) Close() error {
 	return f.post(ctx, bursts)
 }
 
-func (f *Folding) run() {
-	defer close(f.done)
-	tick := time.NewTicker(fold.Tick)
-	defer tick.Stop()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { <-f.stop; cancel() }()
-	for {
-		select {
-		case <-f.stop:
-			return
-		case <-tick.C:
+// tick posts the bursts that are due, and retries those that failed.
+func (f *Folding) tick(ctx context.Context) {
+	bursts := f.folder.Due(false)
+	if len(f.failed) > 0 && time.Now().After(f.retryAt) {
+		bursts, f.failed = append(f.failed, bursts...), nil
+	}
+	if len(bursts) == 0 {
+		return
+	}
+	err := f.post(ctx, bursts)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		f.failed, f.retryAt = append(f.failed, bursts...), time.Now().Add(retryFolds)
+		if !f.failing {
+			f.log.Warn("slack: cannot post folded records: retrying", "err", err)
 		}
-		bursts := f.folder.Due(false)
-		if len(f.failed) > 0 && time.Now().After(f.retryAt) {
-			bursts, f.failed = append(f.failed, bursts...), nil
-		}
-		if len(bursts) == 0 {
-			continue
-		}
-		err := f.post(ctx, bursts)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			f.failed, f.retryAt = append(f.failed, bursts...), time.Now().Add(retryFolds)
-			if !f.failing {
-				f.log.Warn("slack: cannot post folded records: retrying", "err", err)
-			}
-			f.failing = true
-		case err != nil:
-			f.failed = append(f.failed, bursts...) // stopping: Close posts them
-		case f.failing:
-			f.failing = false
-			f.log.Info("slack: folded records posted again")
-		}
+		f.failing = true
+	case err != nil:
+		f.failed = append(f.failed, bursts...) // stopping: Close posts them
+	case f.failing:
+		f.failing = false
+		f.log.Info("slack: folded records posted again")
 	}
 }
 

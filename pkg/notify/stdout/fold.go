@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"time"
 
 	"github.com/kubediff/kubediff/pkg/notify/fold"
 	"github.com/kubediff/kubediff/pkg/record"
@@ -21,12 +20,8 @@ type FoldingText struct {
 	palette palette
 	folder  *fold.Folder
 
-	mu sync.Mutex // orders writes from Notify and the timer
-	// The timer goroutine starts with the first burst, so a sink built
-	// and never used (a run that fails to start) leaves nothing running.
-	running bool
-	stop    chan struct{}
-	done    chan struct{}
+	mu     sync.Mutex // orders writes from Notify and the timer
+	ticker fold.Ticker
 }
 
 // NewFoldingText returns a text sink that folds owned objects' records.
@@ -36,7 +31,7 @@ func NewFoldingText(w io.Writer, color bool) *FoldingText {
 	if color {
 		p = ansiPalette
 	}
-	return &FoldingText{text: NewText(w, color), palette: p, folder: fold.New(), stop: make(chan struct{}), done: make(chan struct{})}
+	return &FoldingText{text: NewText(w, color), palette: p, folder: fold.New()}
 }
 
 // Notify implements notify.Notifier.
@@ -49,37 +44,14 @@ func (f *FoldingText) Notify(_ context.Context, c record.Change) error {
 		}
 		return f.text.w.Flush()
 	}
-	if !f.running {
-		f.running = true
-		go f.run()
-	}
+	f.ticker.Start(func(context.Context) { _ = f.print(false) })
 	return nil
 }
 
 // Close implements notify.Closer: it prints every waiting burst.
 func (f *FoldingText) Close() error {
-	f.mu.Lock()
-	running := f.running
-	f.mu.Unlock()
-	if running {
-		close(f.stop)
-		<-f.done
-	}
+	f.ticker.Stop()
 	return f.print(true)
-}
-
-func (f *FoldingText) run() {
-	defer close(f.done)
-	tick := time.NewTicker(fold.Tick)
-	defer tick.Stop()
-	for {
-		select {
-		case <-f.stop:
-			return
-		case <-tick.C:
-			_ = f.print(false)
-		}
-	}
 }
 
 // print writes the bursts that are due (all of them with all), oldest

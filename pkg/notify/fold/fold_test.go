@@ -1,0 +1,50 @@
+package fold
+
+import (
+	"testing"
+	"time"
+
+	"github.com/kubediff/kubediff/pkg/record"
+)
+
+func TestBurstIsDueOnceQuietOrOld(t *testing.T) {
+	clock := time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)
+	f := New()
+	f.now = func() time.Time { return clock }
+	pod := func(name string) record.Change {
+		return record.Change{Type: record.Added, Kind: "Pod", Namespace: "day", Name: name, Owner: &record.Owner{Kind: "ReplicaSet", Name: "web-1"}}
+	}
+	rs := record.Change{Type: record.Added, Kind: "ReplicaSet", Namespace: "day", Name: "web-1", Owner: &record.Owner{Kind: "Deployment", Name: "web"}}
+	if f.Add(record.Change{Type: record.Updated, Kind: "Deployment", Namespace: "day", Name: "web"}) {
+		t.Fatal("a record of an object without an owner was held")
+	}
+	f.Add(rs)
+	// A Pod record arriving every 5 s keeps the burst going, up to Max.
+	for i := 0; clock.Sub(time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)) < Max-5*time.Second; i++ {
+		clock = clock.Add(5 * time.Second)
+		f.Add(pod("web-1-" + string(rune('a'+i))))
+		if due := f.Due(false); len(due) != 0 {
+			t.Fatalf("a burst still going was due after %s", clock.Format("04:05"))
+		}
+	}
+	clock = clock.Add(5 * time.Second)
+	due := f.Due(false)
+	if len(due) != 1 {
+		t.Fatalf("a burst a minute old is not due: %d due", len(due))
+	}
+	if kind, name := due[0].Owner(); kind != "Deployment" || name != "day/web" || !due[0].Folded() {
+		t.Fatalf("the Pods folded under %s %s (folded %v), want the Deployment that owns their ReplicaSet", kind, name, due[0].Folded())
+	}
+	if got, want := due[0].Summary(), "ReplicaSet 1 added; Pod 11 added"; got != want {
+		t.Fatalf("summary %q, want %q", got, want)
+	}
+	f.Add(pod("web-1-z"))
+	clock = clock.Add(Quiet - time.Second)
+	if len(f.Due(false)) != 0 {
+		t.Fatal("due before it was quiet for Quiet")
+	}
+	clock = clock.Add(time.Second)
+	if due := f.Due(false); len(due) != 1 || due[0].Folded() {
+		t.Fatal("a lone record, quiet for Quiet, must be due, and shown in full")
+	}
+}
