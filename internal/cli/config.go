@@ -77,6 +77,12 @@ func addSelectionFlags(cmd *cobra.Command) {
 // flags (each overriding the one before) and validates the result. Every
 // error is a usageError naming the key, and the file when it came from one.
 func loadConfig(cmd *cobra.Command) (config.Config, error) {
+	return loadConfigWithArgs(cmd, cmd.Flags().Args())
+}
+
+// loadConfigWithArgs is loadConfig with the watch command's arguments
+// given (none while completing them).
+func loadConfigWithArgs(cmd *cobra.Command, args []string) (config.Config, error) {
 	v := viper.New()
 	setDefaults(v, "", reflect.ValueOf(config.Default()))
 	v.SetEnvPrefix(envPrefix)
@@ -110,6 +116,9 @@ func loadConfig(cmd *cobra.Command) (config.Config, error) {
 	}
 	if all, _ := cmd.Flags().GetBool("all-namespaces"); all {
 		cfg.Namespaces = nil
+	}
+	if err := applyArgs(&cfg, args); err != nil {
+		return config.Config{}, usageError{err}
 	}
 	if err := cfg.Validate(); err != nil {
 		where := "invalid configuration"

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sdiscovery "k8s.io/client-go/discovery"
@@ -65,6 +66,7 @@ func newPlanner(cfg config.Config, c *clients) *discovery.Planner {
 		},
 		Include: cfg.Resources,
 		Exclude: cfg.ExcludeResources,
+		Objects: objects(cfg.Objects),
 		Scope:   scope,
 	}
 	if cfg.Diff.Defaults.Events {
@@ -74,4 +76,14 @@ func newPlanner(cfg config.Config, c *clients) *discovery.Planner {
 		}
 	}
 	return p
+}
+
+// objects turns TYPE/NAME (validated) into the planner's objects.
+func objects(names []string) []discovery.Object {
+	var out []discovery.Object
+	for _, o := range names {
+		typ, name, _ := strings.Cut(o, "/")
+		out = append(out, discovery.Object{Resource: typ, Name: name})
+	}
+	return out
 }

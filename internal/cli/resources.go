@@ -56,6 +56,7 @@ forbidden (with the verb and scope the credentials lack), or not watchable
 		},
 	}
 	addSelectionFlags(cmd)
+	addCompletion(cmd, false)
 	// Not "output": that key is watch's record format.
 	cmd.Flags().StringP("format", "o", "table", "table or json")
 	return cmd

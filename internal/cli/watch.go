@@ -25,16 +25,21 @@ import (
 func newWatchCommand(out, stderr io.Writer) *cobra.Command {
 	d := config.Default()
 	cmd := &cobra.Command{
-		Use:   "watch",
+		Use:   "watch [TYPE[,TYPE...] | TYPE/NAME... | TYPE NAME...]",
 		Short: "Watch every resource and print each change",
 		Long: `Watch every resource type the API server offers (custom resources
 included) and print one record per change on stdout: JSON lines by default,
 or readable text with -o text. Objects that exist when kubediff starts are
-not reported; only what changes afterwards.`,
+not reported; only what changes afterwards.
+
+Arguments narrow what is watched as kubectl get's do: types by any name
+kubectl accepts, or single objects (filtered by the API server).`,
 		Example: `  kubediff watch -o text
+  kubediff watch deployments,configmaps
+  kubediff watch -n prod deploy/web cm/settings
   kubediff watch -n default -n prod --resources deployments,configmaps
   kubediff watch -o json | jq 'select(.kind == "Deployment")'`,
-		Args: cobra.NoArgs,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(cmd)
 			if err != nil {
@@ -44,6 +49,7 @@ not reported; only what changes afterwards.`,
 		},
 	}
 	addSelectionFlags(cmd)
+	addCompletion(cmd, true)
 	f := cmd.Flags()
 	f.StringP("output", "o", d.Output, "record format on stdout: json, text, none (only the configured sinks)")
 	f.String("color", d.Color, "colour in text output: auto (when stdout is a terminal and NO_COLOR is unset), always, never")

@@ -51,6 +51,10 @@ type Config struct {
 	// Resources limits watching to these types (names as kubectl accepts
 	// them); empty means every type.
 	Resources []string `mapstructure:"resources"`
+	// Objects are single objects to watch, as kubectl names them
+	// (deployment/web, cm/settings): only these objects of their types
+	// (unless resources names the type too), filtered by the server.
+	Objects []string `mapstructure:"objects"`
 	// ExcludeResources removes these types from what is watched.
 	ExcludeResources []string `mapstructure:"excludeResources"`
 	// Output is the encoding of change records on stdout: json or text.
@@ -295,6 +299,11 @@ func (c Config) Validate() error {
 	if _, err := ParseBytes(c.QueueMaxBytes); err != nil {
 		errs = append(errs, fmt.Errorf("queueMaxBytes: %w", err))
 	}
+	for _, o := range c.Objects {
+		if err := CheckObject(o); err != nil {
+			errs = append(errs, fmt.Errorf("objects: %w", err))
+		}
+	}
 	for _, ns := range c.Namespaces {
 		if strings.TrimSpace(ns) == "" {
 			errs = append(errs, errors.New("namespaces: an entry is empty"))
@@ -374,6 +383,18 @@ func checkPointers(key string, pointers []string) []error {
 }
 
 func oneOf(s string, allowed ...string) bool { return slices.Contains(allowed, s) }
+
+// CheckObject checks an object named as kubectl names it: TYPE/NAME.
+func CheckObject(o string) error {
+	typ, name, ok := strings.Cut(o, "/")
+	switch {
+	case !ok || typ == "" || name == "":
+		return fmt.Errorf("%q is not TYPE/NAME (such as deployment/web)", o)
+	case strings.ContainsAny(name, ",=!/ \t"):
+		return fmt.Errorf("%q: %q is not an object name", o, name)
+	}
+	return nil
+}
 
 // ParseBytes reads a size: a byte count, or a quantity such as 256Mi or
 // 1G, as Kubernetes writes memory. It must be at least 1Ki.

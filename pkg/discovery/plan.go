@@ -57,6 +57,11 @@ const (
 	StateNotWatchable = "not watchable"
 )
 
+// Object names one object of a type, as `kubectl get TYPE/NAME` does.
+type Object struct {
+	Resource, Name string
+}
+
 // Status says whether and why a type is watched.
 type Status struct {
 	Resource Resource
@@ -88,6 +93,10 @@ type Planner struct {
 	ListNamespaces func(ctx context.Context) ([]string, error)
 	Include        []string
 	Exclude        []string
+	// Objects are single objects to watch (kubectl's TYPE/NAME): their
+	// types are watched through a metadata.name field selector per object,
+	// unless Include names the type, which then is watched whole.
+	Objects []Object
 	// Excluded is a default filter (Events) that naming a type in Include
 	// overrides; it returns the reason.
 	Excluded func(Resource) (bool, string)
@@ -110,7 +119,11 @@ func (p *Planner) Plan(ctx context.Context) (Plan, error) {
 		return Plan{}, warn
 	}
 	plan := Plan{All: catalog.Watchable, Statuses: catalog.NotWatchable, Unavailable: catalog.Unavailable}
-	selected, err := Select(catalog.Watchable, p.Include, p.Exclude)
+	include := p.Include
+	for _, o := range p.Objects {
+		include = append(slices.Clip(include), o.Resource)
+	}
+	selected, err := Select(catalog.Watchable, include, p.Exclude)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -120,7 +133,7 @@ func (p *Planner) Plan(ctx context.Context) (Plan, error) {
 			plan.Statuses = append(plan.Statuses, Status{Resource: r, State: StateExcluded, Reason: "not selected by resources/excludeResources"})
 			continue
 		}
-		if p.Excluded != nil && !slices.ContainsFunc(p.Include, r.Matches) {
+		if p.Excluded != nil && !slices.ContainsFunc(include, r.Matches) {
 			if excluded, why := p.Excluded(r); excluded {
 				plan.Statuses = append(plan.Statuses, Status{Resource: r, State: StateExcluded, Reason: why})
 				continue
@@ -194,7 +207,7 @@ func (p *Planner) targets(ctx context.Context, r Resource) ([]Target, error) {
 				fieldSel = joinSelectors(fieldSel, "metadata.namespace!="+ns)
 			}
 		}
-		return []Target{{Resource: r, LabelSelector: labelSel, FieldSelector: fieldSel}}, nil
+		return p.perObject(r, []Target{{Resource: r, LabelSelector: labelSel, FieldSelector: fieldSel}}), nil
 	}
 	if !r.Namespaced {
 		return nil, nil
@@ -209,7 +222,30 @@ func (p *Planner) targets(ctx context.Context, r Resource) ([]Target, error) {
 			out = append(out, Target{Resource: r, Namespace: ns, LabelSelector: labelSel, FieldSelector: fieldSel})
 		}
 	}
-	return out, nil
+	return p.perObject(r, out), nil
+}
+
+// perObject narrows r's targets to the objects named of it, one target
+// each (a field selector matches one name), unless r is included whole.
+func (p *Planner) perObject(r Resource, targets []Target) []Target {
+	var names []string
+	for _, o := range p.Objects {
+		if r.Matches(o.Resource) && !slices.Contains(names, o.Name) {
+			names = append(names, o.Name)
+		}
+	}
+	if len(names) == 0 || slices.ContainsFunc(p.Include, r.Matches) {
+		return targets
+	}
+	var out []Target
+	for _, t := range targets {
+		for _, name := range names {
+			one := t
+			one.FieldSelector = joinSelectors(t.FieldSelector, "metadata.name="+name)
+			out = append(out, one)
+		}
+	}
+	return out
 }
 
 // expand turns patterns into namespace names: exact names as they are,
