@@ -8,7 +8,7 @@ LDFLAGS  := -s -w -X github.com/kubediff/kubediff/internal/cli.version=$(VERSION
 TESTENV  := .testenv/bin
 export KUBEBUILDER_ASSETS := $(abspath $(TESTENV))
 
-.PHONY: all build testenv peers tools test unit e2e demo bench microbench vet lint tidy-check lint-dockerfile fmt clean
+.PHONY: all build dist testenv peers tools test unit e2e demo bench microbench vet lint tidy-check lint-dockerfile fmt clean
 
 all: build
 
@@ -23,6 +23,10 @@ testenv: $(TESTENV_BINS)
 $(TESTENV_BINS) &: hack/testenv/go.mod hack/testenv/go.sum hack/testenv/build.sh
 	hack/testenv/build.sh
 	@touch $(TESTENV_BINS)
+
+## dist: release archives for linux, darwin and windows on amd64 and arm64, checksums, and the krew manifest (dist/plugins/kubediff.yaml)
+dist:
+	hack/dist.sh $(VERSION) "$(LDFLAGS)" dist
 
 ## peers: kubewatch, which the living-cluster test runs beside kubediff for comparison (hack/peers)
 $(TESTENV)/kubewatch: hack/peers/go.mod hack/peers/go.sum hack/peers/build.sh

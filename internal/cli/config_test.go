@@ -31,7 +31,7 @@ func writeFile(t *testing.T, content string) string {
 // load parses args for `kubediff watch` and returns the layered config.
 func load(t *testing.T, args ...string) (config.Config, error) {
 	t.Helper()
-	root := newRootCommand(&bytes.Buffer{}, &bytes.Buffer{})
+	root := newRootCommand("kubediff", &bytes.Buffer{}, &bytes.Buffer{})
 	watch, _, err := root.Find([]string{"watch"})
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +258,7 @@ func TestBadSinkConfig(t *testing.T) {
 // so no flag is silently ignored.
 func TestEveryFlagIsBound(t *testing.T) {
 	notConfig := map[string]bool{"config": true, "all-namespaces": true, "format": true, "help": true}
-	root := newRootCommand(&bytes.Buffer{}, &bytes.Buffer{})
+	root := newRootCommand("kubediff", &bytes.Buffer{}, &bytes.Buffer{})
 	known := map[string]bool{}
 	knownKeys(reflect.TypeFor[config.Config](), "", known)
 	for _, cmd := range root.Commands() {

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -29,13 +31,19 @@ func (e usageError) Unwrap() error { return e.err }
 // the process exit code. Records go to stdout, operational logs to stderr.
 // Cancelling ctx (SIGINT/SIGTERM in main) stops a running watch cleanly.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRootCommand(stdout, stderr)
+	return RunAs(ctx, "kubediff", args, stdout, stderr)
+}
+
+// RunAs is Run under another name in help and errors: "kubectl kubediff"
+// when kubectl runs the binary as its plugin (see DisplayName).
+func RunAs(ctx context.Context, name string, args []string, stdout, stderr io.Writer) int {
+	root := newRootCommand(name, stdout, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "kubediff: %v\n", err)
+	fmt.Fprintf(stderr, "%s: %v\n", name, err)
 	var ue usageError
 	if errors.As(err, &ue) {
 		return exitUsage
@@ -43,9 +51,21 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitError
 }
 
-func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
+// DisplayName is how the user called kubediff, from the program's path:
+// kubectl finds plugins by their file name, kubectl-kubediff, and the user
+// types `kubectl kubediff`.
+func DisplayName(program string) string {
+	base := strings.TrimSuffix(filepath.Base(program), ".exe")
+	if base == "kubectl-kubediff" {
+		return "kubectl kubediff"
+	}
+	return "kubediff"
+}
+
+func newRootCommand(name string, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "kubediff",
+		Use:         "kubediff",
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: name},
 		Short: "Watch every resource in a Kubernetes cluster and report what changed",
 		Long: `kubediff watches every resource type the API server offers, custom
 resources included, and reports each change as a readable diff: JSON lines
@@ -63,5 +83,8 @@ or text on stdout. Operational logs go to stderr.`,
 		newRulesCommand(stdout),
 		newVersionCommand(stdout),
 	)
+	for _, cmd := range root.Commands() {
+		cmd.Example = strings.ReplaceAll(cmd.Example, "  kubediff ", "  "+name+" ")
+	}
 	return root
 }

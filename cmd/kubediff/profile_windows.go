@@ -1,0 +1,11 @@
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+// profileOnSignal is for benchmarks on Linux: Windows has no SIGUSR1.
+func profileOnSignal(string) {
+	fmt.Fprintln(os.Stderr, "kubediff: KUBEDIFF_CPUPROFILE needs SIGUSR1, which Windows lacks; ignored")
+}
