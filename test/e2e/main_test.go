@@ -113,14 +113,21 @@ func startBinaryWithEnv(t *testing.T, environment []string, args ...string) *run
 // of the run's buffer (a pipe the test reads as it likes).
 func startBinaryTo(t *testing.T, stdout io.Writer, environment []string, args ...string) *run {
 	t.Helper()
-	r := &run{t: t, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan int, 1)}
 	if len(args) > 0 && args[0] == "watch" {
 		args = append(args, "--http-address", "127.0.0.1:0")
 	}
+	return startProcess(t, stdout, environment, kubediff, args...)
+}
+
+// startProcess runs program (kubediff, or kubectl running it as a
+// plugin) with args until it has synced.
+func startProcess(t *testing.T, stdout io.Writer, environment []string, program string, args ...string) *run {
+	t.Helper()
+	r := &run{t: t, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan int, 1)}
 	if stdout == nil {
 		stdout = r.stdout
 	}
-	cmd := exec.Command(kubediff, args...)
+	cmd := exec.Command(program, args...)
 	cmd.Env = append(append(os.Environ(), "KUBECONFIG="+env.Kubeconfig), environment...)
 	cmd.Stdout, cmd.Stderr = stdout, r.stderr
 	if err := cmd.Start(); err != nil {
