@@ -66,7 +66,7 @@ func newRootCommand(name string, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:         "kubediff",
 		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: name},
-		Short: "Watch every resource in a Kubernetes cluster and report what changed",
+		Short:       "Watch every resource in a Kubernetes cluster and report what changed",
 		Long: `kubediff watches every resource type the API server offers, custom
 resources included, and reports each change as a readable diff: JSON lines
 or text on stdout. Operational logs go to stderr.`,
