@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubediff/kubediff/pkg/config"
+	sinktypes "github.com/kubediff/kubediff/pkg/notify/sinks"
 	"github.com/kubediff/kubediff/pkg/diff"
 )
 
@@ -224,7 +225,7 @@ func TestExampleSinksAreValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Sinks) != 2 || cfg.Sinks[1].Match.Labels == "" || cfg.Sinks[0].Options["headers"].(map[string]any)["x-team"] != "platform" {
+	if len(cfg.Sinks) != len(sinktypes.Types) || cfg.Sinks[1].Match.Labels == "" || cfg.Sinks[0].Options["headers"].(map[string]any)["x-team"] != "platform" {
 		t.Fatalf("sinks = %+v", cfg.Sinks)
 	}
 	for _, sc := range cfg.Sinks {

@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/kubediff/kubediff/pkg/notify/otlp"
 )
 
 // Stamped at build time: -ldflags "-X github.com/kubediff/kubediff/internal/cli.version=v1.2.3
@@ -15,6 +17,9 @@ var (
 	version = "dev"
 	commit  = ""
 )
+
+// The OTLP sink reports kubediff's version as service.version.
+func init() { otlp.Version = version }
 
 func newVersionCommand(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{

@@ -40,6 +40,12 @@ func ParseHTTPURL(key, raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// SafeURL renders u for logs: scheme, host and path only, since user info
+// and query strings often carry credentials.
+func SafeURL(u *url.URL) string {
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+}
+
 // envReference is the ${NAME} form config values may use.
 var envReference = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 

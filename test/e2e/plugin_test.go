@@ -51,7 +51,7 @@ func TestKubectlRunsKubediffAsAPlugin(t *testing.T) {
 	if _, err := cms.Patch(bg, "settings", types.MergePatchType, []byte(`{"data":{"v":"1"}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := w.waitRecords("ConfigMap", ns, "settings", 1); got[0].Changed != "data.v" {
+	if got := w.waitRecords("ConfigMap", ns, "settings", 1); got[0].Changed != "data" {
 		t.Fatalf("kubectl kubediff watch reported %+v", got[0])
 	}
 }

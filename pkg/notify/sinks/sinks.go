@@ -5,6 +5,7 @@ package sinks
 
 import (
 	"github.com/kubediff/kubediff/pkg/notify"
+	"github.com/kubediff/kubediff/pkg/notify/otlp"
 	"github.com/kubediff/kubediff/pkg/notify/slack"
 	"github.com/kubediff/kubediff/pkg/notify/webhook"
 )
@@ -13,6 +14,7 @@ import (
 var Types = []notify.SinkType{
 	webhook.Type,
 	slack.Type,
+	otlp.Type,
 }
 
 // Lookup returns the sink type called name.

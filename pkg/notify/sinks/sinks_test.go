@@ -30,6 +30,9 @@ var leakOptions = map[string]func(base string) map[string]any{
 		return map[string]any{"url": base + "/hook?token=" + canaryToken, "secret": canaryHMAC,
 			"headers": map[string]any{"Authorization": "Bearer " + canaryToken}}
 	},
+	"otlp": func(base string) map[string]any {
+		return map[string]any{"endpoint": base + "/?token=" + canaryToken, "headers": map[string]any{"Authorization": "Bearer " + canaryToken}}
+	},
 	"slack": func(base string) map[string]any {
 		return map[string]any{"token": canaryToken, "channel": "#changes", "apiURL": base + "/api/?token=" + canaryToken}
 	},

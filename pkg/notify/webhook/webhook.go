@@ -86,15 +86,9 @@ func New(opts Options) (*Sink, error) {
 			// "succeeds", and carry the headers to another host.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
-		safeURL:  SafeURL(u),
+		safeURL:  notify.SafeURL(u),
 		endpoint: u,
 	}, nil
-}
-
-// SafeURL renders u for logs: scheme, host and path only, since user info
-// and query strings often carry credentials.
-func SafeURL(u *url.URL) string {
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 }
 
 // Notify implements notify.Notifier.

@@ -1,0 +1,222 @@
+// Package otlp sends change records to an OpenTelemetry collector as OTLP
+// log records (HTTP/protobuf), through the OpenTelemetry Go SDK's logger
+// and exporter. Each record is one log record: its JSON as the body, its
+// fields as attributes named after the semantic conventions where they
+// have a name (k8s.namespace.name, k8s.deployment.name, …) and under
+// kubediff.* otherwise.
+package otlp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
+	otellog "go.opentelemetry.io/otel/log"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	"go.opentelemetry.io/otel/sdk/resource"
+	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
+
+	"github.com/kubediff/kubediff/pkg/notify"
+	"github.com/kubediff/kubediff/pkg/record"
+)
+
+// maxBatch is how many records one export carries.
+const maxBatch = 100
+
+// Options configure an OTLP sink.
+type Options struct {
+	// Endpoint is the collector's base URL (http://collector:4318); logs
+	// go to its /v1/logs.
+	Endpoint string
+	Headers  map[string]string
+	Timeout  time.Duration
+	// Version is kubediff's, reported as the service version.
+	Version string
+}
+
+// Sink exports records as OTLP log records.
+type Sink struct {
+	safeURL  string
+	exporter *otlploghttp.Exporter
+	provider *sdklog.LoggerProvider
+	logger   otellog.Logger
+	capture  *capture
+
+	mu sync.Mutex // one export at a time: capture holds the batch being built
+}
+
+// New returns an OTLP sink, or an error naming what is wrong.
+func New(opts Options) (*Sink, error) {
+	u, err := notify.ParseHTTPURL("endpoint", opts.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	logsURL := *u
+	logsURL.Path = strings.TrimSuffix(u.Path, "/") + "/v1/logs"
+	exporter, err := otlploghttp.New(context.Background(),
+		otlploghttp.WithEndpointURL(logsURL.String()),
+		otlploghttp.WithHeaders(opts.Headers),
+		otlploghttp.WithTimeout(opts.Timeout),
+		// kubediff's queue retries, with its backoff, per sink.
+		otlploghttp.WithRetry(otlploghttp.RetryConfig{Enabled: false}))
+	if err != nil {
+		return nil, fmt.Errorf("endpoint: %s", scrub(err.Error()))
+	}
+	res := resource.NewSchemaless(semconv.ServiceName("kubediff"), semconv.ServiceVersion(opts.Version))
+	c := &capture{}
+	provider := sdklog.NewLoggerProvider(sdklog.WithResource(res), sdklog.WithProcessor(c))
+	return &Sink{safeURL: notify.SafeURL(&logsURL), exporter: exporter, provider: provider,
+		logger: provider.Logger("github.com/kubediff/kubediff"), capture: c}, nil
+}
+
+// MaxBatch implements notify.BatchNotifier.
+func (s *Sink) MaxBatch() int { return maxBatch }
+
+// Notify implements notify.Notifier.
+func (s *Sink) Notify(ctx context.Context, c record.Change) error {
+	return s.NotifyBatch(ctx, []record.Change{c})
+}
+
+// NotifyBatch exports records in one request.
+func (s *Sink) NotifyBatch(ctx context.Context, cs []record.Change) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range cs {
+		r, err := logRecord(c)
+		if err != nil {
+			return err
+		}
+		s.logger.Emit(ctx, r)
+	}
+	return s.classify(s.exporter.Export(ctx, s.capture.take()))
+}
+
+// Close implements notify.Closer.
+func (s *Sink) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return errors.Join(s.provider.Shutdown(ctx), s.exporter.Shutdown(ctx))
+}
+
+// classify sorts the exporter's answers as the other sinks do: a 429,
+// 502, 503 or 504 (the exporter marks them retryable) and network
+// failures retry; anything else is final. The collector's URL is scrubbed
+// of credentials.
+func (s *Sink) classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := fmt.Errorf("otlp %s: %s", s.safeURL, scrub(err.Error()))
+	var ne net.Error
+	if strings.Contains(err.Error(), "retry-able request failure") || errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) {
+		return notify.Transient(msg)
+	}
+	return msg
+}
+
+// urlPattern finds URLs in an error's text.
+var urlPattern = regexp.MustCompile(`https?://[^\s"']+`)
+
+// scrub replaces each URL in s with its safe form (no user info, no query).
+func scrub(s string) string {
+	return urlPattern.ReplaceAllStringFunc(s, func(raw string) string {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return "(a URL)"
+		}
+		return notify.SafeURL(u)
+	})
+}
+
+// logRecord turns a change record into an OTLP log record.
+func logRecord(c record.Change) (otellog.Record, error) {
+	var r otellog.Record
+	body, err := json.Marshal(c)
+	if err != nil {
+		return r, err
+	}
+	r.SetEventName("kubediff.change")
+	r.SetTimestamp(time.Time(c.Time))
+	r.SetObservedTimestamp(time.Now())
+	r.SetSeverity(otellog.SeverityInfo)
+	r.SetSeverityText("INFO")
+	r.SetBody(attribute.StringValue(string(body)))
+	r.AddAttributes(Attributes(c)...)
+	return r, nil
+}
+
+// kindAttribute is the semantic conventions' attribute naming an object
+// of kinds that have one (k8s.deployment.name, k8s.pod.uid).
+var semconvKinds = map[string]string{
+	"Pod": "pod", "Deployment": "deployment", "ReplicaSet": "replicaset", "StatefulSet": "statefulset",
+	"DaemonSet": "daemonset", "Job": "job", "CronJob": "cronjob", "Node": "node", "Namespace": "namespace",
+}
+
+// Attributes are a record's fields as log attributes.
+func Attributes(c record.Change) []attribute.KeyValue {
+	attrs := []attribute.KeyValue{
+		attribute.String("kubediff.id", c.ID),
+		attribute.String("kubediff.type", c.Type),
+		attribute.String("k8s.object.api_version", c.APIVersion),
+		attribute.String("k8s.object.kind", c.Kind),
+		attribute.String("k8s.object.resource", c.Resource),
+		attribute.String("k8s.object.name", c.Name),
+		attribute.String("k8s.object.uid", c.UID),
+		attribute.String("k8s.object.resource_version", c.ResourceVersion),
+	}
+	if c.Namespace != "" {
+		attrs = append(attrs, attribute.String("k8s.namespace.name", c.Namespace))
+	}
+	if kind, ok := semconvKinds[c.Kind]; ok {
+		attrs = append(attrs, attribute.String("k8s."+kind+".name", c.Name), attribute.String("k8s."+kind+".uid", c.UID))
+	}
+	if c.Changed != "" {
+		attrs = append(attrs, attribute.String("kubediff.changed", c.Changed))
+	}
+	if c.Manager != nil {
+		attrs = append(attrs, attribute.String("kubediff.manager", c.Manager.Name))
+	}
+	if c.Owner != nil {
+		attrs = append(attrs, attribute.String("kubediff.owner", c.Owner.String()))
+	}
+	if c.AfterGap {
+		attrs = append(attrs, attribute.Bool("kubediff.after_gap", true))
+	}
+	return attrs
+}
+
+// capture is the logger's processor: it keeps what the logger emits so
+// that NotifyBatch exports it itself and learns the outcome, which the
+// SDK's processors would only hand to a global error handler.
+type capture struct {
+	mu      sync.Mutex
+	records []sdklog.Record
+}
+
+func (c *capture) OnEmit(_ context.Context, r *sdklog.Record) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.records = append(c.records, r.Clone())
+	return nil
+}
+
+func (c *capture) take() []sdklog.Record {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.records
+	c.records = nil
+	return out
+}
+
+func (c *capture) Enabled(context.Context, sdklog.EnabledParameters) bool { return true }
+func (c *capture) Shutdown(context.Context) error                         { return nil }
+func (c *capture) ForceFlush(context.Context) error                       { return nil }
