@@ -16,8 +16,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubediff/kubediff/pkg/config"
-	sinktypes "github.com/kubediff/kubediff/pkg/notify/sinks"
 	"github.com/kubediff/kubediff/pkg/diff"
+	sinktypes "github.com/kubediff/kubediff/pkg/notify/sinks"
 )
 
 func writeFile(t *testing.T, content string) string {
