@@ -8,7 +8,7 @@ LDFLAGS  := -s -w -X github.com/kubediff/kubediff/internal/cli.version=$(VERSION
 TESTENV  := .testenv/bin
 export KUBEBUILDER_ASSETS := $(abspath $(TESTENV))
 
-.PHONY: all build dist testenv peers tools test unit e2e demo bench microbench vet lint tidy-check lint-dockerfile fmt clean
+.PHONY: all build dist testenv peers helm tools test unit e2e demo bench microbench vet lint tidy-check lint-dockerfile fmt clean
 
 all: build
 
@@ -24,8 +24,8 @@ $(TESTENV_BINS) &: hack/testenv/go.mod hack/testenv/go.sum hack/testenv/build.sh
 	hack/testenv/build.sh
 	@touch $(TESTENV_BINS)
 
-## dist: release archives for linux, darwin and windows on amd64 and arm64, checksums, and the krew manifest (dist/plugins/kubediff.yaml)
-dist:
+## dist: release archives for linux, darwin and windows on amd64 and arm64, checksums, the krew manifest (dist/plugins/kubediff.yaml) and the Helm chart package
+dist: helm
 	hack/dist.sh $(VERSION) "$(LDFLAGS)" dist
 
 ## peers: kubewatch, which the living-cluster test runs beside kubediff for comparison (hack/peers)
@@ -35,7 +35,7 @@ $(TESTENV)/kubewatch: hack/peers/go.mod hack/peers/go.sum hack/peers/build.sh
 peers: $(TESTENV)/kubewatch
 
 ## test: every test, with the race detector, against the local control plane
-test: testenv peers vet
+test: testenv peers helm vet
 	$(GO) test -race -count=1 -timeout 25m ./...
 
 ## unit: tests that need no control plane
@@ -64,6 +64,13 @@ $(TOOLS)/golangci-lint: hack/tools/go.mod hack/tools/go.sum hack/tools/build.sh
 	hack/tools/build.sh golangci-lint
 	@touch $@
 
+$(TOOLS)/helm: hack/helm/go.mod hack/helm/go.sum hack/tools/build.sh
+	hack/tools/build.sh -m hack/helm helm
+	@touch $@
+
+## helm: Helm, pinned in hack/helm, built into .tools/bin (the chart's tests use it)
+helm: $(TOOLS)/helm
+
 ## lint: golangci-lint with .golangci.yml, at the version pinned in hack/tools
 lint: $(TOOLS)/golangci-lint
 	$(TOOLS)/golangci-lint run ./...
@@ -74,6 +81,7 @@ tidy-check:
 	cd hack/tools && $(GO) mod tidy -diff
 	cd hack/testenv && $(GO) mod tidy -diff
 	cd hack/peers && $(GO) mod tidy -diff
+	cd hack/helm && $(GO) mod tidy -diff
 
 ## lint-dockerfile: lint the Dockerfile (no Docker engine needed)
 lint-dockerfile:

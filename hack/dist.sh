@@ -55,4 +55,14 @@ spec:
   platforms:
 $entries
 YAML
+# The Helm chart, versioned as the release (a non-release build gets a
+# pre-release version named after it).
+helm="$root/.tools/bin/helm"
+if [ -x "$helm" ]; then
+  chart_version=${version#v}
+  [[ $chart_version =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] || chart_version="0.0.0-$chart_version"
+  "$helm" package "$root/charts/kubediff" --version "$chart_version" --app-version "$version" -d "$out" >&2
+else
+  echo "no .tools/bin/helm (make helm): the chart is not packaged" >&2
+fi
 echo "wrote $out: $(ls "$out" | tr '\n' ' ')" >&2

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Builds the developer tools pinned in this module (its `tool` lines) into
-# .tools/bin, e.g. `hack/tools/build.sh golangci-lint`. Built binaries are
-# cached outside the checkout, keyed by this module's go.mod and go.sum, so
-# fresh clones on the same machine reuse them.
+# .tools/bin, e.g. `hack/tools/build.sh golangci-lint`; with -m DIR, those
+# of another tools module (`hack/tools/build.sh -m hack/helm helm`). Built
+# binaries are cached outside the checkout, keyed by the module's go.mod
+# and go.sum, so fresh clones on the same machine reuse them.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out="$here/../../.tools/bin"
+if [ "${1:-}" = -m ]; then
+  here=$(cd "$2" && pwd)
+  shift 2
+fi
 key=$(cat "$here/go.mod" "$here/go.sum" | sha256sum | cut -c1-16)
 cache="${KUBEDIFF_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubediff/tools-$key}"
 mkdir -p "$out" "$cache"

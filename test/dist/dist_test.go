@@ -53,6 +53,9 @@ func TestDistArchivesChecksumsAndKrewManifestAgree(t *testing.T) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("hack/dist.sh: %v\n%s", err, b)
 	}
+	if _, err := os.Stat(filepath.Join(out, "kubediff-9.9.9-test.tgz")); err != nil {
+		t.Errorf("the Helm chart was not packaged with the release's version: %v", err)
+	}
 	sums := map[string]string{}
 	b, err := os.ReadFile(filepath.Join(out, "checksums.txt"))
 	if err != nil {

@@ -1,0 +1,109 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// helm runs the Helm binary `make helm` builds from hack/helm.
+func helm(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	bin := filepath.Join(repoRoot(t), ".tools", "bin", "helm")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("helm is not built (make helm): %v", err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestHelmChart: the chart lints, renders with default and namespaced
+// values into manifests the API server accepts (server-side dry run),
+// refuses a wrong value with a message naming it, and its RBAC is enough
+// for kubediff, running as the chart's ServiceAccount, to elect a leader
+// and report a change.
+func TestHelmChart(t *testing.T) {
+	chart := filepath.Join(repoRoot(t), "charts", "kubediff")
+	namespaced := filepath.Join(chart, "ci", "namespaced-values.yaml")
+	const release = "chart-test"
+	for _, ns := range []string{release, "team-a", "team-b"} {
+		ensureNamespace(t, ns)
+	}
+	for _, args := range [][]string{{"lint", chart, "--strict"}, {"lint", chart, "--strict", "-f", namespaced}} {
+		if out, err := helm(t, args...); err != nil {
+			t.Fatalf("helm %v: %v\n%s", args, err, out)
+		}
+	}
+	render := func(extra ...string) string {
+		t.Helper()
+		out, err := helm(t, append([]string{"template", release, chart, "--namespace", release}, extra...)...)
+		if err != nil {
+			t.Fatalf("helm template %v: %v\n%s", extra, err, out)
+		}
+		return out
+	}
+	defaults, nsMode := render(), render("-f", namespaced)
+	for name, manifests := range map[string]string{"default values": defaults, "namespaced values": nsMode} {
+		if out := kubectl(t, manifests, "apply", "--dry-run=server", "-f", "-"); !strings.Contains(out, "(server dry run)") {
+			t.Fatalf("%s: dry run:\n%s", name, out)
+		}
+	}
+	if !strings.Contains(nsMode, "kind: StatefulSet") || !strings.Contains(nsMode, "volumeClaimTemplates") || strings.Contains(nsMode, "kind: ClusterRole\nmetadata:\n  name: chart-test-kubediff-read") {
+		t.Errorf("namespaced values: want a StatefulSet with a claim per replica and Roles, not a cluster-wide read role:\n%s", nsMode)
+	}
+	// The config file the chart writes is one kubediff accepts.
+	for name, manifests := range map[string]string{"default values": defaults, "namespaced values": nsMode} {
+		var cm corev1.ConfigMap
+		for _, doc := range strings.Split(manifests, "\n---\n") {
+			if strings.Contains(doc, "\nkind: ConfigMap\n") {
+				if err := yaml.Unmarshal([]byte(doc), &cm); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		file := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(file, []byte(cm.Data["config.yaml"]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr syncBuffer
+		if code := runCLI(&stdout, &stderr, "resources", "--kubeconfig", env.Kubeconfig, "--config", file); code != 0 {
+			t.Errorf("%s: kubediff refuses the chart's config file (exit %d): %s\n%s", name, code, stderr.String(), cm.Data["config.yaml"])
+		}
+	}
+	if strings.Contains(defaults+nsMode, "xoxb") {
+		t.Error("a credential appears in the rendered chart")
+	}
+	for set, want := range map[string]string{"replicaCount=0": "/replicaCount", "rbac.mode=everywhere": "/rbac/mode", "persistence.size=lots": "/persistence/size"} {
+		out, err := helm(t, "template", release, chart, "--set", set)
+		if err == nil || !strings.Contains(out, want) {
+			t.Errorf("--set %s: err %v, output %q; want a failure naming %s", set, err, out, want)
+		}
+	}
+
+	// For real: the default chart's objects, then kubediff as its
+	// ServiceAccount with exactly its RBAC.
+	kubectl(t, defaults, "apply", "-f", "-")
+	kc := impersonating(t, "system:serviceaccount:"+release+":"+release+"-kubediff", "system:serviceaccounts", "system:serviceaccounts:"+release, "system:authenticated")
+	ns := newNamespace(t)
+	w := startWatchAs(t, kc, "--leader-elect", "--leader-election-namespace", release, "--leader-election-id", release+"-kubediff",
+		"--leader-election-lease-duration", "4s", "--leader-election-renew-deadline", "3s", "--leader-election-retry-period", "1s")
+	eventually(t, "kubediff to lead", func() bool { return strings.Contains(w.stderr.String(), "leading: emitting records") })
+	if _, err := clients.CoreV1().ConfigMaps(ns).Create(bg, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "charted"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.waitRecords("ConfigMap", ns, "charted", 1)
+	if !strings.Contains(w.stderr.String(), `msg="not watching a type kubediff may not read" resource=secrets`) {
+		t.Errorf("Secrets should be forbidden with rbac.secrets false:\n%s", w.stderr.String())
+	}
+	if strings.Contains(w.stderr.String(), "level=ERROR") {
+		t.Errorf("errors running with the chart's RBAC:\n%s", w.stderr.String())
+	}
+}
