@@ -142,11 +142,11 @@ func TestLogStackRecipes(t *testing.T) {
 	for _, c := range w.records() {
 		a := map[string]any{}
 		for _, kv := range otlp.Attributes(c) {
-			a[string(kv.Key)] = kv.Value.Emit()
+			a[string(kv.Key)] = kv.Value.String()
 		}
 		attrs = append(attrs, a)
 	}
-	named := regexp.MustCompile(`attributes\["([a-z0-9_.]+)"\]|` + "`((?:kubediff|k8s)\\.[a-z_.]+)`").FindAllStringSubmatch(doc, -1)
+	named := regexp.MustCompile(`attributes\["([a-z0-9_.]+)"\]|`+"`((?:kubediff|k8s)\\.[a-z_.]+)`").FindAllStringSubmatch(doc, -1)
 	if len(named) < 8 {
 		t.Errorf("found only %d attributes in the collector recipe: the check is not reading them", len(named))
 	}
