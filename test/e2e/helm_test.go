@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -91,19 +90,5 @@ func TestHelmChart(t *testing.T) {
 	// For real: the default chart's objects, then kubediff as its
 	// ServiceAccount with exactly its RBAC.
 	kubectl(t, defaults, "apply", "-f", "-")
-	kc := impersonating(t, "system:serviceaccount:"+release+":"+release+"-kubediff", "system:serviceaccounts", "system:serviceaccounts:"+release, "system:authenticated")
-	ns := newNamespace(t)
-	w := startWatchAs(t, kc, "--leader-elect", "--leader-election-namespace", release, "--leader-election-id", release+"-kubediff",
-		"--leader-election-lease-duration", "4s", "--leader-election-renew-deadline", "3s", "--leader-election-retry-period", "1s")
-	eventually(t, "kubediff to lead", func() bool { return strings.Contains(w.stderr.String(), "leading: emitting records") })
-	if _, err := clients.CoreV1().ConfigMaps(ns).Create(bg, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "charted"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	w.waitRecords("ConfigMap", ns, "charted", 1)
-	if !strings.Contains(w.stderr.String(), `msg="not watching a type kubediff may not read" resource=secrets`) {
-		t.Errorf("Secrets should be forbidden with rbac.secrets false:\n%s", w.stderr.String())
-	}
-	if strings.Contains(w.stderr.String(), "level=ERROR") {
-		t.Errorf("errors running with the chart's RBAC:\n%s", w.stderr.String())
-	}
+	runsAs(t, release, release+"-kubediff", release+"-kubediff")
 }
