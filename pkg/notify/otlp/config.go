@@ -11,7 +11,7 @@ import (
 
 // Type is the OTLP sink type: type: otlp in a sinks entry.
 var Type = notify.SinkType{Name: "otlp", NewConfig: func() notify.SinkConfig {
-	return &Config{Protocol: "http/protobuf", Timeout: 10 * time.Second}
+	return &Config{Protocol: HTTPProtobuf, Timeout: 10 * time.Second}
 }}
 
 // Config is an OTLP sink's keys. Endpoint and header values may name
@@ -32,8 +32,8 @@ func (c *Config) Validate() error {
 	} else if _, err := notify.ParseHTTPURL("endpoint", notify.ExpandEnv(c.Endpoint)); err != nil {
 		errs = append(errs, err)
 	}
-	if c.Protocol != "http/protobuf" {
-		errs = append(errs, fmt.Errorf("protocol: %q is not supported (http/protobuf is; grpc is not built in yet)", c.Protocol))
+	if c.Protocol != HTTPProtobuf && c.Protocol != GRPC {
+		errs = append(errs, fmt.Errorf("protocol: %q is not one of %s, %s", c.Protocol, HTTPProtobuf, GRPC))
 	}
 	if c.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("timeout: %s is negative", c.Timeout))
@@ -51,7 +51,7 @@ func (c *Config) Build(*slog.Logger) (notify.Notifier, error) {
 	for k, v := range c.Headers {
 		headers[k] = notify.ExpandEnv(v)
 	}
-	sink, err := New(Options{Endpoint: notify.ExpandEnv(c.Endpoint), Headers: headers, Timeout: c.Timeout, Version: Version})
+	sink, err := New(Options{Endpoint: notify.ExpandEnv(c.Endpoint), Protocol: c.Protocol, Headers: headers, Timeout: c.Timeout, Version: Version})
 	if err != nil {
 		return nil, err // not a nil *Sink in a non-nil Notifier
 	}

@@ -1,5 +1,5 @@
 // Package otlp sends change records to an OpenTelemetry collector as OTLP
-// log records (HTTP/protobuf), through the OpenTelemetry Go SDK's logger
+// log records (HTTP/protobuf or gRPC), through the OpenTelemetry Go SDK's logger
 // and exporter. Each record is one log record: its JSON as the body, its
 // fields as attributes named after the semantic conventions where they
 // have a name (k8s.namespace.name, k8s.deployment.name, …) and under
@@ -19,11 +19,14 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
 	otellog "go.opentelemetry.io/otel/log"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/resource"
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/kubediff/kubediff/pkg/notify"
 	"github.com/kubediff/kubediff/pkg/record"
@@ -32,11 +35,19 @@ import (
 // maxBatch is how many records one export carries.
 const maxBatch = 100
 
+// Protocols.
+const (
+	HTTPProtobuf = "http/protobuf"
+	GRPC         = "grpc"
+)
+
 // Options configure an OTLP sink.
 type Options struct {
-	// Endpoint is the collector's base URL (http://collector:4318); logs
-	// go to its /v1/logs.
+	// Endpoint is the collector's base URL (http://collector:4318); with
+	// HTTP, logs go to its /v1/logs.
 	Endpoint string
+	// Protocol is HTTPProtobuf (the default) or GRPC.
+	Protocol string
 	Headers  map[string]string
 	Timeout  time.Duration
 	// Version is kubediff's, reported as the service version.
@@ -46,12 +57,18 @@ type Options struct {
 // Sink exports records as OTLP log records.
 type Sink struct {
 	safeURL  string
-	exporter *otlploghttp.Exporter
+	exporter exporter
 	provider *sdklog.LoggerProvider
 	logger   otellog.Logger
 	capture  *capture
 
 	mu sync.Mutex // one export at a time: capture holds the batch being built
+}
+
+// exporter is the OpenTelemetry SDK's OTLP log exporter, either protocol.
+type exporter interface {
+	Export(ctx context.Context, records []sdklog.Record) error
+	Shutdown(ctx context.Context) error
 }
 
 // New returns an OTLP sink, or an error naming what is wrong.
@@ -60,21 +77,33 @@ func New(opts Options) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	logsURL := *u
-	logsURL.Path = strings.TrimSuffix(u.Path, "/") + "/v1/logs"
-	exporter, err := otlploghttp.New(context.Background(),
-		otlploghttp.WithEndpointURL(logsURL.String()),
-		otlploghttp.WithHeaders(opts.Headers),
-		otlploghttp.WithTimeout(opts.Timeout),
-		// kubediff's queue retries, with its backoff, per sink.
-		otlploghttp.WithRetry(otlploghttp.RetryConfig{Enabled: false}))
+	target := *u
+	var exp exporter
+	switch opts.Protocol {
+	case "", HTTPProtobuf:
+		target.Path = strings.TrimSuffix(u.Path, "/") + "/v1/logs"
+		exp, err = otlploghttp.New(context.Background(),
+			otlploghttp.WithEndpointURL(target.String()),
+			otlploghttp.WithHeaders(opts.Headers),
+			otlploghttp.WithTimeout(opts.Timeout),
+			// kubediff's queue retries, with its backoff, per sink.
+			otlploghttp.WithRetry(otlploghttp.RetryConfig{Enabled: false}))
+	case GRPC:
+		exp, err = otlploggrpc.New(context.Background(),
+			otlploggrpc.WithEndpointURL(target.String()),
+			otlploggrpc.WithHeaders(opts.Headers),
+			otlploggrpc.WithTimeout(opts.Timeout),
+			otlploggrpc.WithRetry(otlploggrpc.RetryConfig{Enabled: false}))
+	default:
+		return nil, fmt.Errorf("protocol: %q is not one of %s, %s", opts.Protocol, HTTPProtobuf, GRPC)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("endpoint: %s", scrub(err.Error()))
 	}
 	res := resource.NewSchemaless(semconv.ServiceName("kubediff"), semconv.ServiceVersion(opts.Version))
 	c := &capture{}
 	provider := sdklog.NewLoggerProvider(sdklog.WithResource(res), sdklog.WithProcessor(c))
-	return &Sink{safeURL: notify.SafeURL(&logsURL), exporter: exporter, provider: provider,
+	return &Sink{safeURL: notify.SafeURL(&target), exporter: exp, provider: provider,
 		logger: provider.Logger("github.com/kubediff/kubediff"), capture: c}, nil
 }
 
@@ -107,17 +136,23 @@ func (s *Sink) Close() error {
 	return errors.Join(s.provider.Shutdown(ctx), s.exporter.Shutdown(ctx))
 }
 
-// classify sorts the exporter's answers as the other sinks do: a 429,
-// 502, 503 or 504 (the exporter marks them retryable) and network
-// failures retry; anything else is final. The collector's URL is scrubbed
-// of credentials.
+// classify sorts the exporter's answers as the other sinks do: what OTLP
+// calls retryable (HTTP 429, 502, 503, 504, which the HTTP exporter marks;
+// gRPC Unavailable, ResourceExhausted, DeadlineExceeded, Aborted,
+// OutOfRange, DataLoss) and network failures retry; anything else is
+// final. The collector's URL is scrubbed of credentials.
 func (s *Sink) classify(err error) error {
 	if err == nil {
 		return nil
 	}
 	msg := fmt.Errorf("otlp %s: %s", s.safeURL, scrub(err.Error()))
 	var ne net.Error
-	if strings.Contains(err.Error(), "retry-able request failure") || errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) {
+	switch {
+	case strings.Contains(err.Error(), "retry-able request failure"), errors.As(err, &ne), errors.Is(err, context.DeadlineExceeded):
+		return notify.Transient(msg)
+	}
+	switch status.Code(err) {
+	case codes.Unavailable, codes.ResourceExhausted, codes.DeadlineExceeded, codes.Aborted, codes.OutOfRange, codes.DataLoss:
 		return notify.Transient(msg)
 	}
 	return msg

@@ -1,8 +1,10 @@
 package otlp
 
 import (
+	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +14,10 @@ import (
 
 	collogpb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
 	logpb "go.opentelemetry.io/proto/otlp/logs/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kubediff/kubediff/pkg/notify"
@@ -19,9 +25,12 @@ import (
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
-// receiver decodes OTLP/HTTP protobuf log exports, as a collector's
-// receiver does; it answers 503 to its first failFirst requests.
+// receiver decodes OTLP log exports, as a collector's receiver does,
+// over HTTP/protobuf (ServeHTTP) or gRPC (Export); it fails its first
+// failFirst requests as a collector starting up would (503, Unavailable).
 type receiver struct {
+	collogpb.UnimplementedLogsServiceServer
+
 	mu        sync.Mutex
 	failFirst int
 	requests  int
@@ -30,25 +39,18 @@ type receiver struct {
 	logs      []*logpb.LogRecord
 }
 
-func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+// failing counts a request and reports whether to fail it.
+func (r *receiver) failing() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.requests++
-	if req.URL.Path != "/otel/v1/logs" || req.Header.Get("Content-Type") != "application/x-protobuf" {
-		http.Error(w, "not an OTLP logs export", http.StatusNotFound)
-		return
-	}
-	if r.requests <= r.failFirst {
-		http.Error(w, "collector starting", http.StatusServiceUnavailable)
-		return
-	}
-	body, _ := io.ReadAll(req.Body)
-	var export collogpb.ExportLogsServiceRequest
-	if err := proto.Unmarshal(body, &export); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	r.auth = append(r.auth, req.Header.Get("Authorization"))
+	return r.requests <= r.failFirst
+}
+
+func (r *receiver) add(auth string, export *collogpb.ExportLogsServiceRequest) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.auth = append(r.auth, auth)
 	for _, rl := range export.ResourceLogs {
 		res := map[string]string{}
 		for _, kv := range rl.GetResource().GetAttributes() {
@@ -61,8 +63,55 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			}
 		}
 	}
+}
+
+func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.URL.Path != "/otel/v1/logs" || req.Header.Get("Content-Type") != "application/x-protobuf" {
+		http.Error(w, "not an OTLP logs export", http.StatusNotFound)
+		return
+	}
+	if r.failing() {
+		http.Error(w, "collector starting", http.StatusServiceUnavailable)
+		return
+	}
+	body, _ := io.ReadAll(req.Body)
+	var export collogpb.ExportLogsServiceRequest
+	if err := proto.Unmarshal(body, &export); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	r.add(req.Header.Get("Authorization"), &export)
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	w.WriteHeader(http.StatusOK)
+}
+
+// Export implements the OTLP logs gRPC service.
+func (r *receiver) Export(ctx context.Context, export *collogpb.ExportLogsServiceRequest) (*collogpb.ExportLogsServiceResponse, error) {
+	if r.failing() {
+		return nil, status.Error(codes.Unavailable, "collector starting")
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	r.add(strings.Join(md.Get("authorization"), ","), export)
+	return &collogpb.ExportLogsServiceResponse{}, nil
+}
+
+// start serves rcv with protocol and returns the sink's endpoint.
+func start(t *testing.T, protocol string, rcv *receiver) string {
+	t.Helper()
+	if protocol == HTTPProtobuf {
+		srv := httptest.NewServer(rcv)
+		t.Cleanup(srv.Close)
+		return srv.URL + "/otel/"
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	collogpb.RegisterLogsServiceServer(srv, rcv)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	return "http://" + lis.Addr().String()
 }
 
 func attrs(lr *logpb.LogRecord) map[string]string {
@@ -74,15 +123,20 @@ func attrs(lr *logpb.LogRecord) map[string]string {
 }
 
 // TestEveryRecordArrivesWithItsAttributes: records exported through the
-// sink's queue reach an OTLP receiver as log records carrying the
-// record's fields as attributes and its JSON as the body; a 503 is
-// retried; the configured auth header is sent.
+// sink's queue, over either protocol, reach an OTLP receiver as log
+// records carrying the record's fields as attributes and its JSON as the
+// body; a collector starting up (503, Unavailable) is retried; the
+// configured auth header is sent.
 func TestEveryRecordArrivesWithItsAttributes(t *testing.T) {
+	for _, protocol := range []string{HTTPProtobuf, GRPC} {
+		t.Run(protocol, func(t *testing.T) { exportsEveryRecord(t, protocol) })
+	}
+}
+
+func exportsEveryRecord(t *testing.T, protocol string) {
 	const token = "Bearer otlp-canary-5e6f"
 	rcv := &receiver{failFirst: 1}
-	srv := httptest.NewServer(rcv)
-	defer srv.Close()
-	sink, err := New(Options{Endpoint: srv.URL + "/otel/", Headers: map[string]string{"Authorization": token}, Timeout: 5 * time.Second, Version: "v1.2.3"})
+	sink, err := New(Options{Endpoint: start(t, protocol, rcv), Protocol: protocol, Headers: map[string]string{"Authorization": token}, Timeout: 5 * time.Second, Version: "v1.2.3"})
 	if err != nil {
 		t.Fatal(err)
 	}
