@@ -39,12 +39,16 @@ type options struct {
 	updates      int
 	rate         int // updates per second
 	burst        int // updates sent as fast as possible afterwards
-	binary, out  string
+	// sideUpdates bounds the side-by-side phases (kubectl get -w, the
+	// state dir): half of updates, at most this many.
+	sideUpdates int
+	binary, out string
 }
 
 func main() {
 	var o options
 	quick := flag.Bool("quick", false, "quick mode: under two minutes")
+	scale := flag.Bool("scale", false, "scale mode: 300,000 objects over 100 namespaces, 2,000 updates/s for 60 s (10-20 minutes)")
 	flag.IntVar(&o.small, "small", 2000, "ConfigMaps at the first memory point")
 	flag.IntVar(&o.large, "large", 10000, "ConfigMaps at the second memory point")
 	flag.IntVar(&o.namespaces, "namespaces", 10, "namespaces the objects are spread over")
@@ -52,11 +56,19 @@ func main() {
 	flag.IntVar(&o.updates, "updates", 3000, "updates applied at -rate")
 	flag.IntVar(&o.rate, "rate", 100, "updates per second")
 	flag.IntVar(&o.burst, "burst", 5000, "updates applied as fast as the API server takes them, after the paced ones")
+	flag.IntVar(&o.sideUpdates, "side-updates", 1<<30, "at most this many updates in each side-by-side phase (kubectl, state dir)")
 	flag.StringVar(&o.binary, "kubediff", "bin/kubediff", "kubediff binary to measure")
 	flag.StringVar(&o.out, "out", "bench-results.json", "where to write the JSON results")
 	flag.Parse()
-	if *quick {
+	switch {
+	case *quick:
 		o.small, o.large, o.namespaces, o.deployments, o.updates, o.burst = 1000, 3000, 4, 50, 1000, 1500
+	case *scale:
+		// The scale: 300,000 objects (ConfigMaps of the usual size
+		// and Deployments), 2,000 updates a second for a minute (or as many
+		// as the local API server takes: the achieved rate is reported).
+		o.small, o.large, o.namespaces, o.deployments = 150000, 299000, 100, 1000
+		o.updates, o.rate, o.burst, o.sideUpdates = 120000, 2000, 20000, 20000
 	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -216,7 +228,7 @@ func run(o options) error {
 	// For scale, on the same updates: kubectl watching only ConfigMaps
 	// and printing their names. Its own phase, so that serving its watch
 	// does not count in the control plane's CPU above.
-	kubectlUpdates := o.updates / 2
+	kubectlUpdates := min(o.updates/2, o.sideUpdates)
 	step(fmt.Sprintf("%d updates at %d/s with kubectl get -w watching too", kubectlUpdates, o.rate))
 	if res.KubectlCPUPer1000, err = kubectlCPU(ctx, env, cs, kd, nss, o.large, o.updates, kubectlUpdates, o.rate); err != nil {
 		return err
@@ -236,7 +248,7 @@ func run(o options) error {
 	res.BurstLatencyMaxMs = percentile(lat, 1)
 	res.BurstPeakRSSMB = mb(kd.hwm())
 
-	stateUpdates := o.updates / 2
+	stateUpdates := min(o.updates/2, o.sideUpdates)
 	step(fmt.Sprintf("%d updates at %d/s with a second kubediff keeping a state dir", stateUpdates, o.rate))
 	first += o.burst
 	if err := stateCost(ctx, &res, o, env, cs, kd, nss, first, stateUpdates); err != nil {
