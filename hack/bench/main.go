@@ -48,7 +48,7 @@ type options struct {
 func main() {
 	var o options
 	quick := flag.Bool("quick", false, "quick mode: under two minutes")
-	scale := flag.Bool("scale", false, "scale mode: 300,000 objects over 100 namespaces, 2,000 updates/s for 60 s (10-20 minutes)")
+	scale := flag.Bool("scale", false, "scale mode: 300,000 objects over 100 namespaces, 500 updates/s for 60 s, then as fast as the server takes them (about 20 minutes)")
 	flag.IntVar(&o.small, "small", 2000, "ConfigMaps at the first memory point")
 	flag.IntVar(&o.large, "large", 10000, "ConfigMaps at the second memory point")
 	flag.IntVar(&o.namespaces, "namespaces", 10, "namespaces the objects are spread over")
@@ -64,11 +64,13 @@ func main() {
 	case *quick:
 		o.small, o.large, o.namespaces, o.deployments, o.updates, o.burst = 1000, 3000, 4, 50, 1000, 1500
 	case *scale:
-		// The scale: 300,000 objects (ConfigMaps of the usual size
-		// and Deployments), 2,000 updates a second for a minute (or as many
-		// as the local API server takes: the achieved rate is reported).
+		// 300,000 objects (ConfigMaps of the usual size and Deployments)
+		// over 100 namespaces. The paced phase asks 500 updates a second
+		// for a minute: at 2,000/s the local API server on 2 cores,
+		// holding 300,000 objects, timed out PATCH requests after about
+		// a minute (2026-11-23); the burst phase shows the most it takes.
 		o.small, o.large, o.namespaces, o.deployments = 150000, 299000, 100, 1000
-		o.updates, o.rate, o.burst, o.sideUpdates = 120000, 2000, 20000, 20000
+		o.updates, o.rate, o.burst, o.sideUpdates = 30000, 500, 10000, 10000
 	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
