@@ -15,9 +15,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -331,7 +333,13 @@ func (s *Store) Flush() error {
 			if err != nil {
 				return err
 			}
-			for key, o := range tc.objects {
+			if tc.replace {
+				// A full write into an empty bucket: keys in order fill
+				// pages completely instead of splitting them at random.
+				b.FillPercent = 1.0
+			}
+			for _, key := range slices.Sorted(maps.Keys(tc.objects)) {
+				o := tc.objects[key]
 				if o == nil {
 					err = b.Delete([]byte(key))
 				} else {

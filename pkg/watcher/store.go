@@ -112,10 +112,16 @@ func (s *store) Replace(list []any, _ string) error {
 	old := s.objects
 	s.objects = objects
 	s.mu.Unlock()
-	defer s.persist.replace(objects) // after the records, as in put
 	if !s.synced.Swap(true) && !s.restored {
+		// The first list of a type with nothing stored: all of it is
+		// written (in one transaction, in key order).
+		s.persist.replace(objects)
 		return nil
 	}
+	// After the records, as in put; only what differs from the objects
+	// the store held, which are what the disk holds (restored, or written
+	// since): a relist or a restart rewrites little.
+	defer s.persist.update(old, objects)
 	s.restored = false
 	for key, c := range objects {
 		switch was := old[key]; {
@@ -191,6 +197,23 @@ func (p *persisted) replace(objects map[string]*compactObject) {
 		stored[key] = &state.Object{UID: string(c.UID), ResourceVersion: c.ResourceVersion, Raw: c.raw}
 	}
 	p.state.Replace(p.target, stored)
+}
+
+// update writes the difference between two states of the target.
+func (p *persisted) update(old, objects map[string]*compactObject) {
+	if p == nil {
+		return
+	}
+	for key, c := range objects {
+		if was := old[key]; was == nil || was.ResourceVersion != c.ResourceVersion {
+			p.put(key, c)
+		}
+	}
+	for key := range old {
+		if objects[key] == nil {
+			p.delete(key)
+		}
+	}
 }
 
 // restore loads the target's objects as last stored: false when there are
