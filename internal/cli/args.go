@@ -50,7 +50,8 @@ func applyArgs(cfg *config.Config, args []string) error {
 		}
 	}
 	for _, o := range objects {
-		errs = append(errs, config.CheckObject(o))
+		_, _, err := config.ParseObject(o)
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return usageError{fmt.Errorf("arguments: %w", err)}

@@ -24,15 +24,11 @@ import (
 // shell's Tab.
 const completionTimeout = 5 * time.Second
 
-// completer reaches the cluster for completions.
-type completer struct {
-	cmd *cobra.Command
-}
-
-// connect returns clients and the config, or nil when the cluster cannot
-// be reached (completion then offers nothing, silently).
-func (c completer) connect() (*clients, []string) {
-	cfg, err := loadConfigWithArgs(c.cmd, nil)
+// connect returns clients and the namespaces the flags and config name,
+// or nil when the cluster cannot be reached (completion then offers
+// nothing, silently).
+func connect(cmd *cobra.Command) (*clients, []string) {
+	cfg, err := loadConfigWithArgs(cmd, nil)
 	if err != nil {
 		return nil, nil
 	}
@@ -48,20 +44,16 @@ func (c completer) connect() (*clients, []string) {
 	return cl, cfg.Namespaces
 }
 
-func (c completer) types(ctx context.Context, cl *clients) []discovery.Resource {
-	catalog, _ := discovery.New(cl.discovery).Resources(ctx)
-	return catalog.Watchable
-}
-
-// args completes watch's arguments.
-func (c completer) args(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+// completeArgs completes watch's arguments.
+func completeArgs(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
 	defer cancel()
-	cl, namespaces := c.connect()
+	cl, namespaces := connect(cmd)
 	if cl == nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	all := c.types(ctx, cl)
+	catalog, _ := discovery.New(cl.discovery).Resources(ctx)
+	all := catalog.Watchable
 	find := func(name string) *discovery.Resource {
 		i := slices.IndexFunc(all, func(r discovery.Resource) bool { return r.Matches(name) })
 		if i < 0 {
@@ -73,7 +65,7 @@ func (c completer) args(cmd *cobra.Command, args []string, toComplete string) ([
 	case isObject:
 		if r := find(typ); r != nil {
 			var out []string
-			for _, name := range c.names(ctx, cl, *r, namespaces) {
+			for _, name := range objectNames(ctx, cl, *r, namespaces) {
 				if strings.HasPrefix(name, prefix) {
 					out = append(out, typ+"/"+name)
 				}
@@ -82,7 +74,7 @@ func (c completer) args(cmd *cobra.Command, args []string, toComplete string) ([
 		}
 	case len(args) == 1 && !strings.ContainsAny(args[0], "/,"):
 		if r := find(args[0]); r != nil { // kubectl get deployment <names>
-			return c.names(ctx, cl, *r, namespaces), cobra.ShellCompDirectiveNoFileComp
+			return objectNames(ctx, cl, *r, namespaces), cobra.ShellCompDirectiveNoFileComp
 		}
 	case len(args) == 0:
 		var out []string
@@ -97,8 +89,9 @@ func (c completer) args(cmd *cobra.Command, args []string, toComplete string) ([
 	return nil, cobra.ShellCompDirectiveNoFileComp
 }
 
-// names lists the objects of r (in namespaces, or all), by metadata only.
-func (c completer) names(ctx context.Context, cl *clients, r discovery.Resource, namespaces []string) []string {
+// objectNames lists the objects of r (in namespaces, or all), by
+// metadata only.
+func objectNames(ctx context.Context, cl *clients, r discovery.Resource, namespaces []string) []string {
 	if !r.Namespaced || len(namespaces) == 0 {
 		namespaces = []string{""}
 	}
@@ -118,11 +111,11 @@ func (c completer) names(ctx context.Context, cl *clients, r discovery.Resource,
 	return out
 }
 
-// namespaces completes --namespace.
-func (c completer) namespaces(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+// completeNamespaces completes --namespace.
+func completeNamespaces(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
 	defer cancel()
-	cl, _ := c.connect()
+	cl, _ := connect(cmd)
 	if cl == nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -141,11 +134,10 @@ func (c completer) namespaces(cmd *cobra.Command, _ []string, toComplete string)
 
 // addCompletion registers the dynamic completions on a command with the
 // selection flags.
-func addCompletion(cmd *cobra.Command, completeArgs bool) {
-	c := completer{cmd: cmd}
-	if completeArgs {
-		cmd.ValidArgsFunction = c.args
+func addCompletion(cmd *cobra.Command, withArgs bool) {
+	if withArgs {
+		cmd.ValidArgsFunction = completeArgs
 	}
-	_ = cmd.RegisterFlagCompletionFunc("namespace", c.namespaces)
-	_ = cmd.RegisterFlagCompletionFunc("exclude-namespace", c.namespaces)
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces)
+	_ = cmd.RegisterFlagCompletionFunc("exclude-namespace", completeNamespaces)
 }

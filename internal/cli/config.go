@@ -118,7 +118,7 @@ func loadConfigWithArgs(cmd *cobra.Command, args []string) (config.Config, error
 		cfg.Namespaces = nil
 	}
 	if err := applyArgs(&cfg, args); err != nil {
-		return config.Config{}, usageError{err}
+		return config.Config{}, err
 	}
 	if err := cfg.Validate(); err != nil {
 		where := "invalid configuration"

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sdiscovery "k8s.io/client-go/discovery"
@@ -82,7 +81,7 @@ func newPlanner(cfg config.Config, c *clients) *discovery.Planner {
 func objects(names []string) []discovery.Object {
 	var out []discovery.Object
 	for _, o := range names {
-		typ, name, _ := strings.Cut(o, "/")
+		typ, name, _ := config.ParseObject(o)
 		out = append(out, discovery.Object{Resource: typ, Name: name})
 	}
 	return out

@@ -57,7 +57,7 @@ kubectl accepts, or single objects (filtered by the API server).`,
 	f.StringSlice("ignore-path", nil, "JSON Pointer of a field whose changes are not reported (repeatable; * matches any key)")
 	f.Bool("patch", d.Diff.Patch, "add an RFC 6902 JSON Patch to each update record")
 	f.String("diff-style", d.Diff.Style, "how -o text shows an update: compact (one line per field) or unified (YAML diff)")
-	f.Int("queue-size", d.QueueSize, "records each sink may have waiting before new ones are dropped (stdout waits for its reader instead)")
+	f.Int("queue-size", d.QueueSize, "without --state-dir, records each sink may have waiting in memory before new ones are dropped (stdout waits for its reader instead)")
 	f.String("queue-max-bytes", d.QueueMaxBytes, "with --state-dir, how much each sink's queue may hold on disk (a byte count or a quantity such as 256Mi); stdout waits for room, other sinks drop new records")
 	f.Duration("drain-timeout", d.DrainTimeout, "at shutdown, how long queued records may take to be delivered")
 	f.Duration("rediscovery-interval", d.RediscoveryInterval, "how often to look for new or removed types, besides whenever a CRD or APIService changes")

@@ -300,7 +300,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("queueMaxBytes: %w", err))
 	}
 	for _, o := range c.Objects {
-		if err := CheckObject(o); err != nil {
+		if _, _, err := ParseObject(o); err != nil {
 			errs = append(errs, fmt.Errorf("objects: %w", err))
 		}
 	}
@@ -384,16 +384,16 @@ func checkPointers(key string, pointers []string) []error {
 
 func oneOf(s string, allowed ...string) bool { return slices.Contains(allowed, s) }
 
-// CheckObject checks an object named as kubectl names it: TYPE/NAME.
-func CheckObject(o string) error {
+// ParseObject reads an object named as kubectl names it: TYPE/NAME.
+func ParseObject(o string) (typ, name string, err error) {
 	typ, name, ok := strings.Cut(o, "/")
 	switch {
 	case !ok || typ == "" || name == "":
-		return fmt.Errorf("%q is not TYPE/NAME (such as deployment/web)", o)
+		return "", "", fmt.Errorf("%q is not TYPE/NAME (such as deployment/web)", o)
 	case strings.ContainsAny(name, ",=!/ \t"):
-		return fmt.Errorf("%q: %q is not an object name", o, name)
+		return "", "", fmt.Errorf("%q: %q is not an object name", o, name)
 	}
-	return nil
+	return typ, name, nil
 }
 
 // ParseBytes reads a size: a byte count, or a quantity such as 256Mi or

@@ -72,7 +72,7 @@ func (m *Metrics) AddQueues(queues []*notify.Queue) {
 		queues:      queues,
 		delivered:   prometheus.NewDesc("kubediff_sink_deliveries_total", "Records delivered, by sink.", sink, nil),
 		failed:      prometheus.NewDesc("kubediff_sink_failures_total", "Records a sink refused for good (after retries or a final error), by sink.", sink, nil),
-		dropped:     prometheus.NewDesc("kubediff_sink_drops_total", "Records dropped because a sink's queue was full or shutdown's drain timed out, by sink.", sink, nil),
+		dropped:     prometheus.NewDesc("kubediff_sink_drops_total", "Records dropped because a sink's queue was full, or (without a state dir) shutdown's drain timed out, by sink.", sink, nil),
 		retries:     prometheus.NewDesc("kubediff_sink_retries_total", "Delivery attempts retried after a transient failure, by sink.", sink, nil),
 		queueLength: prometheus.NewDesc("kubediff_sink_queue_depth", "Records waiting for delivery, by sink.", sink, nil),
 		queueBytes:  prometheus.NewDesc("kubediff_sink_queue_bytes", "Encoded size of the records waiting in a sink's queue in the state dir (0 without one), by sink.", sink, nil),

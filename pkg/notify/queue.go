@@ -39,8 +39,8 @@ type QueueOptions struct {
 // numbered in order; it holds those from Head to Tail-1. One goroutine
 // reads and removes, others append.
 type Spool interface {
-	// Append adds c at the tail and returns its encoded size.
-	Append(c record.Change) (int, error)
+	// Append adds c at the tail.
+	Append(c record.Change) error
 	// Read returns up to limit records from number from on, in order, the
 	// number to read from next, and how many it skipped as damaged.
 	Read(from uint64, limit int) (recs []record.Change, next uint64, skipped int, err error)
@@ -153,7 +153,7 @@ func (q *Queue) spool(c record.Change) (Mark, bool) {
 		q.room.Wait()
 	}
 	if !q.closed && !full() {
-		_, err := q.opts.Spool.Append(c)
+		err := q.opts.Spool.Append(c)
 		if err == nil {
 			q.endDropEpisode()
 			select {

@@ -126,10 +126,13 @@ func TestSpooledQueueOutlivesAnOutageAndARestart(t *testing.T) {
 func TestSpooledQueueBoundedInBytes(t *testing.T) {
 	var logs strings.Builder
 	_, spool := openSpool(t, t.TempDir())
-	size, _ := spool.Append(change(0))
-	spool.Remove(spool.Head()) // only to learn a record's size
+	if err := spool.Append(change(0)); err != nil { // only to learn a record's size
+		t.Fatal(err)
+	}
+	_, size := spool.Size()
+	spool.Remove(spool.Head())
 	down := &outage{}
-	q := NewQueue("hook", down, QueueOptions{Spool: spool, MaxBytes: int64(5 * size), Backoff: fast, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	q := NewQueue("hook", down, QueueOptions{Spool: spool, MaxBytes: 5 * size, Backoff: fast, Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	for i := range 12 {
 		q.Enqueue(change(i))
 	}
@@ -148,7 +151,7 @@ func TestSpooledQueueBoundedInBytes(t *testing.T) {
 
 	_, spool = openSpool(t, t.TempDir())
 	slow := &outage{}
-	q = NewQueue("stdout", slow, QueueOptions{Spool: spool, MaxBytes: int64(5 * size), Block: true, Backoff: fast, Log: quiet})
+	q = NewQueue("stdout", slow, QueueOptions{Spool: spool, MaxBytes: 5 * size, Block: true, Backoff: fast, Log: quiet})
 	done := make(chan struct{})
 	go func() { q.Run(context.Background()); close(done) }()
 	enqueued := make(chan struct{})

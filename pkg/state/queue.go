@@ -121,11 +121,11 @@ func (s *Store) DropQueuesExcept(names []string) error {
 	})
 }
 
-// Append adds c at the tail and returns its encoded size.
-func (q *Queue) Append(c record.Change) (int, error) {
+// Append adds c at the tail.
+func (q *Queue) Append(c record.Change) error {
 	data, err := json.Marshal(stored{Change: c, Unified: c.Unified})
 	if err != nil {
-		return 0, err
+		return err
 	}
 	q.s.mu.Lock()
 	defer q.s.mu.Unlock()
@@ -133,7 +133,7 @@ func (q *Queue) Append(c record.Change) (int, error) {
 	q.sizes = append(q.sizes, len(data))
 	q.bytes += int64(len(data))
 	q.tail++
-	return len(data), nil
+	return nil
 }
 
 // Size is how many records the queue holds, and their encoded bytes.
@@ -143,8 +143,7 @@ func (q *Queue) Size() (records int, bytes int64) {
 	return int(q.tail - q.head), q.bytes
 }
 
-// Head is the number of the oldest record held; Tail the number the next
-// record appended gets.
+// Head is the number of the oldest record held.
 func (q *Queue) Head() uint64 {
 	q.s.mu.Lock()
 	defer q.s.mu.Unlock()

@@ -45,7 +45,7 @@ func TestQueueKeepsUndeliveredRecordsAcrossARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	for n := 1; n <= 5; n++ {
-		if _, err := q.Append(rec(n)); err != nil {
+		if err := q.Append(rec(n)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -87,7 +87,7 @@ func TestQueueKeepsUndeliveredRecordsAcrossARestart(t *testing.T) {
 			t.Errorf("record %d came back as %+v, want %+v", i+3, c, want)
 		}
 	}
-	if _, err := q.Append(rec(6)); err != nil {
+	if err := q.Append(rec(6)); err != nil {
 		t.Fatal(err)
 	}
 	q.Remove(next - 1)
@@ -109,7 +109,7 @@ func TestQueuesOfSinksNoLongerConfiguredAreDropped(t *testing.T) {
 	s := openBound(t, dir, "c1", &logs)
 	for _, name := range []string{"kept", "gone"} {
 		q, _ := s.Queue(name)
-		if _, err := q.Append(rec(1)); err != nil {
+		if err := q.Append(rec(1)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -141,7 +141,7 @@ func TestQueueUnderConcurrentFlushes(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for n := 1; n <= total; n++ {
-			if _, err := q.Append(rec(n)); err != nil {
+			if err := q.Append(rec(n)); err != nil {
 				t.Error(err)
 			}
 		}

@@ -118,10 +118,10 @@ func (s *store) Replace(list []any, _ string) error {
 		s.persist.replace(objects)
 		return nil
 	}
-	// After the records, as in put; only what differs from the objects
-	// the store held, which are what the disk holds (restored, or written
-	// since): a relist or a restart rewrites little.
-	defer s.persist.update(old, objects)
+	// Each change is written after its record, as in put, and only the
+	// changes: the objects the store held are what the disk holds
+	// (restored, or written since), so a relist or a restart rewrites
+	// little.
 	s.restored = false
 	for key, c := range objects {
 		switch was := old[key]; {
@@ -129,11 +129,15 @@ func (s *store) Replace(list []any, _ string) error {
 			s.emit(Added, nil, c, true)
 		case was.ResourceVersion != c.ResourceVersion:
 			s.emit(Updated, was, c, true)
+		default:
+			continue
 		}
+		s.persist.put(key, c)
 	}
 	for key, was := range old {
 		if objects[key] == nil {
 			s.emit(Deleted, was, nil, true)
+			s.persist.delete(key)
 		}
 	}
 	return nil
@@ -197,23 +201,6 @@ func (p *persisted) replace(objects map[string]*compactObject) {
 		stored[key] = &state.Object{UID: string(c.UID), ResourceVersion: c.ResourceVersion, Raw: c.raw}
 	}
 	p.state.Replace(p.target, stored)
-}
-
-// update writes the difference between two states of the target.
-func (p *persisted) update(old, objects map[string]*compactObject) {
-	if p == nil {
-		return
-	}
-	for key, c := range objects {
-		if was := old[key]; was == nil || was.ResourceVersion != c.ResourceVersion {
-			p.put(key, c)
-		}
-	}
-	for key := range old {
-		if objects[key] == nil {
-			p.delete(key)
-		}
-	}
 }
 
 // restore loads the target's objects as last stored: false when there are

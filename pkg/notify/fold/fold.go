@@ -180,10 +180,9 @@ func objectKey(kind, namespace, name string) string { return kind + "/" + namesp
 // by the first Start, so a sink built and never used (a run that fails to
 // start) leaves nothing running. Its zero value is ready to use.
 type Ticker struct {
-	mu      sync.Mutex
-	running bool
-	cancel  context.CancelFunc
-	done    chan struct{}
+	mu     sync.Mutex
+	cancel context.CancelFunc // nil until started
+	done   chan struct{}
 }
 
 // Start starts calling tick, unless it was started already. tick's ctx
@@ -191,10 +190,9 @@ type Ticker struct {
 func (t *Ticker) Start(tick func(ctx context.Context)) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.running {
+	if t.cancel != nil {
 		return
 	}
-	t.running = true
 	ctx, cancel := context.WithCancel(context.Background())
 	t.cancel, t.done = cancel, make(chan struct{})
 	go func() {
@@ -215,10 +213,10 @@ func (t *Ticker) Start(tick func(ctx context.Context)) {
 // Stop stops the calls and waits for one under way.
 func (t *Ticker) Stop() {
 	t.mu.Lock()
-	running := t.running
+	cancel, done := t.cancel, t.done
 	t.mu.Unlock()
-	if running {
-		t.cancel()
-		<-t.done
+	if cancel != nil {
+		cancel()
+		<-done
 	}
 }

@@ -147,8 +147,7 @@ func (s *Sink) classify(err error) error {
 	}
 	msg := fmt.Errorf("otlp %s: %s", s.safeURL, scrub(err.Error()))
 	var ne net.Error
-	switch {
-	case strings.Contains(err.Error(), "retry-able request failure"), errors.As(err, &ne), errors.Is(err, context.DeadlineExceeded):
+	if strings.Contains(err.Error(), "retry-able request failure") || errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) {
 		return notify.Transient(msg)
 	}
 	switch status.Code(err) {
@@ -189,8 +188,8 @@ func logRecord(c record.Change) (otellog.Record, error) {
 	return r, nil
 }
 
-// kindAttribute is the semantic conventions' attribute naming an object
-// of kinds that have one (k8s.deployment.name, k8s.pod.uid).
+// semconvKinds are the kinds the semantic conventions name attributes
+// for (k8s.deployment.name, k8s.pod.uid), by the name they use.
 var semconvKinds = map[string]string{
 	"Pod": "pod", "Deployment": "deployment", "ReplicaSet": "replicaset", "StatefulSet": "statefulset",
 	"DaemonSet": "daemonset", "Job": "job", "CronJob": "cronjob", "Node": "node", "Namespace": "namespace",

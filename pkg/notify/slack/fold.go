@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
-
-	"github.com/slack-go/slack"
 
 	"github.com/kubediff/kubediff/pkg/notify/fold"
 	"github.com/kubediff/kubediff/pkg/record"
@@ -115,57 +112,31 @@ func (f *Folding) tick(ctx context.Context) {
 	}
 }
 
-// post posts bursts, as many per message as Slack's limits allow.
+// post posts bursts, as many sections per message as Slack's limits
+// allow: a folded burst as one, a small one as its records.
 func (f *Folding) post(ctx context.Context, bursts []*fold.Burst) error {
-	var items []item
+	var sections []section
 	for _, b := range bursts {
-		if b.Folded() {
-			items = append(items, item{burst: b})
+		if !b.Folded() {
+			for _, c := range b.Records {
+				sections = append(sections, recordSection(c))
+			}
 			continue
 		}
-		for _, c := range b.Records {
-			items = append(items, item{record: c})
-		}
+		kind, name := b.Owner()
+		title := fmt.Sprintf("owned %s %s", kind, name)
+		sections = append(sections, section{
+			text:  "*" + escape(title) + "*\n" + escape(truncate(b.Summary(), maxSectionText-len(title)-10)),
+			title: title + ": " + b.Summary(),
+		})
 	}
-	for len(items) > 0 {
-		n := min(len(items), maxBatch)
-		if err := f.postItems(ctx, items[:n]); err != nil {
+	for len(sections) > 0 {
+		n := min(len(sections), maxBatch)
+		blocks, fallback := message(sections[:n])
+		if err := f.Sink.post(ctx, blocks, fallback); err != nil {
 			return err
 		}
-		items = items[n:]
+		sections = sections[n:]
 	}
 	return nil
-}
-
-// item is one section of a message: a record in full, or a folded burst.
-type item struct {
-	record record.Change
-	burst  *fold.Burst
-}
-
-func (f *Folding) postItems(ctx context.Context, items []item) error {
-	if err := f.limiter.Wait(ctx); err != nil {
-		return err
-	}
-	var blocks []slack.Block
-	var titles []string
-	for i, it := range items {
-		if i > 0 {
-			blocks = append(blocks, slack.NewDividerBlock())
-		}
-		var text string
-		if it.burst != nil {
-			kind, name := it.burst.Owner()
-			title := fmt.Sprintf("owned %s %s", kind, name)
-			text = "*" + escape(title) + "*\n" + escape(truncate(it.burst.Summary(), maxSectionText-len(title)-10))
-			titles = append(titles, title+": "+it.burst.Summary())
-		} else {
-			text = sectionText(it.record, true)
-			titles = append(titles, title(it.record))
-		}
-		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil))
-	}
-	_, _, err := f.client.PostMessageContext(ctx, f.channel,
-		slack.MsgOptionBlocks(blocks...), slack.MsgOptionText(strings.Join(titles, "; "), false))
-	return classify(err)
 }

@@ -87,10 +87,15 @@ func (s *Sink) Notify(ctx context.Context, c record.Change) error {
 
 // NotifyBatch posts records as one message.
 func (s *Sink) NotifyBatch(ctx context.Context, cs []record.Change) error {
+	blocks, fallback := Blocks(cs)
+	return s.post(ctx, blocks, fallback)
+}
+
+// post posts one message, at most once per Interval.
+func (s *Sink) post(ctx context.Context, blocks []slack.Block, fallback string) error {
 	if err := s.limiter.Wait(ctx); err != nil {
 		return notify.Transient(err)
 	}
-	blocks, fallback := Blocks(cs)
 	_, _, err := s.client.PostMessageContext(ctx, s.channel,
 		slack.MsgOptionBlocks(blocks...), slack.MsgOptionText(fallback, false))
 	return classify(err)
@@ -127,18 +132,36 @@ func classify(err error) error {
 // Blocks renders records as Block Kit blocks within Slack's limits, and a
 // plain-text fallback for notifications.
 func Blocks(cs []record.Change) ([]slack.Block, string) {
-	var blocks []slack.Block
 	if len(cs) == 1 {
-		blocks = append(blocks, slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, truncate(title(cs[0]), maxHeaderText), false, false)))
+		header := slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, truncate(title(cs[0]), maxHeaderText), false, false))
+		blocks, fallback := message([]section{{text: sectionText(cs[0], false), title: title(cs[0])}})
+		return append([]slack.Block{header}, blocks...), fallback
 	}
+	var sections []section
+	for _, c := range cs {
+		sections = append(sections, recordSection(c))
+	}
+	return message(sections)
+}
+
+// section is one part of a message: its text, and its title for the
+// notification's plain-text fallback.
+type section struct{ text, title string }
+
+func recordSection(c record.Change) section {
+	return section{text: sectionText(c, true), title: title(c)}
+}
+
+// message lays sections out one after the other, divided.
+func message(sections []section) ([]slack.Block, string) {
+	var blocks []slack.Block
 	var titles []string
-	for i, c := range cs {
+	for i, sec := range sections {
 		if i > 0 {
 			blocks = append(blocks, slack.NewDividerBlock())
 		}
-		text := sectionText(c, len(cs) > 1)
-		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil))
-		titles = append(titles, title(c))
+		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, sec.text, false, false), nil, nil))
+		titles = append(titles, sec.title)
 	}
 	return blocks, strings.Join(titles, "; ")
 }
