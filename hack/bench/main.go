@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,6 +113,16 @@ type Results struct {
 	BurstLost               int     `json:"burstLost"`
 	BurstPeakRSSMB          float64 `json:"burstPeakRSSMB"`
 	RecordsAtStart          int     `json:"recordsForExistingObjects"`
+	// The compressed cache against plain JSON (--compress-cache=false):
+	// RSS per object by the same slope, and two kubediffs on the same
+	// paced updates.
+	PlainRSSPerObjectBytes   float64 `json:"plainRSSPerObjectBytes"`
+	PlainRSSPerObjectOverRaw float64 `json:"plainRSSPerObjectOverRawJSON"`
+	PlainSyncSeconds         float64 `json:"plainSyncSeconds"`
+	PackedCPUPer1000         float64 `json:"compressedCPUSecondsPer1000Updates"`
+	PlainCPUPer1000          float64 `json:"plainCPUSecondsPer1000Updates"`
+	PackedRSSMB              float64 `json:"compressedRSSMB"`
+	PlainRSSMB               float64 `json:"plainRSSMB"`
 	// The state dir's cost: two kubediffs on the same paced updates, one
 	// with --state-dir, one without.
 	StateUpdates        int     `json:"stateUpdates"`
@@ -173,19 +184,29 @@ func run(o options) error {
 		return err
 	}
 
-	step("kubediff with the small set")
-	kd, err = startKubediff(o.binary, env.Kubeconfig)
+	step("kubediff with the small set, with and without --compress-cache")
+	small, err := settledRSS(o.binary, env.Kubeconfig)
 	if err != nil {
 		return err
 	}
-	time.Sleep(3 * time.Second)
-	smallRSS, smallObjects := kd.rss(), kd.objects
-	kd.stop()
+	smallPlain, err := settledRSS(o.binary, env.Kubeconfig, "--compress-cache=false")
+	if err != nil {
+		return err
+	}
 
 	step(fmt.Sprintf("creating %d more ConfigMaps", o.large-o.small))
 	if err := parallel(o.large-o.small, func(i int) error { return createConfigMap(ctx, cs, nss[i%len(nss)], o.small+i) }); err != nil {
 		return err
 	}
+
+	step("kubediff with the large set, without --compress-cache")
+	largePlain, err := settledRSS(o.binary, env.Kubeconfig, "--compress-cache=false")
+	if err != nil {
+		return err
+	}
+	res.PlainRSSPerObjectBytes = float64(largePlain.rss-smallPlain.rss) / float64(largePlain.objects-smallPlain.objects)
+	res.PlainRSSPerObjectOverRaw = res.PlainRSSPerObjectBytes / res.RawJSONBytesPerCM
+	res.PlainSyncSeconds = largePlain.synced.Seconds()
 
 	step("kubediff with the large set")
 	kd, err = startKubediff(o.binary, env.Kubeconfig)
@@ -200,7 +221,7 @@ func run(o options) error {
 	res.RSSAfterSyncMB = mb(largeRSS)
 	res.PeakRSSMB = mb(kd.hwm())
 	res.PeakOverSteady = float64(kd.hwm()) / float64(largeRSS)
-	res.RSSPerObjectBytes = float64(largeRSS-smallRSS) / float64(kd.objects-smallObjects)
+	res.RSSPerObjectBytes = float64(largeRSS-small.rss) / float64(kd.objects-small.objects)
 	res.RSSPerObjectOverRaw = res.RSSPerObjectBytes / res.RawJSONBytesPerCM
 	res.RecordsAtStart = kd.recordCount()
 
@@ -250,9 +271,20 @@ func run(o options) error {
 	res.BurstLatencyMaxMs = percentile(lat, 1)
 	res.BurstPeakRSSMB = mb(kd.hwm())
 
-	stateUpdates := min(o.updates/2, o.sideUpdates)
-	step(fmt.Sprintf("%d updates at %d/s with a second kubediff keeping a state dir", stateUpdates, o.rate))
 	first += o.burst
+	sideUpdates := min(o.updates/2, o.sideUpdates)
+	step(fmt.Sprintf("%d updates at %d/s with a second kubediff, --compress-cache=false", sideUpdates, o.rate))
+	plain, packedCPU, plainCPU, err := beside(ctx, o, env, cs, kd, nss, first, sideUpdates, "--compress-cache=false")
+	if err != nil {
+		return err
+	}
+	res.PackedCPUPer1000, res.PlainCPUPer1000 = packedCPU, plainCPU
+	res.PackedRSSMB, res.PlainRSSMB = mb(kd.rss()), mb(plain.rss())
+	plain.stop()
+	first += sideUpdates
+
+	stateUpdates := sideUpdates
+	step(fmt.Sprintf("%d updates at %d/s with a second kubediff keeping a state dir", stateUpdates, o.rate))
 	if err := stateCost(ctx, &res, o, env, cs, kd, nss, first, stateUpdates); err != nil {
 		return err
 	}
@@ -272,24 +304,14 @@ func stateCost(ctx context.Context, res *Results, o options, env *testenv.Env, c
 		return err
 	}
 	defer os.RemoveAll(dir)
-	withState, err := startKubediff(o.binary, env.Kubeconfig, "--state-dir", dir)
+	withState, noStateCPU, stateCPU, err := beside(ctx, o, env, cs, kd, nss, first, count, "--state-dir", dir)
 	if err != nil {
 		return err
 	}
 	defer withState.stop()
 	res.StateSyncSeconds = withState.synced.Seconds()
-	time.Sleep(3 * time.Second) // the first write of every object
-	pids := []int{kd.cmd.Process.Pid, withState.cmd.Process.Pid}
-	before := []float64{cpuSeconds(pids[:1]), cpuSeconds(pids[1:])}
-	if _, _, _, err := applyUpdates(ctx, cs, kd, nss, o.large, first, count, o.rate); err != nil {
-		return err
-	}
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && withState.seenRange(first, count) < count; {
-		time.Sleep(100 * time.Millisecond)
-	}
 	res.StateUpdates = count
-	res.NoStateCPUPer1000 = (cpuSeconds(pids[:1]) - before[0]) / float64(count) * 1000
-	res.StateCPUPer1000 = (cpuSeconds(pids[1:]) - before[1]) / float64(count) * 1000
+	res.NoStateCPUPer1000, res.StateCPUPer1000 = noStateCPU, stateCPU
 	res.NoStateRSSMB, res.StateRSSMB = mb(kd.rss()), mb(withState.rss())
 	res.StateLost = count - withState.seenRange(first, count)
 	withState.stop()
@@ -316,6 +338,48 @@ func stateCost(ctx context.Context, res *Results, o options, env *testenv.Env, c
 	time.Sleep(2 * time.Second) // anything more would be bogus
 	res.StateRestartRecords = restarted.recordCount()
 	return nil
+}
+
+// beside starts a second kubediff with args and runs count paced updates
+// with both watching: the CPU each spent per 1,000 updates, on the same
+// events at the same time. The second is returned still running.
+func beside(ctx context.Context, o options, env *testenv.Env, cs *kubernetes.Clientset, kd *kubediff, nss []string, first, count int, args ...string) (second *kubediff, kdCPU, secondCPU float64, err error) {
+	second, err = startKubediff(o.binary, env.Kubeconfig, args...)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	time.Sleep(3 * time.Second) // past the sync (and with a state dir, the first write of every object)
+	pids := []int{kd.cmd.Process.Pid, second.cmd.Process.Pid}
+	before := []float64{cpuSeconds(pids[:1]), cpuSeconds(pids[1:])}
+	if _, _, _, err := applyUpdates(ctx, cs, kd, nss, o.large, first, count, o.rate); err != nil {
+		second.stop()
+		return nil, 0, 0, err
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && second.seenRange(first, count) < count; {
+		time.Sleep(100 * time.Millisecond)
+	}
+	kdCPU = (cpuSeconds(pids[:1]) - before[0]) / float64(count) * 1000
+	secondCPU = (cpuSeconds(pids[1:]) - before[1]) / float64(count) * 1000
+	return second, kdCPU, secondCPU, nil
+}
+
+// settled is a kubediff's memory once synced and settled.
+type settled struct {
+	rss     int64
+	objects int
+	synced  time.Duration
+}
+
+// settledRSS starts kubediff with args, reads its RSS 3 s after sync, and
+// stops it.
+func settledRSS(binary, kubeconfig string, args ...string) (settled, error) {
+	kd, err := startKubediff(binary, kubeconfig, args...)
+	if err != nil {
+		return settled{}, err
+	}
+	defer kd.stop()
+	time.Sleep(3 * time.Second)
+	return settled{rss: kd.rss(), objects: kd.objects, synced: kd.synced}, nil
 }
 
 // kubectlCPU runs kubectl get -w on ConfigMaps while count updates are
@@ -375,9 +439,12 @@ func parallel(n int, f func(i int) error) error {
 
 // createConfigMap makes a ConfigMap with about 1 KB of data.
 func createConfigMap(ctx context.Context, cs *kubernetes.Clientset, ns string, i int) error {
+	// A config file per key, as people write them: the same shape in
+	// every ConfigMap, with values of their own (a service name, a random
+	// token) that no compression can guess.
 	data := map[string]string{"k": "v0"}
 	for j := range 8 {
-		data[fmt.Sprintf("setting-%d", j)] = strings.Repeat(string(rune('a'+j)), 120)
+		data[fmt.Sprintf("setting-%d", j)] = fmt.Sprintf("endpoint=https://svc-%d.example.internal:8443/api/v%d\ntoken=%016x%016x\nretries=%d\ntimeout=30s\n", i, j, rand.Uint64(), rand.Uint64(), j)
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i), Labels: map[string]string{"app": "bench"}}, Data: data}
 	_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
@@ -700,6 +767,7 @@ func printTable(w io.Writer, r Results) {
 		{"RSS after sync", fmt.Sprintf("%.1f MB", r.RSSAfterSyncMB)},
 		{"peak RSS during sync (VmHWM)", fmt.Sprintf("%.1f MB (%.2fx steady)", r.PeakRSSMB, r.PeakOverSteady)},
 		{fmt.Sprintf("RSS per cached object (%d→%d ConfigMaps)", r.ConfigMapsSmall, r.ConfigMapsLarge), fmt.Sprintf("%.0f B (%.2fx raw JSON)", r.RSSPerObjectBytes, r.RSSPerObjectOverRaw)},
+		{"  --compress-cache=false", fmt.Sprintf("%.0f B (%.2fx raw JSON); synced in %.2f s", r.PlainRSSPerObjectBytes, r.PlainRSSPerObjectOverRaw, r.PlainSyncSeconds)},
 		{"records for objects existing at start", fmt.Sprint(r.RecordsAtStart)},
 		{"paced updates", fmt.Sprintf("%d at %.0f/s", r.Updates, r.AchievedRate)},
 		{"kubediff CPU when idle", fmt.Sprintf("%.2f%% of a core", r.IdleCPUPercent)},
@@ -711,6 +779,8 @@ func printTable(w io.Writer, r Results) {
 		{"records lost", fmt.Sprint(r.Lost)},
 		{"burst updates", fmt.Sprintf("%d at %.0f/s, max latency %.0f ms, lost %d, peak RSS %.1f MB", r.BurstUpdates, r.BurstRate, r.BurstLatencyMaxMs, r.BurstLost, r.BurstPeakRSSMB)},
 		{"burst: kubediff CPU per 1000 updates", fmt.Sprintf("%.3f s (%.3f of the control plane's)", r.BurstKubediffCPUPer1000, r.BurstCPURatio)},
+		{"compressed cache: CPU per 1000 updates (side by side)", fmt.Sprintf("%.3f s, %.3f s plain (%.2fx)", r.PackedCPUPer1000, r.PlainCPUPer1000, r.PackedCPUPer1000/r.PlainCPUPer1000)},
+		{"compressed cache: RSS", fmt.Sprintf("%.1f MB, %.1f MB plain (%.2fx)", r.PackedRSSMB, r.PlainRSSMB, r.PackedRSSMB/r.PlainRSSMB)},
 		{fmt.Sprintf("state dir: CPU per 1000 updates (%d, side by side)", r.StateUpdates), fmt.Sprintf("%.3f s with, %.3f s without (%.2fx)", r.StateCPUPer1000, r.NoStateCPUPer1000, r.StateCPUPer1000/r.NoStateCPUPer1000)},
 		{"state dir: RSS", fmt.Sprintf("%.1f MB with, %.1f MB without (%.2fx); file %.1f MB; lost %d", r.StateRSSMB, r.NoStateRSSMB, r.StateRSSMB/r.NoStateRSSMB, r.StateFileMB, r.StateLost)},
 		{"state dir: restart", fmt.Sprintf("synced in %.2f s (first start %.2f s); %d records for %d changes made while down", r.StateRestartSeconds, r.StateSyncSeconds, r.StateRestartRecords, r.StateRestartChanges)},

@@ -43,6 +43,7 @@ var flagKeys = map[string]string{
 	"drain-timeout":                  "drainTimeout",
 	"http-address":                   "httpAddress",
 	"state-dir":                      "state.dir",
+	"compress-cache":                 "compressCache",
 	"leader-elect":                   "leaderElection.enabled",
 	"leader-election-namespace":      "leaderElection.namespace",
 	"leader-election-id":             "leaderElection.name",

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -178,12 +177,29 @@ func cacheForm(toCache func(*unstructured.Unstructured, bool) (*compactObject, e
 type persisted struct {
 	state  *state.Store
 	target string
+	logErr func(error)
 }
 
 func (p *persisted) put(key string, c *compactObject) {
-	if p != nil {
-		p.state.Put(p.target, key, &state.Object{UID: string(c.UID), ResourceVersion: c.ResourceVersion, Raw: c.raw})
+	if p == nil {
+		return
 	}
+	if o := p.stored(c); o != nil {
+		p.state.Put(p.target, key, o)
+	}
+}
+
+// stored is c as the state store keeps it: plain JSON, so that the state
+// dir does not depend on dictionaries that live only in memory. nil (and
+// logged once) in the impossible case that c cannot be unpacked: the object
+// is then compared with its older stored state after a restart.
+func (p *persisted) stored(c *compactObject) *state.Object {
+	raw, err := c.json()
+	if err != nil {
+		p.logErr(err)
+		return nil
+	}
+	return &state.Object{UID: string(c.UID), ResourceVersion: c.ResourceVersion, Raw: raw}
 }
 
 func (p *persisted) delete(key string) {
@@ -198,14 +214,16 @@ func (p *persisted) replace(objects map[string]*compactObject) {
 	}
 	stored := make(map[string]*state.Object, len(objects))
 	for key, c := range objects {
-		stored[key] = &state.Object{UID: string(c.UID), ResourceVersion: c.ResourceVersion, Raw: c.raw}
+		if o := p.stored(c); o != nil {
+			stored[key] = o
+		}
 	}
 	p.state.Replace(p.target, stored)
 }
 
 // restore loads the target's objects as last stored: false when there are
 // none (a type not watched before), and then the first list is not news.
-func (p *persisted) restore() (map[string]*compactObject, bool, error) {
+func (p *persisted) restore(packer *typePacker) (map[string]*compactObject, bool, error) {
 	if p == nil {
 		return nil, false, nil
 	}
@@ -219,9 +237,9 @@ func (p *persisted) restore() (map[string]*compactObject, bool, error) {
 		if !namespaced {
 			ns, name = "", key
 		}
-		objects[key] = &compactObject{ObjectMeta: metav1.ObjectMeta{
-			Namespace: ns, Name: name, UID: types.UID(o.UID), ResourceVersion: o.ResourceVersion,
-		}, raw: o.Raw}
+		c := &compactObject{Namespace: ns, Name: name, UID: types.UID(o.UID), ResourceVersion: o.ResourceVersion}
+		c.raw, c.dict = packer.pack(o.Raw)
+		objects[key] = c
 	}
 	return objects, true, nil
 }

@@ -209,9 +209,7 @@ func (d *eventDecoder) Decode() (watch.EventType, runtime.Object, error) {
 		c, err := d.toCache(u, ev.Type == watch.Modified)
 		return ev.Type, c, err
 	case watch.Bookmark:
-		return ev.Type, &compactObject{ObjectMeta: metav1.ObjectMeta{
-			ResourceVersion: u.GetResourceVersion(), Annotations: u.GetAnnotations(),
-		}}, nil
+		return ev.Type, &compactObject{ResourceVersion: u.GetResourceVersion(), annotations: u.GetAnnotations()}, nil
 	case watch.Error:
 		// An expired or (after a server restart) too new resourceVersion
 		// only makes the reflector list again.

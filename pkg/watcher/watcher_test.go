@@ -20,6 +20,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -159,7 +160,7 @@ func TestCachedObjectsAreCompact(t *testing.T) {
 	s, _ := newTestStore(t)
 	c := fromWatch(t, s, cm("a", "5", "one"), false)
 	if c.Name != "a" || c.Namespace != "ns" || c.ResourceVersion != "5" || !bytes.Contains(c.raw, []byte(`"k":"ONE"`)) {
-		t.Fatalf("cache form = %+v raw %s", c.ObjectMeta, c.raw)
+		t.Fatalf("cache form = %+v raw %s", c, c.raw)
 	}
 	u, err := expand(c)
 	if err != nil || u.GetName() != "a" || u.Object["data"].(map[string]any)["k"] != "ONE" {
@@ -199,15 +200,20 @@ func TestDecoderReadsARecordedWatchStream(t *testing.T) {
 			t.Fatalf("buffer %d: first event = %v %T %v", size, typ, obj, err)
 		}
 		if c.Name != "cm-1" || c.Namespace != "w1" || c.ResourceVersion == "" || c.decoded == nil {
-			t.Fatalf("buffer %d: object %+v, decoded kept: %v", size, c.ObjectMeta, c.decoded != nil)
+			t.Fatalf("buffer %d: object %+v, decoded kept: %v", size, c, c.decoded != nil)
 		}
 		if got := c.decoded["data"].(map[string]any)["k"]; got != "U1" { // upper-cased by the transform
 			t.Errorf("buffer %d: data.k = %v", size, got)
 		}
 
 		typ, obj, err = d.Decode()
-		if err != nil || typ != watch.Bookmark || obj.(metav1.Object).GetResourceVersion() != "300" ||
-			obj.(metav1.Object).GetAnnotations()[metav1.InitialEventsAnnotationKey] != "true" {
+		if err != nil {
+			t.Fatal(err)
+		}
+		// As the reflector reads it.
+		bm, err := meta.Accessor(obj)
+		if err != nil || typ != watch.Bookmark || bm.GetResourceVersion() != "300" ||
+			bm.GetAnnotations()[metav1.InitialEventsAnnotationKey] != "true" {
 			t.Fatalf("buffer %d: bookmark = %v %+v %v", size, typ, obj, err)
 		}
 
