@@ -116,6 +116,7 @@ type Results struct {
 	// The compressed cache against plain JSON (--compress-cache=false):
 	// RSS per object by the same slope, and two kubediffs on the same
 	// paced updates.
+	PlainEmptyRSSMB          float64 `json:"plainEmptyClusterRSSMB"`
 	PlainRSSPerObjectBytes   float64 `json:"plainRSSPerObjectBytes"`
 	PlainRSSPerObjectOverRaw float64 `json:"plainRSSPerObjectOverRawJSON"`
 	PlainSyncSeconds         float64 `json:"plainSyncSeconds"`
@@ -163,6 +164,11 @@ func run(o options) error {
 	time.Sleep(3 * time.Second) // let the runtime settle after start
 	res.EmptyRSSMB = mb(kd.rss())
 	kd.stop()
+	emptyPlain, err := settledRSS(o.binary, env.Kubeconfig, "--compress-cache=false")
+	if err != nil {
+		return err
+	}
+	res.PlainEmptyRSSMB = mb(emptyPlain.rss)
 
 	step(fmt.Sprintf("creating %d namespaces, %d Deployments, %d ConfigMaps", o.namespaces, o.deployments, o.small))
 	var nss []string
@@ -762,7 +768,7 @@ func printTable(w io.Writer, r Results) {
 		{"machine", r.Machine},
 		{"objects cached (all types)", fmt.Sprint(r.ObjectsCached)},
 		{"raw JSON per ConfigMap", fmt.Sprintf("%.0f B", r.RawJSONBytesPerCM)},
-		{"RSS, empty cluster", fmt.Sprintf("%.1f MB", r.EmptyRSSMB)},
+		{"RSS, empty cluster", fmt.Sprintf("%.1f MB (%.1f MB with --compress-cache=false)", r.EmptyRSSMB, r.PlainEmptyRSSMB)},
 		{"time to synced", fmt.Sprintf("%.2f s", r.SyncSeconds)},
 		{"RSS after sync", fmt.Sprintf("%.1f MB", r.RSSAfterSyncMB)},
 		{"peak RSS during sync (VmHWM)", fmt.Sprintf("%.1f MB (%.2fx steady)", r.PeakRSSMB, r.PeakOverSteady)},

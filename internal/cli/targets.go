@@ -116,6 +116,7 @@ func reportSyncProgress(ctx context.Context, w *watcher.Watcher, log *slog.Logge
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	lastReport := start
+	counted := false
 	for {
 		p := w.Progress()
 		took := time.Since(start).Round(time.Millisecond).String()
@@ -131,8 +132,15 @@ func reportSyncProgress(ctx context.Context, w *watcher.Watcher, log *slog.Logge
 			return
 		}
 		if time.Since(lastReport) >= progressInterval {
+			if !counted {
+				// A sync this long is worth an estimate: the server says
+				// how many objects the types still listing have.
+				w.CountUnsynced(ctx)
+				counted = true
+				p = w.Progress()
+			}
 			lastReport = time.Now()
-			log.Info("syncing caches", "synced", p.Synced, "of", p.Informers, "objects", p.Objects)
+			log.Info("syncing caches", syncProgress(p, time.Since(start))...)
 		}
 		select {
 		case <-ctx.Done():
@@ -140,6 +148,21 @@ func reportSyncProgress(ctx context.Context, w *watcher.Watcher, log *slog.Logge
 		case <-tick.C:
 		}
 	}
+}
+
+// syncProgress is a progress line's attributes: types synced, objects
+// so far, and once the server has said how many there are, the expected
+// total and the time left at the rate so far.
+func syncProgress(p watcher.Progress, elapsed time.Duration) []any {
+	attrs := []any{"synced", p.Synced, "of", p.Informers, "objects", p.Objects}
+	if p.Expected == 0 {
+		return attrs
+	}
+	attrs = append(attrs, "expected", p.Expected)
+	if left := p.Expected - p.Objects; left > 0 && p.Objects > 0 {
+		attrs = append(attrs, "remaining", (time.Duration(float64(elapsed)*float64(left)/float64(p.Objects))).Round(time.Second).String())
+	}
+	return attrs
 }
 
 // tuneRuntimeForSync sets the Go runtime up for the initial lists and

@@ -2,7 +2,6 @@ package watcher
 
 import (
 	"bytes"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -14,7 +13,7 @@ import (
 // objects are compressed with zstd against a dictionary made of the
 // type's first objects: a 1.6 KB ConfigMap keeps about 300 bytes, where
 // zstd without a dictionary keeps 550 (docs/benchmarks.md). Packing costs
-// about 10 µs an object, unpacking a few, on the way to a diff of
+// about 10 µs an object, unpacking one, on the way to a diff of
 // hundreds. A type with fewer objects than a dictionary's sample is left
 // as JSON: it is not worth an encoder's attention.
 const (
@@ -25,12 +24,12 @@ const (
 	encoderWindow = 64 << 10
 )
 
-// packer holds the dictionaries of every type, and the encoders they
+// packer holds the dictionaries of every type, and the codec they
 // share.
 type packer struct {
-	encoders encoderPool
-	mu       sync.Mutex
-	types    map[string]*typePacker // by GroupVersionResource
+	codec codec
+	mu    sync.Mutex
+	types map[string]*typePacker // by GroupVersionResource
 }
 
 func newPacker() *packer { return &packer{types: map[string]*typePacker{}} }
@@ -45,7 +44,7 @@ func (p *packer) forType(gvr string) *typePacker {
 	defer p.mu.Unlock()
 	t := p.types[gvr]
 	if t == nil {
-		t = &typePacker{encoders: &p.encoders}
+		t = &typePacker{codec: &p.codec}
 		p.types[gvr] = t
 	}
 	return t
@@ -54,20 +53,20 @@ func (p *packer) forType(gvr string) *typePacker {
 // typePacker packs one type's objects, shared by the targets of the type
 // (one per namespace watched).
 type typePacker struct {
-	encoders *encoderPool
-	dict     atomic.Pointer[dictionary]
+	codec *codec
+	dict  atomic.Pointer[dictionary]
 
 	mu      sync.Mutex
 	samples []byte
 	sampled int
 }
 
-// dictionary is one type's zstd dictionary and its decoder; it never
-// changes, so objects packed with it can always be unpacked.
+// dictionary is one type's zstd dictionary; it never changes, so objects
+// packed with it can always be unpacked.
 type dictionary struct {
 	id      uint32
 	content []byte
-	decoder *zstd.Decoder
+	codec   *codec
 }
 
 var lastDictID atomic.Uint32
@@ -85,7 +84,7 @@ func (p *typePacker) pack(raw []byte) ([]byte, *dictionary) {
 			return raw, nil
 		}
 	}
-	packed := p.encoders.encode(d, raw)
+	packed := p.codec.encode(d, raw)
 	if packed == nil || len(packed) >= len(raw) {
 		return raw, nil
 	}
@@ -106,69 +105,77 @@ func (p *typePacker) sample(raw []byte) *dictionary {
 	}
 	// zstd reaches the end of a dictionary most cheaply: keep the last
 	// samples whole.
-	content := bytes.Clone(p.samples[max(0, len(p.samples)-maxDictBytes):])
+	d := &dictionary{id: lastDictID.Add(1), content: bytes.Clone(p.samples[max(0, len(p.samples)-maxDictBytes):]), codec: p.codec}
 	p.samples = nil
-	id := lastDictID.Add(1)
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderDictRaw(id, content))
-	if err != nil {
-		return nil // not for a raw dictionary of this size; the type stays unpacked
-	}
-	d := &dictionary{id: id, content: content, decoder: dec}
 	p.dict.Store(d)
 	return d
 }
 
 func (d *dictionary) unpack(packed []byte) ([]byte, error) {
-	return d.decoder.DecodeAll(packed, nil)
+	return d.codec.decode(d, packed)
 }
 
-// encoderPool shares a few zstd encoders among all types: an encoder
-// costs about 700 KB, a type's dictionary 16 KB, so there is one encoder
-// per core rather than one per type. An encoder switches dictionaries in
-// a few microseconds; objects come in runs of one type (a list, a
-// rollout), so it seldom has to.
-type encoderPool struct {
-	once sync.Once
-	free chan *dictEncoder
+// codec is the zstd encoder and decoder every type shares: an encoder
+// costs about 1.5 MB, a type's dictionary 16 KB, so there is one rather
+// than one per type. Packing is a tenth of the work of caching an object,
+// so one codec keeps up with every core: the sync caches about 10,000
+// objects a second here, one codec packs 100,000. It switches
+// dictionaries in a few microseconds; objects come in runs of one type (a
+// list, a rollout), so it seldom has to.
+type codec struct {
+	mu      sync.Mutex
+	enc     *zstd.Encoder
+	encDict uint32 // the dictionary enc is set up with
+	dec     *zstd.Decoder
+	known   map[uint32]bool // the dictionaries dec has
+	buf     []byte
 }
 
-type dictEncoder struct {
-	*zstd.Encoder
-	dictID uint32
-	buf    []byte
-}
-
-// encode returns raw packed with d (nil if it cannot be).
-func (e *encoderPool) encode(d *dictionary, raw []byte) []byte {
-	e.once.Do(func() {
-		n := runtime.GOMAXPROCS(0)
-		e.free = make(chan *dictEncoder, n)
-		for range n {
-			e.free <- &dictEncoder{}
-		}
-	})
-	enc := <-e.free
-	defer func() { e.free <- enc }()
-	if enc.dictID != d.id {
+// encode returns raw packed with d (nil if it cannot be: the options are
+// fixed, so never in practice).
+func (c *codec) encode(d *dictionary, raw []byte) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.encDict != d.id {
 		var err error
-		if enc.Encoder == nil {
+		if c.enc == nil {
 			// The fastest level: the dictionary does most of the work,
 			// and better levels gain a few percent for twice the time.
-			enc.Encoder, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+			c.enc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
 				zstd.WithLowerEncoderMem(true), zstd.WithWindowSize(encoderWindow), zstd.WithEncoderCRC(false), zstd.WithEncoderDictRaw(d.id, d.content))
 		} else {
-			err = enc.ResetWithOptions(nil, zstd.WithEncoderDictRaw(d.id, d.content))
+			err = c.enc.ResetWithOptions(nil, zstd.WithEncoderDictRaw(d.id, d.content))
 		}
 		if err != nil {
-			enc.Encoder, enc.dictID = nil, 0
+			c.enc, c.encDict = nil, 0
 			return nil
 		}
-		enc.dictID = d.id
+		c.encDict = d.id
 	}
-	enc.buf = enc.EncodeAll(raw, enc.buf[:0])
-	packed := bytes.Clone(enc.buf)
-	if cap(enc.buf) > maxKeptLine {
-		enc.buf = nil // one huge object is no reason to keep its size
+	c.buf = c.enc.EncodeAll(raw, c.buf[:0])
+	packed := bytes.Clone(c.buf)
+	if cap(c.buf) > maxKeptLine {
+		c.buf = nil // one huge object is no reason to keep its size
 	}
 	return packed
+}
+
+// decode returns packed unpacked with d.
+func (c *codec) decode(d *dictionary, packed []byte) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var err error
+	switch {
+	case c.dec == nil:
+		c.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderDictRaw(d.id, d.content))
+		c.known = map[uint32]bool{}
+	case !c.known[d.id]:
+		err = c.dec.ResetWithOptions(nil, zstd.WithDecoderDictRaw(d.id, d.content))
+	}
+	if err != nil {
+		c.dec = nil
+		return nil, err
+	}
+	c.known[d.id] = true
+	return c.dec.DecodeAll(packed, nil)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -49,6 +50,10 @@ type listWatch struct {
 	toCache func(u *unstructured.Unstructured, keepDecoded bool) (*compactObject, error)
 	logErr  func(error)
 	health  *apiHealth
+	// received counts the objects of the initial list as they come (a
+	// streamed list's events, a paged list's pages), and expected how many
+	// there are (-1: not known yet); both only for progress while syncing.
+	received, expected atomic.Int64
 }
 
 func (lw *listWatch) listerWatcher() *cache.ListWatch {
@@ -61,7 +66,7 @@ func (lw *listWatch) selectors(o *metav1.ListOptions) {
 
 func (lw *listWatch) list(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	lw.selectors(&opts)
-	var list runtime.Object
+	var list *unstructured.UnstructuredList
 	err := lw.retry(ctx, func() (err error) {
 		list, err = lw.dynamic.Resource(lw.target.Resource.GVR).Namespace(lw.target.Namespace).List(ctx, opts)
 		return err
@@ -70,7 +75,29 @@ func (lw *listWatch) list(ctx context.Context, opts metav1.ListOptions) (runtime
 		lw.logErr(err)
 		return nil, err
 	}
+	lw.received.Add(int64(len(list.Items)))
+	if n := list.GetRemainingItemCount(); n != nil {
+		lw.expected.Store(lw.received.Load() + *n)
+	}
 	return list, nil
+}
+
+// count asks the server how many objects the target has, for progress
+// while its first list comes in: a list of one object says how many
+// remain. Unknown when the server does not say (it does not count
+// through label selectors).
+func (lw *listWatch) count(ctx context.Context) {
+	opts := metav1.ListOptions{Limit: 1}
+	lw.selectors(&opts)
+	list, err := lw.dynamic.Resource(lw.target.Resource.GVR).Namespace(lw.target.Namespace).List(ctx, opts)
+	if err != nil {
+		return
+	}
+	if n := list.GetRemainingItemCount(); n != nil {
+		lw.expected.CompareAndSwap(-1, int64(len(list.Items))+*n)
+	} else if list.GetContinue() == "" {
+		lw.expected.CompareAndSwap(-1, int64(len(list.Items)))
+	}
 }
 
 // requestRetries is how often a list, or a watch that fails to start, is
@@ -123,7 +150,7 @@ func (lw *listWatch) watch(ctx context.Context, opts metav1.ListOptions) (watch.
 		return nil, err
 	}
 	// Most events fit the buffer; longer ones are assembled (readLine).
-	d := &eventDecoder{body: body, lines: bufio.NewReaderSize(body, 32<<10), toCache: lw.toCache, logErr: lw.logErr, connectionLost: lw.health.probeSoon}
+	d := &eventDecoder{body: body, lines: bufio.NewReaderSize(body, 32<<10), toCache: lw.toCache, logErr: lw.logErr, connectionLost: lw.health.probeSoon, added: &lw.received}
 	return watch.NewStreamWatcher(d, apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")), nil
 }
 
@@ -161,6 +188,7 @@ type eventDecoder struct {
 	logErr  func(error)
 	// connectionLost asks for a probe of the API server.
 	connectionLost func()
+	added          *atomic.Int64 // counts ADDED events (nil: not counted)
 }
 
 // wireEvent is a watch event as the API server writes it.
@@ -204,6 +232,9 @@ func (d *eventDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	u := &unstructured.Unstructured{Object: ev.Object}
 	switch ev.Type {
 	case watch.Added, watch.Modified, watch.Deleted:
+		if ev.Type == watch.Added && d.added != nil {
+			d.added.Add(1)
+		}
 		// Only an update's new state is diffed straight away; keeping the
 		// decoded form of the rest would undo the compact cache.
 		c, err := d.toCache(u, ev.Type == watch.Modified)

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -72,6 +73,7 @@ type Watcher struct {
 type runningTarget struct {
 	target discovery.Target
 	store  *store
+	lw     *listWatch
 	cancel context.CancelFunc
 }
 
@@ -164,11 +166,12 @@ func (w *Watcher) start(ctx context.Context, t discovery.Target) {
 		}
 	}
 	lw := &listWatch{target: t, dynamic: w.dynamic, rest: w.rest, toCache: toCache, logErr: logErr, health: w.health}
+	lw.expected.Store(-1)
 	r := cache.NewReflectorWithOptions(lw.listerWatcher(), &compactObject{}, s, cache.ReflectorOptions{
 		Name: key, TypeDescription: t.Resource.String(),
 	})
 	rctx, cancel := context.WithCancel(ctx)
-	w.targets[key] = &runningTarget{target: t, store: s, cancel: cancel}
+	w.targets[key] = &runningTarget{target: t, store: s, lw: lw, cancel: cancel}
 	logger := logr.FromSlogHandler(ReflectorLogs(w.opts.Logger.With("source", "client-go").Handler()))
 	w.wg.Go(func() { r.RunWithContext(klog.NewContext(rctx, logger)) })
 }
@@ -302,7 +305,10 @@ type Progress struct {
 	Informers int // targets (type × namespace) watched
 	Synced    int // targets whose initial list is in
 	Types     int // distinct types watched
-	Objects   int // objects cached across all targets
+	Objects   int // objects cached, or received of an initial list, across all targets
+	// Expected is how many objects there are in all, once every target
+	// still syncing has said (CountUnsynced); 0 until then.
+	Expected int
 }
 
 // Progress returns the current sync progress.
@@ -311,16 +317,45 @@ func (w *Watcher) Progress() Progress {
 	defer w.mu.Unlock()
 	var p Progress
 	types := map[string]bool{}
+	known := true
 	for _, rt := range w.targets {
 		p.Informers++
 		types[rt.target.Resource.GVR.String()] = true
 		if rt.store.HasSynced() {
 			p.Synced++
+			p.Objects += rt.store.Len()
+			p.Expected += rt.store.Len()
+			continue
 		}
-		p.Objects += rt.store.Len()
+		p.Objects += int(rt.lw.received.Load())
+		n := rt.lw.expected.Load()
+		known = known && n >= 0
+		p.Expected += int(n)
 	}
 	p.Types = len(types)
+	if !known {
+		p.Expected = 0
+	}
 	return p
+}
+
+// CountUnsynced asks the server how many objects each target still
+// syncing has, so that Progress can say how many to expect: one small
+// list per target, made only for a sync that takes a while.
+func (w *Watcher) CountUnsynced(ctx context.Context) {
+	w.mu.Lock()
+	var unsynced []*listWatch
+	for _, rt := range w.targets {
+		if !rt.store.HasSynced() && rt.lw.expected.Load() < 0 {
+			unsynced = append(unsynced, rt.lw)
+		}
+	}
+	w.mu.Unlock()
+	for _, lw := range unsynced {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		lw.count(ctx)
+		cancel()
+	}
 }
 
 // Targets returns what is watched now.
