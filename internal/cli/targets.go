@@ -160,7 +160,7 @@ func syncProgress(p watcher.Progress, elapsed time.Duration) []any {
 	}
 	attrs = append(attrs, "expected", p.Expected)
 	if left := p.Expected - p.Objects; left > 0 && p.Objects > 0 {
-		attrs = append(attrs, "remaining", (time.Duration(float64(elapsed)*float64(left)/float64(p.Objects))).Round(time.Second).String())
+		attrs = append(attrs, "remaining", (time.Duration(float64(elapsed) * float64(left) / float64(p.Objects))).Round(time.Second).String())
 	}
 	return attrs
 }
