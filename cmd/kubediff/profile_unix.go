@@ -3,9 +3,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"syscall"
 )
@@ -30,5 +32,27 @@ func profileOnSignal(path string) {
 		<-usr1
 		pprof.StopCPUProfile()
 		f.Close()
+	}()
+}
+
+// heapProfileOnSignal writes a heap profile at each SIGUSR2, to path.1,
+// path.2, ..., after a garbage collection: a benchmark compares what is
+// in use after the sync with what is in use after a sustained phase, to
+// see that nothing grows without bound.
+func heapProfileOnSignal(path string) {
+	usr2 := make(chan os.Signal, 1)
+	signal.Notify(usr2, syscall.SIGUSR2)
+	go func() {
+		for n := 1; ; n++ {
+			<-usr2
+			runtime.GC()
+			f, err := os.Create(fmt.Sprintf("%s.%d", path, n))
+			if err == nil {
+				err = errors.Join(pprof.WriteHeapProfile(f), f.Close())
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "kubediff: heap profile:", err)
+			}
+		}
 	}()
 }

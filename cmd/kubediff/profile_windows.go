@@ -9,3 +9,8 @@ import (
 func profileOnSignal(string) {
 	fmt.Fprintln(os.Stderr, "kubediff: KUBEDIFF_CPUPROFILE needs SIGUSR1, which Windows lacks; ignored")
 }
+
+// heapProfileOnSignal is for benchmarks on Linux: Windows has no SIGUSR2.
+func heapProfileOnSignal(string) {
+	fmt.Fprintln(os.Stderr, "kubediff: KUBEDIFF_HEAPPROFILE needs SIGUSR2, which Windows lacks; ignored")
+}

@@ -231,6 +231,7 @@ func run(o options) error {
 	res.RSSPerObjectOverRaw = res.RSSPerObjectBytes / res.RawJSONBytesPerCM
 	res.RecordsAtStart = kd.recordCount()
 
+	kd.heapProfile() // .1: after the sync
 	step("kubediff idle for 10 s")
 	idleBefore := cpuSeconds([]int{kd.cmd.Process.Pid})
 	time.Sleep(10 * time.Second)
@@ -247,6 +248,7 @@ func run(o options) error {
 	}
 	kdCPU, cpCPU := cpuSeconds(cpu)-kdBefore, cpuSeconds(control)-cpBefore
 	kd.toggleProfile()
+	kd.heapProfile() // .2: after the paced phase
 	res.Updates, res.Lost = o.updates, lost
 	res.AchievedRate = float64(o.updates) / elapsed.Seconds()
 	res.KubediffCPUPer1000 = kdCPU / float64(o.updates) * 1000
@@ -276,6 +278,7 @@ func run(o options) error {
 	res.BurstRate = float64(o.burst) / elapsed.Seconds()
 	res.BurstLatencyMaxMs = percentile(lat, 1)
 	res.BurstPeakRSSMB = mb(kd.hwm())
+	kd.heapProfile() // .3: after the burst
 
 	first += o.burst
 	sideUpdates := min(o.updates/2, o.sideUpdates)
@@ -664,6 +667,15 @@ func (kd *kubediff) stop() {
 // toggleProfile starts or stops kubediff's CPU profile when the benchmark
 // runs with KUBEDIFF_CPUPROFILE set (kubediff inherits it); without it,
 // SIGUSR1 would end the process.
+// heapProfile asks kubediff for a heap profile (KUBEDIFF_HEAPPROFILE.N),
+// and gives it a moment to write it.
+func (kd *kubediff) heapProfile() {
+	if os.Getenv("KUBEDIFF_HEAPPROFILE") != "" {
+		_ = kd.cmd.Process.Signal(syscall.SIGUSR2)
+		time.Sleep(2 * time.Second)
+	}
+}
+
 func (kd *kubediff) toggleProfile() {
 	if os.Getenv("KUBEDIFF_CPUPROFILE") != "" {
 		_ = kd.cmd.Process.Signal(syscall.SIGUSR1)
