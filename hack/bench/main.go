@@ -282,18 +282,18 @@ func run(o options) error {
 
 	first += o.burst
 	sideUpdates := min(o.updates/2, o.sideUpdates)
-	step(fmt.Sprintf("%d updates at %d/s with a second kubediff, --compress-cache=false", sideUpdates, o.rate))
-	plain, packedCPU, plainCPU, err := beside(ctx, o, env, cs, kd, nss, first, sideUpdates, "--compress-cache=false")
+	step(fmt.Sprintf("%d updates at %d/s with two more kubediffs, one with --compress-cache=false", sideUpdates, o.rate))
+	plain, c, err := beside(ctx, o, env, cs, kd, nss, first, sideUpdates, "--compress-cache=false")
 	if err != nil {
 		return err
 	}
-	res.PackedCPUPer1000, res.PlainCPUPer1000 = packedCPU, plainCPU
-	res.PackedRSSMB, res.PlainRSSMB = mb(kd.rss()), mb(plain.rss())
 	plain.stop()
+	res.PackedCPUPer1000, res.PlainCPUPer1000 = c.refCPU, c.cpu
+	res.PackedRSSMB, res.PlainRSSMB = c.refRSS, c.rss
 	first += sideUpdates
 
 	stateUpdates := sideUpdates
-	step(fmt.Sprintf("%d updates at %d/s with a second kubediff keeping a state dir", stateUpdates, o.rate))
+	step(fmt.Sprintf("%d updates at %d/s with two more kubediffs, one keeping a state dir", stateUpdates, o.rate))
 	if err := stateCost(ctx, &res, o, env, cs, kd, nss, first, stateUpdates); err != nil {
 		return err
 	}
@@ -303,25 +303,25 @@ func run(o options) error {
 	return os.WriteFile(o.out, append(data, '\n'), 0o644)
 }
 
-// stateCost measures what --state-dir costs: a second kubediff keeping a
-// state dir runs beside the first on the same paced updates (CPU and RSS
-// of each, the same events), then is stopped, misses count updates, and is
-// started again: its restart time and the changes it then reports.
+// stateCost measures what --state-dir costs: a kubediff keeping a state
+// dir runs beside one that does not (beside), then is stopped, misses
+// count updates, and is started again: its restart time and the changes
+// it then reports.
 func stateCost(ctx context.Context, res *Results, o options, env *testenv.Env, cs *kubernetes.Clientset, kd *kubediff, nss []string, first, count int) error {
 	dir, err := os.MkdirTemp("", "kubediff-bench-state-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	withState, noStateCPU, stateCPU, err := beside(ctx, o, env, cs, kd, nss, first, count, "--state-dir", dir)
+	withState, c, err := beside(ctx, o, env, cs, kd, nss, first, count, "--state-dir", dir)
 	if err != nil {
 		return err
 	}
 	defer withState.stop()
 	res.StateSyncSeconds = withState.synced.Seconds()
 	res.StateUpdates = count
-	res.NoStateCPUPer1000, res.StateCPUPer1000 = noStateCPU, stateCPU
-	res.NoStateRSSMB, res.StateRSSMB = mb(kd.rss()), mb(withState.rss())
+	res.NoStateCPUPer1000, res.StateCPUPer1000 = c.refCPU, c.cpu
+	res.NoStateRSSMB, res.StateRSSMB = c.refRSS, c.rss
 	res.StateLost = count - withState.seenRange(first, count)
 	withState.stop()
 	if info, err := os.Stat(filepath.Join(dir, "state.db")); err == nil {
@@ -349,28 +349,41 @@ func stateCost(ctx context.Context, res *Results, o options, env *testenv.Env, c
 	return nil
 }
 
-// beside starts a second kubediff with args and runs count paced updates
-// with both watching: the CPU each spent per 1,000 updates, on the same
-// events at the same time. The second is returned still running.
-func beside(ctx context.Context, o options, env *testenv.Env, cs *kubernetes.Clientset, kd *kubediff, nss []string, first, count int, args ...string) (second *kubediff, kdCPU, secondCPU float64, err error) {
+// beside starts two more kubediffs at once, one with the default flags
+// and one with args, and runs count paced updates with both watching: the
+// CPU each spent per 1,000 updates, and their RSS, on the same events at
+// the same time and with the same history (a process just synced collects
+// garbage more often than one that has run for a while, so the long-running
+// kd is no fair reference). The one with args is returned still running.
+func beside(ctx context.Context, o options, env *testenv.Env, cs *kubernetes.Clientset, kd *kubediff, nss []string, first, count int, args ...string) (second *kubediff, c comparison, err error) {
+	ref, err := startKubediff(o.binary, env.Kubeconfig)
+	if err != nil {
+		return nil, c, err
+	}
+	defer ref.stop()
 	second, err = startKubediff(o.binary, env.Kubeconfig, args...)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, c, err
 	}
 	time.Sleep(3 * time.Second) // past the sync (and with a state dir, the first write of every object)
-	pids := []int{kd.cmd.Process.Pid, second.cmd.Process.Pid}
+	pids := []int{ref.cmd.Process.Pid, second.cmd.Process.Pid}
 	before := []float64{cpuSeconds(pids[:1]), cpuSeconds(pids[1:])}
 	if _, _, _, err := applyUpdates(ctx, cs, kd, nss, o.large, first, count, o.rate); err != nil {
 		second.stop()
-		return nil, 0, 0, err
+		return nil, c, err
 	}
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && second.seenRange(first, count) < count; {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && (second.seenRange(first, count) < count || ref.seenRange(first, count) < count); {
 		time.Sleep(100 * time.Millisecond)
 	}
-	kdCPU = (cpuSeconds(pids[:1]) - before[0]) / float64(count) * 1000
-	secondCPU = (cpuSeconds(pids[1:]) - before[1]) / float64(count) * 1000
-	return second, kdCPU, secondCPU, nil
+	c.refCPU = (cpuSeconds(pids[:1]) - before[0]) / float64(count) * 1000
+	c.cpu = (cpuSeconds(pids[1:]) - before[1]) / float64(count) * 1000
+	c.refRSS, c.rss = mb(ref.rss()), mb(second.rss())
+	return second, c, nil
 }
+
+// comparison is two kubediffs side by side: CPU per 1,000 updates and
+// RSS, of the one with the flags compared and of the reference.
+type comparison struct{ cpu, refCPU, rss, refRSS float64 }
 
 // settled is a kubediff's memory once synced and settled.
 type settled struct {
