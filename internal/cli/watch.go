@@ -62,7 +62,7 @@ kubectl accepts, or single objects (filtered by the API server).`,
 	f.Duration("drain-timeout", d.DrainTimeout, "at shutdown, how long queued records may take to be delivered")
 	f.Duration("rediscovery-interval", d.RediscoveryInterval, "how often to look for new or removed types, besides whenever a CRD or APIService changes")
 	f.String("http-address", d.HTTPAddress, "address serving /healthz, /readyz and /metrics; empty turns it off")
-	f.Bool("compress-cache", d.CompressCache, "keep cached objects compressed with a dictionary per type (about a fifth of the memory, a few microseconds an update); --compress-cache=false keeps plain JSON")
+	f.Bool("compress-cache", d.CompressCache, "keep cached objects compressed with a dictionary per type (about a third of the memory, about 2 µs an update); --compress-cache=false keeps plain JSON")
 	f.String("state-dir", d.State.Dir, "keep what kubediff saw in this directory, so that after a restart it reports what changed while it was down")
 	le := d.LeaderElection
 	f.Bool("leader-elect", le.Enabled, "run several replicas with one emitting, elected through a Lease")

@@ -11,13 +11,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/klauspost/compress/s2"
 )
 
 // compactObject is how the watcher caches an object: its identity, which
 // the store and the reflector need, plus the rest as JSON, compressed
 // against its type's dictionary (packing.go). As nested maps an object
 // costs 3–4 bytes of memory per byte of JSON; as JSON about one; packed
-// about a fifth. It is unpacked and decoded only when the object changes.
+// about a third. It is unpacked and decoded only when the object changes.
 //
 // The identity is four strings rather than a metav1.ObjectMeta, whose
 // other fields would cost 170 bytes an object, empty; the reflector reads
@@ -31,7 +33,7 @@ type compactObject struct {
 	annotations map[string]string
 
 	raw  []byte
-	dict *dictionary // what raw is packed with; nil: raw is plain JSON
+	dict *s2.Dict // what raw is packed with; nil: raw is plain JSON
 	// decoded is the object as raw decodes, kept from the watch event
 	// until its update has been diffed, so it is not decoded twice.
 	decoded map[string]any
@@ -78,9 +80,9 @@ func (c *compactObject) json() ([]byte, error) {
 	if c.dict == nil {
 		return c.raw, nil
 	}
-	raw, err := c.dict.unpack(c.raw)
+	raw, err := unpack(c.dict, c.raw)
 	if err != nil {
-		return nil, fmt.Errorf("unpack %s/%s: %w", c.Namespace, c.Name, err)
+		return nil, fmt.Errorf("%s/%s: %w", c.Namespace, c.Name, err)
 	}
 	return raw, nil
 }

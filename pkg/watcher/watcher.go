@@ -39,9 +39,9 @@ type Options struct {
 	// with stored objects reports what changed since as its first list
 	// comes in (changes made while kubediff was down).
 	State *state.Store
-	// Compress packs each type's cached objects with zstd against a
-	// dictionary made of the type's first objects (packing.go): a fifth of
-	// the memory, for about 10 µs an object.
+	// Compress packs each type's cached objects against a dictionary made
+	// of the type's first objects (packing.go): a third of the memory, for
+	// about 2 µs an object.
 	Compress bool
 }
 
