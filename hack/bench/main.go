@@ -283,7 +283,7 @@ func run(o options) error {
 	first += o.burst
 	sideUpdates := min(o.updates/2, o.sideUpdates)
 	step(fmt.Sprintf("%d updates at %d/s with two more kubediffs, one with --compress-cache=false", sideUpdates, o.rate))
-	plain, c, err := beside(ctx, o, env, cs, kd, nss, first, sideUpdates, "--compress-cache=false")
+	plain, c, err := beside(ctx, o, env, cs, kd, nss, "plain", first, sideUpdates, "--compress-cache=false")
 	if err != nil {
 		return err
 	}
@@ -313,7 +313,7 @@ func stateCost(ctx context.Context, res *Results, o options, env *testenv.Env, c
 		return err
 	}
 	defer os.RemoveAll(dir)
-	withState, c, err := beside(ctx, o, env, cs, kd, nss, first, count, "--state-dir", dir)
+	withState, c, err := beside(ctx, o, env, cs, kd, nss, "state", first, count, "--state-dir", dir)
 	if err != nil {
 		return err
 	}
@@ -355,23 +355,27 @@ func stateCost(ctx context.Context, res *Results, o options, env *testenv.Env, c
 // the same time and with the same history (a process just synced collects
 // garbage more often than one that has run for a while, so the long-running
 // kd is no fair reference). The one with args is returned still running.
-func beside(ctx context.Context, o options, env *testenv.Env, cs *kubernetes.Clientset, kd *kubediff, nss []string, first, count int, args ...string) (second *kubediff, c comparison, err error) {
-	ref, err := startKubediff(o.binary, env.Kubeconfig)
+func beside(ctx context.Context, o options, env *testenv.Env, cs *kubernetes.Clientset, kd *kubediff, nss []string, name string, first, count int, args ...string) (second *kubediff, c comparison, err error) {
+	ref, err := startProfiled(name+"-reference", o.binary, env.Kubeconfig)
 	if err != nil {
 		return nil, c, err
 	}
 	defer ref.stop()
-	second, err = startKubediff(o.binary, env.Kubeconfig, args...)
+	second, err = startProfiled(name, o.binary, env.Kubeconfig, args...)
 	if err != nil {
 		return nil, c, err
 	}
 	time.Sleep(3 * time.Second) // past the sync (and with a state dir, the first write of every object)
 	pids := []int{ref.cmd.Process.Pid, second.cmd.Process.Pid}
+	ref.toggleProfile()
+	second.toggleProfile()
 	before := []float64{cpuSeconds(pids[:1]), cpuSeconds(pids[1:])}
 	if _, _, _, err := applyUpdates(ctx, cs, kd, nss, o.large, first, count, o.rate); err != nil {
 		second.stop()
 		return nil, c, err
 	}
+	ref.toggleProfile()
+	second.toggleProfile()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && (second.seenRange(first, count) < count || ref.seenRange(first, count) < count); {
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -578,7 +582,17 @@ type kubediff struct {
 }
 
 func startKubediff(binary, kubeconfig string, args ...string) (*kubediff, error) {
+	return startProfiled("", binary, kubeconfig, args...)
+}
+
+// startProfiled is startKubediff for a process that writes its CPU
+// profile to KUBEDIFF_CPUPROFILE.name (toggleProfile); name "" is the
+// main one, which writes to KUBEDIFF_CPUPROFILE.
+func startProfiled(name, binary, kubeconfig string, args ...string) (*kubediff, error) {
 	cmd := exec.Command(binary, append([]string{"watch", "-o", "json", "--kubeconfig", kubeconfig, "--http-address", ""}, args...)...)
+	if path := os.Getenv("KUBEDIFF_CPUPROFILE"); path != "" && name != "" {
+		cmd.Env = append(os.Environ(), "KUBEDIFF_CPUPROFILE="+path+"."+name)
+	}
 	stdout, _ := cmd.StdoutPipe()
 	stderr, _ := cmd.StderrPipe()
 	kd := &kubediff{cmd: cmd, seen: map[int]time.Time{}, done: make(chan struct{})}
