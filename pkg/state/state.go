@@ -37,6 +37,9 @@ const fileName = "state.db"
 var (
 	metaBucket    = []byte("meta")
 	targetsBucket = []byte("targets") // a bucket per target: object key → Object
+	// stagingBucket holds full writes under way (stage): a bucket per
+	// target, moved into targets when complete.
+	stagingBucket = []byte("staging")
 	formatKey     = []byte("format")
 	clusterKey    = []byte("cluster")
 )
@@ -64,10 +67,35 @@ type Store struct {
 
 // targetChanges are a target's changes not yet written.
 type targetChanges struct {
-	replace bool               // all of the target's stored objects are replaced
+	replace bool               // all of the target's stored objects are replaced ...
+	list    Source             // ... by these, and objects
 	objects map[string]*Object // nil: deleted
 	forget  bool               // the target is no longer watched
 }
+
+// Source is a target's complete state, read as it is written: a full
+// write (the first list of a type) goes to disk a few MiB per
+// transaction, so that neither it nor its transaction is ever all in
+// memory at once.
+type Source interface {
+	Len() int
+	Key(i int) string     // in ascending order
+	Object(i int) *Object // nil: left out
+}
+
+// Objects is a Source of objects already in memory.
+func Objects(objects map[string]*Object) Source {
+	return objectMap{keys: slices.Sorted(maps.Keys(objects)), objects: objects}
+}
+
+type objectMap struct {
+	keys    []string
+	objects map[string]*Object
+}
+
+func (m objectMap) Len() int              { return len(m.keys) }
+func (m objectMap) Key(i int) string      { return m.keys[i] }
+func (m objectMap) Object(i int) *Object { return m.objects[m.keys[i]] }
 
 // Open opens (or creates) the store in dir. A damaged store is moved
 // aside with a warning and a fresh one started; a store of a newer format
@@ -110,6 +138,16 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 			return err
 		}
 		if _, err := tx.CreateBucketIfNotExists(queuesBucket); err != nil {
+			return err
+		}
+		// A full write cut short by a crash: the target's stored objects
+		// are still the ones before it.
+		if tx.Bucket(stagingBucket) != nil {
+			if err := tx.DeleteBucket(stagingBucket); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.CreateBucket(stagingBucket); err != nil {
 			return err
 		}
 		return meta.Put(formatKey, []byte(Format))
@@ -246,11 +284,12 @@ func (s *Store) note(target, key string, o *Object) {
 	tc.objects[key] = o
 }
 
-// Replace notes a target's complete state (a list).
-func (s *Store) Replace(target string, objects map[string]*Object) {
+// Replace notes a target's complete state (a list). Changes noted after
+// it apply on top.
+func (s *Store) Replace(target string, list Source) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pending[target] = &targetChanges{replace: true, objects: objects}
+	s.pending[target] = &targetChanges{replace: true, list: list, objects: map[string]*Object{}}
 }
 
 // Forget notes that a target is no longer watched (its type is gone).
@@ -310,6 +349,16 @@ func (s *Store) Flush() error {
 		return nil
 	}
 	written := 0
+	for target, tc := range pending {
+		if tc.replace && !tc.forget {
+			n, err := s.stage(target, tc.list)
+			written += n
+			if err != nil {
+				s.requeue(pending)
+				return err
+			}
+		}
+	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		for _, f := range queues {
 			if err := f.write(tx); err != nil {
@@ -328,15 +377,14 @@ func (s *Store) Flush() error {
 				if tc.forget {
 					continue
 				}
+				// The full write, staged: now it takes the old one's place.
+				if err := tx.Bucket(stagingBucket).MoveBucket(name, targets); err != nil {
+					return err
+				}
 			}
 			b, err := targets.CreateBucketIfNotExists(name)
 			if err != nil {
 				return err
-			}
-			if tc.replace {
-				// A full write into an empty bucket: keys in order fill
-				// pages completely instead of splitting them at random.
-				b.FillPercent = 1.0
 			}
 			for _, key := range slices.Sorted(maps.Keys(tc.objects)) {
 				o := tc.objects[key]
@@ -377,6 +425,52 @@ func (s *Store) Flush() error {
 // bigWrite is how many bytes a flush must write to count as a full write.
 const bigWrite = 4 << 20
 
+// stageBytes is how much a transaction of a full write holds: bbolt
+// builds a transaction's pages on the heap, and the first list of 300,000
+// objects in one transaction took gigabytes.
+const stageBytes = 4 << 20
+
+// stage writes list into the target's staging bucket, stageBytes per
+// transaction; the flush then moves it into place, in the transaction
+// that writes what was noted since. A crash in between leaves the stored
+// objects as they were (Open drops the staging). It returns the bytes
+// written.
+func (s *Store) stage(target string, list Source) (written int, err error) {
+	name := []byte(target)
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		staging := tx.Bucket(stagingBucket)
+		if staging.Bucket(name) != nil {
+			if err := staging.DeleteBucket(name); err != nil {
+				return err
+			}
+		}
+		_, err := staging.CreateBucket(name)
+		return err
+	})
+	for i := 0; err == nil && i < list.Len(); {
+		err = s.db.Update(func(tx *bolt.Tx) error {
+			b := tx.Bucket(stagingBucket).Bucket(name)
+			// Keys in order into an empty bucket fill pages completely
+			// instead of splitting them at random.
+			b.FillPercent = 1.0
+			for n := 0; i < list.Len() && n < stageBytes; i++ {
+				o := list.Object(i)
+				if o == nil {
+					continue
+				}
+				v := encode(o)
+				n += len(v)
+				written += len(v)
+				if err := b.Put([]byte(list.Key(i)), v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	return written, err
+}
+
 // requeue puts back changes a failed write did not store, under what was
 // noted since (which is newer).
 func (s *Store) requeue(failed map[string]*targetChanges) {
@@ -391,6 +485,8 @@ func (s *Store) requeue(failed map[string]*targetChanges) {
 		if newer.replace || newer.forget {
 			continue
 		}
+		// Changes noted after the failed ones go on top of them (a
+		// replace keeps its list).
 		for key, o := range newer.objects {
 			tc.objects[key] = o
 		}

@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -35,10 +36,10 @@ func TestStoredObjectsSurviveAReopen(t *testing.T) {
 	if _, ok, _ := s.Load("configmaps"); ok {
 		t.Fatal("a target never stored loads as stored")
 	}
-	s.Replace("configmaps", map[string]*Object{"ns/a": cm, "ns/gone": cm})
+	s.Replace("configmaps", Objects(map[string]*Object{"ns/a": cm, "ns/gone": cm}))
 	s.Put("configmaps", "ns/b", cm)
 	s.Delete("configmaps", "ns/gone")
-	s.Replace("secrets", map[string]*Object{}) // stored, and empty
+	s.Replace("secrets", Objects(map[string]*Object{})) // stored, and empty
 	s.Put("widgets", "w", cm)
 	s.Forget("widgets") // its type is gone
 	if err := s.Close(); err != nil {
@@ -77,7 +78,7 @@ func TestDamagedForeignOrNewerState(t *testing.T) {
 		for i := range 2000 { // several pages, so that truncation cuts data
 			objects[strings.Repeat("k", 10)+string(rune('a'+i%26))+strings.Repeat("x", i%50)+string(rune(i))] = cm
 		}
-		s.Replace("configmaps", objects)
+		s.Replace("configmaps", Objects(objects))
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -176,6 +177,60 @@ func edit(t *testing.T, dir string, f func(*bolt.Tx) error) {
 	}
 	defer db.Close()
 	if err := db.Update(f); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A full write bigger than a transaction's share goes to disk in several,
+// and reads back whole; one cut short by a crash leaves the objects stored
+// before it.
+func TestFullWritesAreStagedAndMovedIntoPlace(t *testing.T) {
+	dir := t.TempDir()
+	var logs bytes.Buffer
+	s := openBound(t, dir, "c1", &logs)
+	list := func(version string) map[string]*Object {
+		objects := map[string]*Object{}
+		for i := range 3000 { // 6 MB: more than one transaction
+			objects[fmt.Sprintf("ns/cm-%04d", i)] = &Object{UID: fmt.Sprint(i), ResourceVersion: version, Raw: []byte(`{"data":"` + strings.Repeat("v", 2000) + `"}`)}
+		}
+		return objects
+	}
+	s.Replace("configmaps", Objects(list("1")))
+	s.Put("configmaps", "ns/cm-0007", &Object{UID: "7", ResourceVersion: "2", Raw: []byte(`{"data":"newer"}`)}) // noted after the list
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := s.Load("configmaps")
+	if err != nil || !ok || len(got) != 3000 {
+		t.Fatalf("loaded %d objects, %v, %v; want 3000", len(got), ok, err)
+	}
+	if o := got["ns/cm-0007"]; o.ResourceVersion != "2" {
+		t.Fatalf("a change noted after the list must win: %+v", o)
+	}
+	if o := got["ns/cm-2999"]; o.ResourceVersion != "1" || len(o.Raw) != 2011 {
+		t.Fatalf("the last object of the list: %+v", o)
+	}
+
+	// Killed while staging the next list: only the staging was written.
+	if _, err := s.stage("configmaps", Objects(list("3"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Close(); err != nil { // no flush: as if killed
+		t.Fatal(err)
+	}
+	s = openBound(t, dir, "c1", &logs)
+	defer s.Close()
+	got, _, err = s.Load("configmaps")
+	if err != nil || len(got) != 3000 || got["ns/cm-0001"].ResourceVersion != "1" {
+		t.Fatalf("after a crash while staging: %d objects, %v; want the 3000 stored before", len(got), err)
+	}
+	err = s.db.View(func(tx *bolt.Tx) error {
+		if n := tx.Bucket(stagingBucket).Stats().KeyN; n != 0 {
+			t.Errorf("the cut-short staging is still there: %d keys", n)
+		}
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }

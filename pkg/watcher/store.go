@@ -2,6 +2,8 @@ package watcher
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -212,14 +214,28 @@ func (p *persisted) replace(objects map[string]*compactObject) {
 	if p == nil {
 		return
 	}
-	stored := make(map[string]*state.Object, len(objects))
-	for key, c := range objects {
-		if o := p.stored(c); o != nil {
-			stored[key] = o
-		}
+	// A snapshot: the map is the store's, which changes on.
+	list := &storedList{p: p, keys: slices.Sorted(maps.Keys(objects))}
+	list.objects = make([]*compactObject, len(list.keys))
+	for i, key := range list.keys {
+		list.objects[i] = objects[key]
 	}
-	p.state.Replace(p.target, stored)
+	p.state.Replace(p.target, list)
 }
+
+// storedList is a target's objects as the state store writes a full list:
+// each is unpacked as it is written, a few MiB at a time, not all at once.
+// Cached objects never change (a new state is a new object), so the
+// store's goroutine reads them safely.
+type storedList struct {
+	p       *persisted
+	keys    []string
+	objects []*compactObject
+}
+
+func (l *storedList) Len() int                   { return len(l.keys) }
+func (l *storedList) Key(i int) string           { return l.keys[i] }
+func (l *storedList) Object(i int) *state.Object { return l.p.stored(l.objects[i]) }
 
 // restore loads the target's objects as last stored: false when there are
 // none (a type not watched before), and then the first list is not news.
