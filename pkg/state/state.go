@@ -93,8 +93,8 @@ type objectMap struct {
 	objects map[string]*Object
 }
 
-func (m objectMap) Len() int              { return len(m.keys) }
-func (m objectMap) Key(i int) string      { return m.keys[i] }
+func (m objectMap) Len() int             { return len(m.keys) }
+func (m objectMap) Key(i int) string     { return m.keys[i] }
 func (m objectMap) Object(i int) *Object { return m.objects[m.keys[i]] }
 
 // Open opens (or creates) the store in dir. A damaged store is moved
