@@ -98,6 +98,12 @@ type Results struct {
 	IdleCPUPercent      float64 `json:"kubediffIdleCPUPercentOfACore"`
 	KubediffCPUPer1000  float64 `json:"kubediffCPUSecondsPer1000Updates"`
 	KubectlCPUPer1000   float64 `json:"kubectlGetWatchCPUSecondsPer1000Updates"`
+	// Latency in the phase beside kubectl, for both: a delay kubectl sees
+	// too is the server's.
+	KubectlLatencyP50Ms float64 `json:"kubectlLatencyP50Ms"`
+	KubectlLatencyP99Ms float64 `json:"kubectlLatencyP99Ms"`
+	BesideKubectlP50Ms  float64 `json:"kubediffLatencyBesideKubectlP50Ms"`
+	BesideKubectlP99Ms  float64 `json:"kubediffLatencyBesideKubectlP99Ms"`
 	APIServerCPUPer1000 float64 `json:"apiserverAndEtcdCPUSecondsPer1000Updates"`
 	CPURatio            float64 `json:"kubediffOverControlPlaneCPU"`
 	LatencyP50Ms        float64 `json:"latencyP50Ms"`
@@ -261,7 +267,7 @@ func run(o options) error {
 	// does not count in the control plane's CPU above.
 	kubectlUpdates := min(o.updates/2, o.sideUpdates)
 	step(fmt.Sprintf("%d updates at %d/s with kubectl get -w watching too", kubectlUpdates, o.rate))
-	if res.KubectlCPUPer1000, err = kubectlCPU(ctx, env, cs, kd, nss, o.large, o.updates, kubectlUpdates, o.rate); err != nil {
+	if res.KubectlCPUPer1000, err = kubectlCPU(ctx, env, cs, kd, nss, o.large, o.updates, kubectlUpdates, o.rate, &res); err != nil {
 		return err
 	}
 	first := o.updates + kubectlUpdates
@@ -409,20 +415,62 @@ func settledRSS(binary, kubeconfig string, args ...string) (settled, error) {
 }
 
 // kubectlCPU runs kubectl get -w on ConfigMaps while count updates are
-// applied, and returns its CPU seconds per 1,000 updates.
-func kubectlCPU(ctx context.Context, env *testenv.Env, cs *kubernetes.Clientset, kd *kubediff, nss []string, objects, first, count, rate int) (float64, error) {
+// applied, and returns its CPU seconds per 1,000 updates. It also times
+// when kubectl and kubediff each saw every update: the same events from
+// the same server at the same time, so a delay both see is the server's.
+func kubectlCPU(ctx context.Context, env *testenv.Env, cs *kubernetes.Clientset, kd *kubediff, nss []string, objects, first, count, rate int, res *Results) (float64, error) {
 	kubectl := exec.Command(env.Kubectl, "--kubeconfig", env.Kubeconfig, "get", "configmaps", "--all-namespaces", "--watch", "--output-watch-events", "-o", "name")
+	out, err := kubectl.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
 	if err := kubectl.Start(); err != nil {
 		return 0, err
 	}
 	defer func() { _ = kubectl.Process.Kill(); _ = kubectl.Wait() }()
+	var mu sync.Mutex
+	seen := map[string]time.Time{} // configmap/NAME → when kubectl printed a change of it
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if event, name, ok := strings.Cut(sc.Text(), " "); ok && event == "MODIFIED" {
+				mu.Lock()
+				seen[name] = time.Now()
+				mu.Unlock()
+			}
+		}
+	}()
 	time.Sleep(2 * time.Second) // past kubectl's initial list
+	mu.Lock()
+	clear(seen)
+	mu.Unlock()
 	pid := []int{kubectl.Process.Pid}
 	before := cpuSeconds(pid)
-	if _, _, _, err := applyUpdates(ctx, cs, kd, nss, objects, first, count, rate); err != nil {
+	kdLat, _, _, written, err := applyUpdatesTimed(ctx, cs, kd, nss, objects, first, count, rate)
+	if err != nil {
 		return 0, err
 	}
-	return (cpuSeconds(pid) - before) / float64(count) * 1000, nil
+	cpu := (cpuSeconds(pid) - before) / float64(count) * 1000
+	name := func(i int) string { return fmt.Sprintf("configmap/cm-%d", (first+i)%objects) }
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		mu.Lock()
+		n := len(seen)
+		mu.Unlock()
+		if n >= count {
+			break
+		}
+	}
+	var kubectlLat []time.Duration
+	mu.Lock()
+	for i := range count {
+		if at, ok := seen[name(i)]; ok {
+			kubectlLat = append(kubectlLat, at.Sub(written[i]))
+		}
+	}
+	mu.Unlock()
+	res.KubectlLatencyP50Ms, res.KubectlLatencyP99Ms = percentile(kubectlLat, 0.50), percentile(kubectlLat, 0.99)
+	res.BesideKubectlP50Ms, res.BesideKubectlP99Ms = percentile(kdLat, 0.50), percentile(kdLat, 0.99)
+	return cpu, nil
 }
 
 func step(s string) { fmt.Fprintf(os.Stderr, "» %s\n", s) }
@@ -521,7 +569,14 @@ func rawBytesPerConfigMap(ctx context.Context, cs *kubernetes.Clientset, ns stri
 // for kubediff's record of each. It returns write→emit latencies, records
 // lost, and how long the writes took.
 func applyUpdates(ctx context.Context, cs *kubernetes.Clientset, kd *kubediff, nss []string, objects, first, count, rate int) ([]time.Duration, int, time.Duration, error) {
-	written := make([]time.Time, count)
+	lat, lost, elapsed, _, err := applyUpdatesTimed(ctx, cs, kd, nss, objects, first, count, rate)
+	return lat, lost, elapsed, err
+}
+
+// applyUpdatesTimed is applyUpdates, also returning when each update was
+// written.
+func applyUpdatesTimed(ctx context.Context, cs *kubernetes.Clientset, kd *kubediff, nss []string, objects, first, count, rate int) (lat []time.Duration, lost int, elapsed time.Duration, written []time.Time, err error) {
+	written = make([]time.Time, count)
 	start := time.Now()
 	write := func(i int) error {
 		n := (first + i) % objects
@@ -549,24 +604,23 @@ func applyUpdates(ctx context.Context, cs *kubernetes.Clientset, kd *kubediff, n
 		tick.Stop()
 		wg.Wait()
 		if firstErr != nil {
-			return nil, 0, 0, firstErr
+			return nil, 0, 0, nil, firstErr
 		}
 	} else if err := parallel(count, write); err != nil {
-		return nil, 0, 0, err
+		return nil, 0, 0, nil, err
 	}
-	elapsed := time.Since(start)
+	elapsed = time.Since(start)
 
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) && kd.seenRange(first, count) < count {
 		time.Sleep(100 * time.Millisecond)
 	}
-	var lat []time.Duration
 	for i := range count {
 		if at, ok := kd.seenAt(first + i); ok {
 			lat = append(lat, at.Sub(written[i]))
 		}
 	}
-	return lat, count - len(lat), elapsed, nil
+	return lat, count - len(lat), elapsed, written, nil
 }
 
 // kubediff is a running kubediff process and what it has printed.
@@ -818,6 +872,7 @@ func printTable(w io.Writer, r Results) {
 		{"kubediff CPU when idle", fmt.Sprintf("%.2f%% of a core", r.IdleCPUPercent)},
 		{"kubediff CPU per 1000 updates", fmt.Sprintf("%.3f s", r.KubediffCPUPer1000)},
 		{"kubectl get -w (ConfigMaps only) CPU per 1000 updates", fmt.Sprintf("%.3f s", r.KubectlCPUPer1000)},
+		{"  write→seen latency p50 / p99 in that phase", fmt.Sprintf("kubectl %.1f / %.1f ms, kubediff %.1f / %.1f ms", r.KubectlLatencyP50Ms, r.KubectlLatencyP99Ms, r.BesideKubectlP50Ms, r.BesideKubectlP99Ms)},
 		{"kube-apiserver+etcd CPU per 1000 updates", fmt.Sprintf("%.3f s", r.APIServerCPUPer1000)},
 		{"kubediff / control plane CPU", fmt.Sprintf("%.3f", r.CPURatio)},
 		{"write→emit latency p50 / p99 / max", fmt.Sprintf("%.1f / %.1f / %.1f ms", r.LatencyP50Ms, r.LatencyP99Ms, r.LatencyMaxMs)},
