@@ -429,13 +429,15 @@ func kubectlCPU(ctx context.Context, env *testenv.Env, cs *kubernetes.Clientset,
 	}
 	defer func() { _ = kubectl.Process.Kill(); _ = kubectl.Wait() }()
 	var mu sync.Mutex
-	seen := map[string]time.Time{} // configmap/NAME → when kubectl printed a change of it
+	seen := map[string]time.Time{} // configmap/NAME → when kubectl printed it
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			if event, name, ok := strings.Cut(sc.Text(), " "); ok && event == "MODIFIED" {
+			// With -o name, kubectl prints only the name: after its
+			// initial list, each line is a change.
+			if f := strings.Fields(sc.Text()); len(f) > 0 {
 				mu.Lock()
-				seen[name] = time.Now()
+				seen[f[len(f)-1]] = time.Now()
 				mu.Unlock()
 			}
 		}
