@@ -254,21 +254,36 @@ func guard(f func() error) (err error) {
 // Load returns a target's stored objects by key; ok is false when nothing
 // was ever stored for it (a type watched for the first time).
 func (s *Store) Load(target string) (objects map[string]*Object, ok bool, err error) {
+	objects = map[string]*Object{}
+	ok, err = s.Each(target, func(key string, o *Object) {
+		o.Raw = bytes.Clone(o.Raw)
+		objects[key] = o
+	})
+	return objects, ok, err
+}
+
+// Each calls fn with each of a target's stored objects, in key order,
+// without holding them all in memory: o.Raw is valid only during the
+// call. ok is false when nothing was ever stored for the target.
+func (s *Store) Each(target string, fn func(key string, o *Object)) (ok bool, err error) {
 	err = guard(func() error {
 		return s.db.View(func(tx *bolt.Tx) error {
 			b := tx.Bucket(targetsBucket).Bucket([]byte(target))
 			if b == nil {
 				return nil
 			}
-			ok, objects = true, make(map[string]*Object, b.Stats().KeyN)
+			ok = true
 			return b.ForEach(func(k, v []byte) error {
 				o, err := decode(v)
-				objects[string(k)] = o
-				return err
+				if err != nil {
+					return err
+				}
+				fn(string(k), o)
+				return nil
 			})
 		})
 	})
-	return objects, ok, err
+	return ok, err
 }
 
 // Put notes an object's new state.
@@ -512,6 +527,6 @@ func decode(v []byte) (*Object, error) {
 	if !ok1 || !ok2 || len(raw) == 0 || raw[0] != '{' {
 		return nil, errors.New("damaged object record")
 	}
-	// bbolt's bytes live only during the transaction.
-	return &Object{UID: string(uid), ResourceVersion: string(rv), Raw: bytes.Clone(raw)}, nil
+	// raw is bbolt's, valid only during the transaction.
+	return &Object{UID: string(uid), ResourceVersion: string(rv), Raw: raw}, nil
 }

@@ -1,6 +1,7 @@
 package watcher
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"slices"
@@ -243,19 +244,22 @@ func (p *persisted) restore(packer *typePacker) (map[string]*compactObject, bool
 	if p == nil {
 		return nil, false, nil
 	}
-	stored, ok, err := p.state.Load(p.target)
-	if !ok || err != nil {
-		return nil, false, err
-	}
-	objects := make(map[string]*compactObject, len(stored))
-	for key, o := range stored {
+	// Each object is packed as it is read: a type's stored objects are
+	// never all in memory as plain JSON.
+	objects := map[string]*compactObject{}
+	ok, err := p.state.Each(p.target, func(key string, o *state.Object) {
 		ns, name, namespaced := strings.Cut(key, "/")
 		if !namespaced {
 			ns, name = "", key
 		}
 		c := &compactObject{Namespace: ns, Name: name, UID: types.UID(o.UID), ResourceVersion: o.ResourceVersion}
-		c.raw, c.dict = packer.pack(o.Raw)
+		if c.raw, c.dict = packer.pack(o.Raw); c.dict == nil {
+			c.raw = bytes.Clone(c.raw) // o.Raw is the store's, for this call only
+		}
 		objects[key] = c
+	})
+	if !ok || err != nil {
+		return nil, false, err
 	}
 	return objects, true, nil
 }
