@@ -134,10 +134,11 @@ func reportSyncProgress(ctx context.Context, w *watcher.Watcher, log *slog.Logge
 		if time.Since(lastReport) >= progressInterval {
 			if !counted {
 				// A sync this long is worth an estimate: the server says
-				// how many objects the types still listing have.
-				w.CountUnsynced(ctx)
+				// how many objects the types still listing have. In the
+				// background: a server slow to answer must not hold up
+				// the sync's own timeout.
+				go w.CountUnsynced(ctx)
 				counted = true
-				p = w.Progress()
 			}
 			lastReport = time.Now()
 			log.Info("syncing caches", syncProgress(p, time.Since(start))...)

@@ -211,7 +211,12 @@ func (s *Store) check() (format string, err error) {
 			if format != "" && format != Format {
 				return nil // not ours to read
 			}
-			if targets := tx.Bucket(targetsBucket); targets != nil {
+			// Staging too: Open deletes it, which reads every page.
+			for _, bucket := range [][]byte{targetsBucket, stagingBucket} {
+				targets := tx.Bucket(bucket)
+				if targets == nil {
+					continue
+				}
 				err := targets.ForEachBucket(func(name []byte) error {
 					return targets.Bucket(name).ForEach(func(_, v []byte) error {
 						_, err := decode(v)
@@ -390,6 +395,12 @@ func (s *Store) Flush() error {
 					}
 				}
 				if tc.forget {
+					// A full write staged by a flush that failed.
+					if staging := tx.Bucket(stagingBucket); staging.Bucket(name) != nil {
+						if err := staging.DeleteBucket(name); err != nil {
+							return err
+						}
+					}
 					continue
 				}
 				// The full write, staged: now it takes the old one's place.

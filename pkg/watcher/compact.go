@@ -52,6 +52,7 @@ func (c *compactObject) GetObjectKind() schema.ObjectKind { return schema.EmptyO
 func (c *compactObject) DeepCopyObject() runtime.Object {
 	cp := *c
 	cp.annotations = maps.Clone(c.annotations)
+	cp.decoded = nil // a copy is for reading; decoded is the diff's
 	return &cp
 }
 

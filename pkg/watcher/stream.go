@@ -75,6 +75,9 @@ func (lw *listWatch) list(ctx context.Context, opts metav1.ListOptions) (runtime
 		lw.logErr(err)
 		return nil, err
 	}
+	if opts.Continue == "" {
+		lw.received.Store(0) // a list from the start: what an earlier attempt counted is gone
+	}
 	lw.received.Add(int64(len(list.Items)))
 	if n := list.GetRemainingItemCount(); n != nil {
 		lw.expected.Store(lw.received.Load() + *n)
@@ -140,6 +143,9 @@ func (lw *listWatch) retry(ctx context.Context, request func() error) error {
 func (lw *listWatch) watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	lw.selectors(&opts)
 	opts.Watch = true
+	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+		lw.received.Store(0) // a streamed list from the start
+	}
 	body, err := lw.stream(ctx, &opts)
 	if err != nil {
 		// A server without streaming lists refuses sendInitialEvents; the

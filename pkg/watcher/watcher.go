@@ -341,7 +341,8 @@ func (w *Watcher) Progress() Progress {
 
 // CountUnsynced asks the server how many objects each target still
 // syncing has, so that Progress can say how many to expect: one small
-// list per target, made only for a sync that takes a while.
+// list per target, made only for a sync that takes a while. It gives up
+// when the server stops answering.
 func (w *Watcher) CountUnsynced(ctx context.Context) {
 	w.mu.Lock()
 	var unsynced []*listWatch
@@ -352,6 +353,9 @@ func (w *Watcher) CountUnsynced(ctx context.Context) {
 	}
 	w.mu.Unlock()
 	for _, lw := range unsynced {
+		if !w.Connected() || ctx.Err() != nil {
+			return
+		}
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		lw.count(ctx)
 		cancel()
