@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -289,7 +290,7 @@ func run(o options) error {
 	first += o.burst
 	sideUpdates := min(o.updates/2, o.sideUpdates)
 	step(fmt.Sprintf("%d updates at %d/s with two more kubediffs, one with --compress-cache=false", sideUpdates, o.rate))
-	plain, c, err := beside(ctx, o, env, cs, kd, nss, "plain", first, sideUpdates, "--compress-cache=false")
+	plain, c, err := beside(ctx, o, env, cs, kd, nss, "plain", nil, first, sideUpdates, "--compress-cache=false")
 	if err != nil {
 		return err
 	}
@@ -319,7 +320,15 @@ func stateCost(ctx context.Context, res *Results, o options, env *testenv.Env, c
 		return err
 	}
 	defer os.RemoveAll(dir)
-	withState, c, err := beside(ctx, o, env, cs, kd, nss, "state", first, count, "--state-dir", dir)
+	// The steady state's cost: past the first write of every object,
+	// which at 300,000 objects takes a while.
+	stateFile := filepath.Join(dir, "state.db")
+	firstWrite := func() {
+		for last := int64(-1); fileSize(stateFile) != last; time.Sleep(3 * time.Second) {
+			last = fileSize(stateFile)
+		}
+	}
+	withState, c, err := beside(ctx, o, env, cs, kd, nss, "state", firstWrite, first, count, "--state-dir", dir)
 	if err != nil {
 		return err
 	}
@@ -361,7 +370,7 @@ func stateCost(ctx context.Context, res *Results, o options, env *testenv.Env, c
 // the same time and with the same history (a process just synced collects
 // garbage more often than one that has run for a while, so the long-running
 // kd is no fair reference). The one with args is returned still running.
-func beside(ctx context.Context, o options, env *testenv.Env, cs *kubernetes.Clientset, kd *kubediff, nss []string, name string, first, count int, args ...string) (second *kubediff, c comparison, err error) {
+func beside(ctx context.Context, o options, env *testenv.Env, cs *kubernetes.Clientset, kd *kubediff, nss []string, name string, settled func(), first, count int, args ...string) (second *kubediff, c comparison, err error) {
 	ref, err := startProfiled(name+"-reference", o.binary, env.Kubeconfig)
 	if err != nil {
 		return nil, c, err
@@ -371,7 +380,10 @@ func beside(ctx context.Context, o options, env *testenv.Env, cs *kubernetes.Cli
 	if err != nil {
 		return nil, c, err
 	}
-	time.Sleep(3 * time.Second) // past the sync (and with a state dir, the first write of every object)
+	time.Sleep(3 * time.Second) // past the sync
+	if settled != nil {
+		settled()
+	}
 	pids := []int{ref.cmd.Process.Pid, second.cmd.Process.Pid}
 	ref.toggleProfile()
 	second.toggleProfile()
@@ -394,6 +406,14 @@ func beside(ctx context.Context, o options, env *testenv.Env, cs *kubernetes.Cli
 // comparison is two kubediffs side by side: CPU per 1,000 updates and
 // RSS, of the one with the flags compared and of the reference.
 type comparison struct{ cpu, refCPU, rss, refRSS float64 }
+
+func fileSize(path string) int64 {
+	info, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return info.Size()
+}
 
 // settled is a kubediff's memory once synced and settled.
 type settled struct {
@@ -430,9 +450,11 @@ func kubectlCPU(ctx context.Context, env *testenv.Env, cs *kubernetes.Clientset,
 	defer func() { _ = kubectl.Process.Kill(); _ = kubectl.Wait() }()
 	var mu sync.Mutex
 	seen := map[string]time.Time{} // configmap/NAME → when kubectl printed it
+	var lines atomic.Int64
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
+			lines.Add(1)
 			// With -o name, kubectl prints only the name: after its
 			// initial list, each line is a change.
 			if f := strings.Fields(sc.Text()); len(f) > 0 {
@@ -442,7 +464,10 @@ func kubectlCPU(ctx context.Context, env *testenv.Env, cs *kubernetes.Clientset,
 			}
 		}
 	}()
-	time.Sleep(2 * time.Second) // past kubectl's initial list
+	// Past kubectl's initial list: printing 300,000 names takes a while.
+	for last := int64(-1); lines.Load() != last; time.Sleep(2 * time.Second) {
+		last = lines.Load()
+	}
 	mu.Lock()
 	clear(seen)
 	mu.Unlock()
