@@ -27,7 +27,7 @@ func BenchmarkSteadyState(b *testing.B) {
 	for i := range 5000 {
 		objects[fmt.Sprintf("ns/cm-%d", i)] = &Object{UID: "u", ResourceVersion: "1", Raw: raw}
 	}
-	s.Replace("configmaps", Objects(objects))
+	s.Replace("configmaps", objectsOf(objects))
 	if err := s.Flush(); err != nil {
 		b.Fatal(err)
 	}

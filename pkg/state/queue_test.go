@@ -73,7 +73,7 @@ func TestQueueKeepsUndeliveredRecordsAcrossARestart(t *testing.T) {
 	if n, b := q.Size(); n != 3 || b <= 0 {
 		t.Fatalf("after a reopen the queue holds %d records, %d bytes; want 3", n, b)
 	}
-	if objects, ok, _ := s.Load("configmaps"); !ok || objects["ns/cm"] == nil {
+	if objects, ok, _ := s.load("configmaps"); !ok || objects["ns/cm"] == nil {
 		t.Fatal("the object state noted with the records was not written with them")
 	}
 	got, next, _, err = q.Read(q.Head(), 10)

@@ -83,20 +83,6 @@ type Source interface {
 	Object(i int) *Object // nil: left out
 }
 
-// Objects is a Source of objects already in memory.
-func Objects(objects map[string]*Object) Source {
-	return objectMap{keys: slices.Sorted(maps.Keys(objects)), objects: objects}
-}
-
-type objectMap struct {
-	keys    []string
-	objects map[string]*Object
-}
-
-func (m objectMap) Len() int             { return len(m.keys) }
-func (m objectMap) Key(i int) string     { return m.keys[i] }
-func (m objectMap) Object(i int) *Object { return m.objects[m.keys[i]] }
-
 // Open opens (or creates) the store in dir. A damaged store is moved
 // aside with a warning and a fresh one started; a store of a newer format
 // is an error, and is left as it is. Open touches only the disk: call Bind
@@ -254,17 +240,6 @@ func guard(f func() error) (err error) {
 		}
 	}()
 	return f()
-}
-
-// Load returns a target's stored objects by key; ok is false when nothing
-// was ever stored for it (a type watched for the first time).
-func (s *Store) Load(target string) (objects map[string]*Object, ok bool, err error) {
-	objects = map[string]*Object{}
-	ok, err = s.Each(target, func(key string, o *Object) {
-		o.Raw = bytes.Clone(o.Raw)
-		objects[key] = o
-	})
-	return objects, ok, err
 }
 
 // Each calls fn with each of a target's stored objects, in key order,

@@ -33,13 +33,13 @@ func TestStoredObjectsSurviveAReopen(t *testing.T) {
 	dir := t.TempDir()
 	var logs bytes.Buffer
 	s := openBound(t, dir, "c1", &logs)
-	if _, ok, _ := s.Load("configmaps"); ok {
+	if _, ok, _ := s.load("configmaps"); ok {
 		t.Fatal("a target never stored loads as stored")
 	}
-	s.Replace("configmaps", Objects(map[string]*Object{"ns/a": cm, "ns/gone": cm}))
+	s.Replace("configmaps", objectsOf(map[string]*Object{"ns/a": cm, "ns/gone": cm}))
 	s.Put("configmaps", "ns/b", cm)
 	s.Delete("configmaps", "ns/gone")
-	s.Replace("secrets", Objects(map[string]*Object{})) // stored, and empty
+	s.Replace("secrets", objectsOf(map[string]*Object{})) // stored, and empty
 	s.Put("widgets", "w", cm)
 	s.Forget("widgets") // its type is gone
 	if err := s.Close(); err != nil {
@@ -48,17 +48,17 @@ func TestStoredObjectsSurviveAReopen(t *testing.T) {
 
 	s = openBound(t, dir, "c1", &logs)
 	defer s.Close()
-	got, ok, err := s.Load("configmaps")
+	got, ok, err := s.load("configmaps")
 	if err != nil || !ok || len(got) != 2 || got["ns/a"] == nil || got["ns/b"] == nil {
 		t.Fatalf("configmaps = %v, %v, %v; want ns/a and ns/b", got, ok, err)
 	}
 	if o := got["ns/b"]; o.UID != "u1" || o.ResourceVersion != "7" || string(o.Raw) != string(cm.Raw) {
 		t.Fatalf("ns/b = %+v", o)
 	}
-	if got, ok, _ := s.Load("secrets"); !ok || len(got) != 0 {
+	if got, ok, _ := s.load("secrets"); !ok || len(got) != 0 {
 		t.Fatalf("an empty target must load as stored and empty: %v %v", got, ok)
 	}
-	if _, ok, _ := s.Load("widgets"); ok {
+	if _, ok, _ := s.load("widgets"); ok {
 		t.Fatal("a forgotten target is still stored")
 	}
 	if logs.Len() != 0 {
@@ -78,7 +78,7 @@ func TestDamagedForeignOrNewerState(t *testing.T) {
 		for i := range 2000 { // several pages, so that truncation cuts data
 			objects[strings.Repeat("k", 10)+string(rune('a'+i%26))+strings.Repeat("x", i%50)+string(rune(i))] = cm
 		}
-		s.Replace("configmaps", Objects(objects))
+		s.Replace("configmaps", objectsOf(objects))
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +89,7 @@ func TestDamagedForeignOrNewerState(t *testing.T) {
 		var logs bytes.Buffer
 		s := openBound(t, dir, cluster, &logs)
 		defer s.Close()
-		if _, ok, err := s.Load("configmaps"); ok || err != nil {
+		if _, ok, err := s.load("configmaps"); ok || err != nil {
 			t.Fatalf("restored %v (err %v) from state that should have been dropped", ok, err)
 		}
 		return logs.String()
@@ -195,12 +195,12 @@ func TestFullWritesAreStagedAndMovedIntoPlace(t *testing.T) {
 		}
 		return objects
 	}
-	s.Replace("configmaps", Objects(list("1")))
+	s.Replace("configmaps", objectsOf(list("1")))
 	s.Put("configmaps", "ns/cm-0007", &Object{UID: "7", ResourceVersion: "2", Raw: []byte(`{"data":"newer"}`)}) // noted after the list
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	got, ok, err := s.Load("configmaps")
+	got, ok, err := s.load("configmaps")
 	if err != nil || !ok || len(got) != 3000 {
 		t.Fatalf("loaded %d objects, %v, %v; want 3000", len(got), ok, err)
 	}
@@ -212,7 +212,7 @@ func TestFullWritesAreStagedAndMovedIntoPlace(t *testing.T) {
 	}
 
 	// Killed while staging the next list: only the staging was written.
-	if _, err := s.stage("configmaps", Objects(list("3"))); err != nil {
+	if _, err := s.stage("configmaps", objectsOf(list("3"))); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.db.Close(); err != nil { // no flush: as if killed
@@ -220,7 +220,7 @@ func TestFullWritesAreStagedAndMovedIntoPlace(t *testing.T) {
 	}
 	s = openBound(t, dir, "c1", &logs)
 	defer s.Close()
-	got, _, err = s.Load("configmaps")
+	got, _, err = s.load("configmaps")
 	if err != nil || len(got) != 3000 || got["ns/cm-0001"].ResourceVersion != "1" {
 		t.Fatalf("after a crash while staging: %d objects, %v; want the 3000 stored before", len(got), err)
 	}

@@ -65,10 +65,9 @@ func (lw *listWatch) selectors(o *metav1.ListOptions) {
 }
 
 func (lw *listWatch) list(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	lw.selectors(&opts)
 	var list *unstructured.UnstructuredList
 	err := lw.retry(ctx, func() (err error) {
-		list, err = lw.dynamic.Resource(lw.target.Resource.GVR).Namespace(lw.target.Namespace).List(ctx, opts)
+		list, err = lw.listOnce(ctx, opts)
 		return err
 	})
 	if err != nil {
@@ -85,14 +84,18 @@ func (lw *listWatch) list(ctx context.Context, opts metav1.ListOptions) (runtime
 	return list, nil
 }
 
+// listOnce is one list request for the target, with its selectors.
+func (lw *listWatch) listOnce(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	lw.selectors(&opts)
+	return lw.dynamic.Resource(lw.target.Resource.GVR).Namespace(lw.target.Namespace).List(ctx, opts)
+}
+
 // count asks the server how many objects the target has, for progress
 // while its first list comes in: a list of one object says how many
 // remain. Unknown when the server does not say (it does not count
 // through label selectors).
 func (lw *listWatch) count(ctx context.Context) {
-	opts := metav1.ListOptions{Limit: 1}
-	lw.selectors(&opts)
-	list, err := lw.dynamic.Resource(lw.target.Resource.GVR).Namespace(lw.target.Namespace).List(ctx, opts)
+	list, err := lw.listOnce(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		return
 	}

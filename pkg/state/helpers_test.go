@@ -1,0 +1,32 @@
+package state
+
+import (
+	"bytes"
+	"maps"
+	"slices"
+)
+
+// load returns a target's stored objects by key, copied out of the
+// store; ok is false when nothing was ever stored for it.
+func (s *Store) load(target string) (objects map[string]*Object, ok bool, err error) {
+	objects = map[string]*Object{}
+	ok, err = s.Each(target, func(key string, o *Object) {
+		o.Raw = bytes.Clone(o.Raw)
+		objects[key] = o
+	})
+	return objects, ok, err
+}
+
+// objectsOf is a Source of objects already in memory.
+func objectsOf(objects map[string]*Object) Source {
+	return objectMap{keys: slices.Sorted(maps.Keys(objects)), objects: objects}
+}
+
+type objectMap struct {
+	keys    []string
+	objects map[string]*Object
+}
+
+func (m objectMap) Len() int             { return len(m.keys) }
+func (m objectMap) Key(i int) string     { return m.keys[i] }
+func (m objectMap) Object(i int) *Object { return m.objects[m.keys[i]] }
