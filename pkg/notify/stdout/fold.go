@@ -64,7 +64,7 @@ func (f *FoldingText) print(all bool) error {
 			kind, name := b.Owner()
 			p := f.palette
 			fmt.Fprintf(f.text.w, "%s%s%s %s%-7s%s %s%s %s%s: %s\n", p.dim, b.Last(), p.reset, p.dim, "owned", p.reset,
-				p.bold, kind, name, p.reset, b.Summary())
+				p.bold, printable(kind), printable(name), p.reset, printable(b.Summary()))
 			continue
 		}
 		for _, c := range b.Records {

@@ -4,13 +4,12 @@ package stdout
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/kubediff/kubediff/pkg/record"
 )
@@ -24,7 +23,18 @@ type Sink struct {
 
 // NewJSON returns a sink writing one JSON object per line.
 func NewJSON(w io.Writer) *Sink {
-	return &Sink{w: bufio.NewWriter(w), encode: encodeJSON}
+	var line bytes.Buffer
+	enc := json.NewEncoder(&line)
+	// Values are shown as they are: "<none>" rather than "\u003cnone\u003e".
+	enc.SetEscapeHTML(false)
+	return &Sink{w: bufio.NewWriter(w), encode: func(w *bufio.Writer, c record.Change) error {
+		line.Reset()
+		if err := enc.Encode(c); err != nil {
+			return fmt.Errorf("encode record: %w", err)
+		}
+		_, err := w.Write(jsonSafe(line.Bytes()))
+		return err
+	}}
 }
 
 // NewText returns a sink writing a header line per record and a line per
@@ -48,16 +58,6 @@ func (s *Sink) Notify(_ context.Context, c record.Change) error {
 	return s.w.Flush()
 }
 
-func encodeJSON(w *bufio.Writer, c record.Change) error {
-	enc := json.NewEncoder(w)
-	// Values are shown as they are: "<none>" rather than "\u003cnone\u003e".
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(c); err != nil {
-		return fmt.Errorf("encode record: %w", err)
-	}
-	return nil
-}
-
 // maxTextValue keeps one changed field on one readable line; the JSON
 // output carries more (values up to 4 KiB whole, longer ones cut around
 // the change).
@@ -70,31 +70,34 @@ var ansiPalette = palette{
 	green: "\x1b[32m", yellow: "\x1b[33m", red: "\x1b[31m",
 }
 
+// encodeText writes a record for people. Every string from the cluster
+// goes through printable (see escape.go): the terminal obeys only
+// kubediff's own colours.
 func encodeText(w *bufio.Writer, c record.Change, p palette) error {
 	typeColor := map[string]string{"added": p.green, "updated": p.yellow, "deleted": p.red}[c.Type]
-	name := c.ObjectName()
 	by := ""
 	if c.Manager != nil {
-		by = " " + p.dim + "by " + c.Manager.Name + p.reset
+		by = " " + p.dim + "by " + printable(c.Manager.Name) + p.reset
 	}
 	if c.AfterGap {
 		by += " " + p.dim + "(seen after a gap)" + p.reset
 	}
 	fmt.Fprintf(w, "%s%s%s %s%-7s%s %s%s %s%s%s\n",
-		p.dim, c.Time, p.reset, typeColor, c.Type, p.reset, p.bold, c.Kind, name, p.reset, by)
+		p.dim, c.Time, p.reset, typeColor, printable(c.Type), p.reset, p.bold, printable(c.Kind), printable(c.ObjectName()), p.reset, by)
 	if c.Unified != "" {
 		return writeUnified(w, c.Unified, p)
 	}
 	for _, fc := range record.CondenseConditions(c.Changes) {
+		field := printable(fc.Field)
 		switch {
 		case fc.Op == record.OpAdd:
-			fmt.Fprintf(w, "  %s+ %s: %s%s%s\n", p.green, fc.Field, textValue(fc.To), sizes(fc), p.reset)
+			fmt.Fprintf(w, "  %s+ %s: %s%s%s\n", p.green, field, textValue(fc.To), sizes(fc), p.reset)
 		case fc.Op == record.OpRemove:
-			fmt.Fprintf(w, "  %s- %s: %s%s%s\n", p.red, fc.Field, textValue(fc.From), sizes(fc), p.reset)
+			fmt.Fprintf(w, "  %s- %s: %s%s%s\n", p.red, field, textValue(fc.From), sizes(fc), p.reset)
 		case fc.Lines != nil:
-			writeLines(w, fc, p)
+			writeLines(w, field, fc, p)
 		default:
-			fmt.Fprintf(w, "  %s~ %s: %s → %s%s%s\n", p.yellow, fc.Field, textValue(fc.From), textValue(fc.To), sizes(fc), p.reset)
+			fmt.Fprintf(w, "  %s~ %s: %s → %s%s%s\n", p.yellow, field, textValue(fc.From), textValue(fc.To), sizes(fc), p.reset)
 		}
 	}
 	return nil
@@ -103,12 +106,12 @@ func encodeText(w *bufio.Writer, c record.Change, p palette) error {
 // writeLines shows a replaced multi-line string as its line counts and
 // then its hunks, indented under the field, as a unified diff reads:
 // the strings themselves, cut to one line, would hide the change.
-func writeLines(w *bufio.Writer, fc record.FieldChange, p palette) {
-	fmt.Fprintf(w, "  %s~ %s: %d lines → %d lines%s%s\n", p.yellow, fc.Field, fc.Lines.FromLines, fc.Lines.ToLines, sizes(fc), p.reset)
+func writeLines(w *bufio.Writer, field string, fc record.FieldChange, p palette) {
+	fmt.Fprintf(w, "  %s~ %s: %d lines → %d lines%s%s\n", p.yellow, field, fc.Lines.FromLines, fc.Lines.ToLines, sizes(fc), p.reset)
 	for _, h := range fc.Lines.Hunks {
 		writeDiffLine(w, "    ", h.Header(), p)
 		for _, line := range h.Lines {
-			writeDiffLine(w, "    ", printable(line), p)
+			writeDiffLine(w, "    ", line, p)
 		}
 	}
 	if fc.Lines.Truncated {
@@ -129,26 +132,6 @@ func sizes(fc record.FieldChange) string {
 	return " (cut from " + fc.Sizes() + ")"
 }
 
-// printable escapes control characters (but tabs) in a line of a value,
-// which a terminal would otherwise obey.
-func printable(s string) string {
-	if !strings.ContainsFunc(s, isControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if isControl(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func isControl(r rune) bool { return r != '\t' && unicode.IsControl(r) }
-
 // writeUnified indents a unified diff under its header, colouring added
 // and removed lines.
 func writeUnified(w *bufio.Writer, text string, p palette) error {
@@ -161,8 +144,10 @@ func writeUnified(w *bufio.Writer, text string, p palette) error {
 	return nil
 }
 
-// writeDiffLine writes one line of a diff, coloured by its prefix.
+// writeDiffLine writes one line of a diff, coloured by its prefix, with
+// what a terminal would obey escaped.
 func writeDiffLine(w *bufio.Writer, indent, line string, p palette) {
+	line = printableLine(line)
 	color := ""
 	switch {
 	case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):
@@ -177,15 +162,17 @@ func writeDiffLine(w *bufio.Writer, indent, line string, p palette) {
 	fmt.Fprintf(w, "%s%s%s%s\n", indent, color, line, p.reset)
 }
 
+// textValue shows a value as JSON, cut to maxTextValue characters. JSON
+// escapes C0 controls but not DEL, C1 or bidirectional ones: printable
+// escapes those.
 func textValue(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Sprint(v)
+		return printable(fmt.Sprint(v))
 	}
 	s := string(b)
-	// Control characters are already escaped by JSON; cap the length.
 	if r := []rune(s); len(r) > maxTextValue {
 		s = string(r[:maxTextValue]) + "…"
 	}
-	return strings.TrimSpace(s)
+	return printable(strings.TrimSpace(s))
 }
