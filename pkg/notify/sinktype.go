@@ -40,10 +40,16 @@ func ParseHTTPURL(key, raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// SafeURL renders u for logs: scheme, host and path only, since user info
-// and query strings often carry credentials.
+// SafeURL renders u for logs and errors as scheme and host, with "/…" in
+// place of any path: user info and query strings often carry credentials,
+// and Slack's, Discord's and Teams' incoming-webhook URLs carry theirs in
+// the path. The host, beside the sink's name, says which sink it is.
 func SafeURL(u *url.URL) string {
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+	s := (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
+	if (u.Path != "" && u.Path != "/") || u.Opaque != "" {
+		s += "/…"
+	}
+	return s
 }
 
 // envReference is the ${NAME} form config values may use.

@@ -27,3 +27,25 @@ func TestReadSecretNeverShowsTheValue(t *testing.T) {
 		t.Fatalf("missing file: err = %v, want one naming tokenFile", err)
 	}
 }
+
+// A sink's URL in a log line keeps what tells a person which sink it is
+// (scheme, host, port) and nothing that may be a credential: an
+// incoming webhook's path is its secret.
+func TestSafeURLKeepsTheHostOnly(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://hooks.slack.com/services/T0/B0/XXXXsecret":                "https://hooks.slack.com/…",
+		"https://discord.com/api/webhooks/123/XXXXsecret?wait=true":        "https://discord.com/…",
+		"https://user:XXXXsecret@collector.example:4318/v1/logs":           "https://collector.example:4318/…",
+		"http://receiver.monitoring.svc:8080?token=XXXXsecret":             "http://receiver.monitoring.svc:8080",
+		"http://receiver.monitoring.svc:8080/":                             "http://receiver.monitoring.svc:8080",
+		"https://org.webhook.office.com/webhookb2/a@b/IncomingWebhook/c/d": "https://org.webhook.office.com/…",
+	} {
+		u, err := ParseHTTPURL("url", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := SafeURL(u); got != want {
+			t.Errorf("SafeURL(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}

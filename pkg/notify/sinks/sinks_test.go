@@ -20,21 +20,30 @@ const (
 	canaryToken    = "tok-canary-77aa"
 	canaryPassword = "pw-canary-88bb"
 	canaryHMAC     = "hmac-canary-99cc"
+	// canaryPath stands for the secret Slack, Discord and Teams incoming
+	// webhooks carry in their URL's path.
+	canaryPath = "path-canary-66dd"
 )
 
-// leakOptions are, per sink type, its keys carrying every kind of secret it
-// takes, for a receiver at base (a URL with credentials added). A new sink
-// type needs an entry: the test fails without one.
+// leakOptions are, per sink type (and "type/variant" for another way a
+// type can be set up), its keys carrying every kind of secret it takes,
+// for a receiver at base (a URL with credentials added). A new sink type
+// needs an entry: the test fails without one.
 var leakOptions = map[string]func(base string) map[string]any{
 	"webhook": func(base string) map[string]any {
-		return map[string]any{"url": base + "/hook?token=" + canaryToken, "secret": canaryHMAC,
+		return map[string]any{"url": base + "/hooks/" + canaryPath + "?token=" + canaryToken, "secret": canaryHMAC,
 			"headers": map[string]any{"Authorization": "Bearer " + canaryToken}}
 	},
 	"otlp": func(base string) map[string]any {
-		return map[string]any{"endpoint": base + "/?token=" + canaryToken, "headers": map[string]any{"Authorization": "Bearer " + canaryToken}}
+		return map[string]any{"endpoint": base + "/" + canaryPath + "/?token=" + canaryToken, "headers": map[string]any{"Authorization": "Bearer " + canaryToken}}
+	},
+	// gRPC takes the endpoint another way: through the SDK's gRPC client.
+	"otlp/grpc": func(base string) map[string]any {
+		return map[string]any{"endpoint": base + "/" + canaryPath + "/?token=" + canaryToken, "protocol": "grpc",
+			"headers": map[string]any{"Authorization": "Bearer " + canaryToken}}
 	},
 	"slack": func(base string) map[string]any {
-		return map[string]any{"token": canaryToken, "channel": "#changes", "apiURL": base + "/api/?token=" + canaryToken}
+		return map[string]any{"token": canaryToken, "channel": "#changes", "apiURL": base + "/" + canaryPath + "/api/?token=" + canaryToken}
 	},
 }
 
@@ -52,18 +61,19 @@ func TestNoSinkLeaksASecret(t *testing.T) {
 		"malformed URL":      withCredentials("http://[::1"),
 	}
 	for _, typ := range sinks.Types {
-		options, ok := leakOptions[typ.Name]
-		if !ok {
+		if _, ok := leakOptions[typ.Name]; !ok {
 			t.Errorf("sink type %s has no leak test: add its secret-carrying keys to leakOptions", typ.Name)
-			continue
 		}
+	}
+	for variant, options := range leakOptions {
+		typ, _, _ := strings.Cut(variant, "/")
 		for name, base := range receivers {
-			t.Run(typ.Name+"/"+name, func(t *testing.T) {
-				sc, err := config.SinkConfig{Name: "leak", Type: typ.Name, Options: options(base)}.Decode()
+			t.Run(variant+"/"+name, func(t *testing.T) {
+				sc, err := config.SinkConfig{Name: "leak", Type: typ, Options: options(base)}.Decode()
 				if err != nil {
 					t.Fatal(err)
 				}
-				notifytest.AssertNoSecretLeak(t, sc, canaryToken, canaryPassword, canaryHMAC)
+				notifytest.AssertNoSecretLeak(t, sc, canaryToken, canaryPassword, canaryHMAC, canaryPath)
 			})
 		}
 	}
