@@ -15,7 +15,8 @@ import (
 // Notifier delivers records to one destination.
 type Notifier interface {
 	// Notify delivers c. Return an error from Transient or RetryAfter when
-	// trying again may succeed; any other error is final.
+	// trying again may succeed, from AuthFailure when the receiver refuses
+	// kubediff's credentials; any other error is final.
 	Notify(ctx context.Context, c record.Change) error
 }
 
@@ -47,6 +48,7 @@ func (f NotifierFunc) Notify(ctx context.Context, c record.Change) error { retur
 type transientError struct {
 	err        error
 	retryAfter time.Duration // exactly how long to wait, when the receiver said so
+	auth       bool          // credentials refused: AuthFailure
 }
 
 func (e *transientError) Error() string { return e.err.Error() }
@@ -62,12 +64,27 @@ func RetryAfter(err error, d time.Duration) error {
 	return &transientError{err: err, retryAfter: d}
 }
 
-// IsTransient reports whether err may succeed if tried again, and how long
-// the receiver asked to wait (0 when it did not say).
+// AuthFailure marks err as the receiver refusing kubediff's credentials
+// or access (HTTP 401 or 403, Slack's invalid_auth or token_revoked, gRPC
+// Unauthenticated or PermissionDenied). An operator fixes that (a token
+// expired, rotated or revoked), and every record until then would fail
+// alike: the queue keeps them and retries slowly (QueueOptions.
+// AuthBackoff), rather than dropping each as final.
+func AuthFailure(err error) error { return &transientError{err: err, auth: true} }
+
+// IsTransient reports whether err may succeed if tried again (a
+// transient failure or an AuthFailure), and how long the receiver asked
+// to wait (0 when it did not say).
 func IsTransient(err error) (bool, time.Duration) {
 	var te *transientError
 	if errors.As(err, &te) {
 		return true, te.retryAfter
 	}
 	return false, 0
+}
+
+// IsAuthFailure reports whether err is an AuthFailure.
+func IsAuthFailure(err error) bool {
+	var te *transientError
+	return errors.As(err, &te) && te.auth
 }

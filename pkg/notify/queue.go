@@ -31,6 +31,10 @@ type QueueOptions struct {
 	MaxBytes int64
 	// Backoff is the retry policy for transient failures.
 	Backoff Backoff
+	// AuthBackoff is the retry policy while the receiver refuses the
+	// sink's credentials (an AuthFailure): slow, since an operator has
+	// to act. Zero means DefaultAuthBackoff.
+	AuthBackoff Backoff
 	// Log receives drops, retries and failures.
 	Log *slog.Logger
 }
@@ -76,9 +80,8 @@ type Queue struct {
 	// dropping says one is under way. Guarded by mu.
 	droppedBefore uint64
 	dropping      bool
-	// failing says deliveries are being retried: logged when it starts
-	// and when it ends, not per retry. Only Run's goroutine uses it.
-	failing bool
+	// failure is the episode of failed deliveries under way, if any.
+	failure episode
 	// enqueued and processed number records in queue order, so a caller
 	// can tell when a given record has been handled (see Mark).
 	enqueued, processed atomic.Uint64
@@ -94,6 +97,9 @@ func NewQueue(name string, sink Notifier, opts QueueOptions) *Queue {
 	}
 	if opts.Backoff == (Backoff{}) {
 		opts.Backoff = DefaultBackoff
+	}
+	if opts.AuthBackoff == (Backoff{}) {
+		opts.AuthBackoff = DefaultAuthBackoff
 	}
 	q := &Queue{name: name, sink: sink, opts: opts}
 	if opts.Spool == nil {
@@ -295,50 +301,6 @@ func (q *Queue) awaitRecords(ctx context.Context, next uint64) bool {
 		case <-q.wake:
 		case <-ctx.Done():
 		}
-	}
-}
-
-// deliver sends batch, retrying transient failures until ctx is done, and
-// counts the outcome. It reports whether the batch was delivered.
-func (q *Queue) deliver(ctx context.Context, batcher BatchNotifier, batch []record.Change) bool {
-	err := q.opts.Backoff.retry(ctx, func(ctx context.Context) error {
-		if batcher != nil {
-			return batcher.NotifyBatch(ctx, batch)
-		}
-		return q.sink.Notify(ctx, batch[0])
-	}, func(err error, wait time.Duration) {
-		q.retries.Add(1)
-		if !q.failing {
-			q.failing = true
-			q.opts.Log.Warn("sink failing: retrying until it delivers", "sink", q.name, "err", err)
-		}
-		q.opts.Log.Debug("delivery failed, retrying", "sink", q.name, "records", len(batch), "retryIn", wait.Round(time.Millisecond).String(), "err", err)
-	})
-	if err == nil && q.failing {
-		q.failing = false
-		q.opts.Log.Info("sink delivering again", "sink", q.name, "retries", q.retries.Load())
-	}
-	if err != nil {
-		if q.opts.Spool != nil && ctx.Err() != nil {
-			return false // stays in the spool
-		}
-		q.failed.Add(uint64(len(batch)))
-		q.opts.Log.Error("records not delivered", append(batch[0].LogAttrs(), "sink", q.name, "records", len(batch), "err", err)...)
-		return false
-	}
-	q.delivered.Add(uint64(len(batch)))
-	return true
-}
-
-// sleep waits d, or until ctx is done; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
 

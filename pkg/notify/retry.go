@@ -4,9 +4,11 @@ import (
 	"context"
 	"math/rand/v2"
 	"time"
+
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
-// Backoff is the retry policy for transient failures.
+// Backoff is a retry policy.
 type Backoff struct {
 	// Initial is the first wait; each next one doubles, up to Max.
 	Initial, Max time.Duration
@@ -15,37 +17,42 @@ type Backoff struct {
 	Jitter float64
 }
 
-// DefaultBackoff retries after ~0.5 s, 1 s, 2 s, … up to 30 s between tries.
+// DefaultBackoff retries transient failures after ~0.5 s, 1 s, 2 s, … up
+// to 30 s between tries.
 var DefaultBackoff = Backoff{Initial: 500 * time.Millisecond, Max: 30 * time.Second, Jitter: 0.2}
 
+// DefaultAuthBackoff retries a sink whose credentials are refused after
+// ~10 s, 20 s, 40 s, then once a minute: a credential rotated a moment
+// late is picked up soon, delivery resumes within about a minute of an
+// operator's fix, and meanwhile the receiver sees one request a minute.
+var DefaultAuthBackoff = Backoff{Initial: 10 * time.Second, Max: time.Minute, Jitter: 0.2}
+
 // retry calls try until it succeeds, fails permanently, or ctx is done.
-// A receiver's Retry-After is waited exactly; other transient failures wait
-// with exponential backoff and jitter. onRetry is told of each retry.
-func (b Backoff) retry(ctx context.Context, try func(context.Context) error, onRetry func(err error, wait time.Duration)) error {
-	wait := b.Initial
+// A receiver's Retry-After is waited exactly; refused credentials wait on
+// the auth policy, other transient failures on the transient one, each
+// backing off on its own. onRetry is told of each retry.
+func retry(ctx context.Context, transient, auth Backoff, try func(context.Context) error, onRetry func(err error, wait time.Duration)) error {
+	waits := [2]time.Duration{transient.Initial, auth.Initial}
 	for {
 		err := try(ctx)
 		if err == nil {
 			return nil
 		}
-		transient, after := IsTransient(err)
-		if !transient {
+		ok, d := IsTransient(err)
+		if !ok {
 			return err
 		}
-		d := after
 		if d <= 0 {
-			d = b.jittered(wait)
-			wait = min(wait*2, b.Max)
+			policy, i := transient, 0
+			if IsAuthFailure(err) {
+				policy, i = auth, 1
+			}
+			d = policy.jittered(waits[i])
+			waits[i] = min(waits[i]*2, policy.Max)
 		}
-		if onRetry != nil {
-			onRetry(err, d)
-		}
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		onRetry(err, d)
+		if !sleep(ctx, d) {
 			return err
-		case <-t.C:
 		}
 	}
 }
@@ -56,4 +63,113 @@ func (b Backoff) jittered(d time.Duration) time.Duration {
 	}
 	f := 1 + b.Jitter*(2*rand.Float64()-1)
 	return time.Duration(float64(d) * f)
+}
+
+// sleep waits d, or until ctx is done; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// episode is a run of failed deliveries to one sink, logged when it
+// starts and when it ends, never per retry or per record. Only Run's
+// goroutine uses it.
+type episode struct {
+	since    time.Time
+	retrying bool   // transient failures logged
+	refused  bool   // refused credentials logged
+	retries  uint64 // in this episode
+	rejected uint64 // records given up on as final, in this episode
+}
+
+// deliver sends batch, retrying what may succeed until ctx is done, and
+// counts and logs the outcome. It reports whether the batch was delivered.
+func (q *Queue) deliver(ctx context.Context, batcher BatchNotifier, batch []record.Change) bool {
+	err := retry(ctx, q.opts.Backoff, q.opts.AuthBackoff, func(ctx context.Context) error {
+		if batcher != nil {
+			return batcher.NotifyBatch(ctx, batch)
+		}
+		return q.sink.Notify(ctx, batch[0])
+	}, func(err error, wait time.Duration) { q.retrying(err, wait, len(batch)) })
+	n := uint64(len(batch))
+	switch {
+	case err == nil:
+		q.healed()
+		q.delivered.Add(n)
+		return true
+	case ctx.Err() != nil:
+		// Out of time (the drain at shutdown), not given up on: a spool
+		// keeps the batch for the next start; in memory it is dropped
+		// and counted, as the records still queued behind it are.
+		if q.opts.Spool == nil {
+			q.dropped.Add(n)
+		}
+		return false
+	}
+	q.reject(err, batch)
+	return false
+}
+
+// retrying logs a failure that will be retried if it starts an episode,
+// or if it is the episode's first refusal of credentials: only an
+// operator can fix that, and a sink going from 503 to 401 must say so.
+func (q *Queue) retrying(err error, wait time.Duration, records int) {
+	q.retries.Add(1)
+	e := &q.failure
+	if e.since.IsZero() {
+		e.since = time.Now()
+	}
+	e.retries++
+	switch {
+	case IsAuthFailure(err) && !e.refused:
+		e.refused, e.retrying = true, true
+		q.opts.Log.Error("sink failing: its credentials are refused; records are kept and retried slowly until they are accepted",
+			"sink", q.name, "retryEvery", q.opts.AuthBackoff.Max.String(), "err", err)
+	case !e.retrying:
+		e.retrying = true
+		q.opts.Log.Warn("sink failing: retrying until it delivers", "sink", q.name, "err", err)
+	}
+	q.opts.Log.Debug("delivery failed, retrying", "sink", q.name, "records", records, "retryIn", wait.Round(time.Millisecond).String(), "err", err)
+}
+
+// reject counts a batch the receiver refused for good (a 400: the
+// record, not the sink, is at fault, and trying again cannot help). The
+// first of an episode is logged with the record and the receiver's
+// reason; the rest are counted until a delivery ends the episode.
+func (q *Queue) reject(err error, batch []record.Change) {
+	q.failed.Add(uint64(len(batch)))
+	e := &q.failure
+	if e.since.IsZero() {
+		e.since = time.Now()
+	}
+	if e.rejected == 0 {
+		q.opts.Log.Error("sink rejected records: not retried; more are counted until one is delivered",
+			append(batch[0].LogAttrs(), "sink", q.name, "records", len(batch), "err", err)...)
+	} else {
+		q.opts.Log.Debug("sink rejected records", append(batch[0].LogAttrs(), "sink", q.name, "records", len(batch), "err", err)...)
+	}
+	e.rejected += uint64(len(batch))
+}
+
+// healed ends an episode with one line saying what it cost.
+func (q *Queue) healed() {
+	e := q.failure
+	if e.since.IsZero() {
+		return
+	}
+	attrs := []any{"sink", q.name, "after", time.Since(e.since).Round(time.Millisecond).String()}
+	if e.retries > 0 {
+		attrs = append(attrs, "retries", e.retries)
+	}
+	if e.rejected > 0 {
+		attrs = append(attrs, "rejected", e.rejected)
+	}
+	q.opts.Log.Info("sink delivering again", attrs...)
+	q.failure = episode{}
 }

@@ -20,7 +20,7 @@ func Deliver(t testing.TB, sink notify.Notifier, records []record.Change, backof
 	if logs == nil {
 		logs = io.Discard
 	}
-	q := notify.NewQueue("test", sink, notify.QueueOptions{Size: len(records) + 1, Backoff: backoff, Log: slog.New(slog.NewTextHandler(logs, nil))})
+	q := notify.NewQueue("test", sink, notify.QueueOptions{Size: len(records) + 1, Backoff: backoff, AuthBackoff: backoff, Log: slog.New(slog.NewTextHandler(logs, nil))})
 	for _, c := range records {
 		q.Enqueue(c)
 	}

@@ -136,11 +136,18 @@ func (s *Sink) Close() error {
 	return errors.Join(s.provider.Shutdown(ctx), s.exporter.Shutdown(ctx))
 }
 
+// httpRefused matches the HTTP exporter's error for a 401 or 403, which
+// carries the status only in its text ("failed to send logs to URL: 401
+// Unauthorized (body: …)").
+var httpRefused = regexp.MustCompile(`failed to send logs to \S+: 40[13] `)
+
 // classify sorts the exporter's answers as the other sinks do: what OTLP
 // calls retryable (HTTP 429, 502, 503, 504, which the HTTP exporter marks;
 // gRPC Unavailable, ResourceExhausted, DeadlineExceeded, Aborted,
-// OutOfRange, DataLoss) and network failures retry; anything else is
-// final. The collector's URL is scrubbed of credentials.
+// OutOfRange, DataLoss) and network failures retry; a refused token (HTTP
+// 401, 403; gRPC Unauthenticated, PermissionDenied) retries slowly until
+// an operator fixes it; anything else is final. The collector's URL is
+// scrubbed of credentials.
 func (s *Sink) classify(err error) error {
 	if err == nil {
 		return nil
@@ -150,9 +157,14 @@ func (s *Sink) classify(err error) error {
 	if strings.Contains(err.Error(), "retry-able request failure") || errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) {
 		return notify.Transient(msg)
 	}
+	if httpRefused.MatchString(err.Error()) {
+		return notify.AuthFailure(msg)
+	}
 	switch status.Code(err) {
 	case codes.Unavailable, codes.ResourceExhausted, codes.DeadlineExceeded, codes.Aborted, codes.OutOfRange, codes.DataLoss:
 		return notify.Transient(msg)
+	case codes.Unauthenticated, codes.PermissionDenied:
+		return notify.AuthFailure(msg)
 	}
 	return msg
 }

@@ -33,6 +33,12 @@ type receiver struct {
 
 	mu        sync.Mutex
 	failFirst int
+	// denyFirst requests after those are refused as a collector refuses
+	// a bad token: with denyHTTP (401, 403) or denyGRPC (Unauthenticated,
+	// PermissionDenied).
+	denyFirst int
+	denyHTTP  int
+	denyGRPC  codes.Code
 	requests  int
 	auth      []string
 	resources []map[string]string
@@ -45,6 +51,13 @@ func (r *receiver) failing() bool {
 	defer r.mu.Unlock()
 	r.requests++
 	return r.requests <= r.failFirst
+}
+
+// denied reports whether the request failing just counted is refused.
+func (r *receiver) denied() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.requests <= r.failFirst+r.denyFirst
 }
 
 func (r *receiver) add(auth string, export *collogpb.ExportLogsServiceRequest) {
@@ -74,6 +87,10 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "collector starting", http.StatusServiceUnavailable)
 		return
 	}
+	if r.denied() {
+		http.Error(w, "bad token", r.denyHTTP)
+		return
+	}
 	body, _ := io.ReadAll(req.Body)
 	var export collogpb.ExportLogsServiceRequest
 	if err := proto.Unmarshal(body, &export); err != nil {
@@ -89,6 +106,9 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 func (r *receiver) Export(ctx context.Context, export *collogpb.ExportLogsServiceRequest) (*collogpb.ExportLogsServiceResponse, error) {
 	if r.failing() {
 		return nil, status.Error(codes.Unavailable, "collector starting")
+	}
+	if r.denied() {
+		return nil, status.Error(r.denyGRPC, "bad token")
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	r.add(strings.Join(md.Get("authorization"), ","), export)
@@ -212,5 +232,46 @@ func TestRejectedExportIsNotRetried(t *testing.T) {
 	q := notifytest.Deliver(t, sink, []record.Change{{ID: "x", Type: record.Added, Kind: "ConfigMap", Name: "a"}}, notify.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond}, nil)
 	if s := q.Stats(); s.Failed != 1 || s.Retries != 0 {
 		t.Fatalf("stats %+v: want 1 failed, no retries", s)
+	}
+}
+
+// TestRefusedTokenLosesNothing: a collector refusing kubediff's token
+// (HTTP 401, 403; gRPC Unauthenticated, PermissionDenied) is an
+// operator's to fix: the records wait and are exported once it works,
+// with one log line when the sink starts failing and one when it heals.
+func TestRefusedTokenLosesNothing(t *testing.T) {
+	for _, tt := range []struct {
+		protocol string
+		http     int
+		grpc     codes.Code
+		status   string
+	}{
+		{HTTPProtobuf, http.StatusUnauthorized, 0, "401 Unauthorized"},
+		{HTTPProtobuf, http.StatusForbidden, 0, "403 Forbidden"},
+		{GRPC, 0, codes.Unauthenticated, "Unauthenticated"},
+		{GRPC, 0, codes.PermissionDenied, "PermissionDenied"},
+	} {
+		t.Run(tt.status, func(t *testing.T) {
+			const token = "Bearer otlp-canary-7a8b"
+			rcv := &receiver{denyFirst: 3, denyHTTP: tt.http, denyGRPC: tt.grpc}
+			sink, err := New(Options{Endpoint: start(t, tt.protocol, rcv), Protocol: tt.protocol, Headers: map[string]string{"Authorization": token}, Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var logs strings.Builder
+			records := []record.Change{{ID: "a", Type: record.Added, Kind: "ConfigMap", Name: "a"}, {ID: "b", Type: record.Added, Kind: "ConfigMap", Name: "b"}}
+			q := notifytest.Deliver(t, sink, records, notify.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond}, &logs)
+			if s := q.Stats(); s.Delivered != 2 || s.Failed != 0 {
+				t.Fatalf("stats %+v: want both records exported once the token works; logs:\n%s", s, logs.String())
+			}
+			lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+			if len(lines) != 2 || !strings.Contains(lines[0], "sink failing") || !strings.Contains(lines[0], "credentials") ||
+				!strings.Contains(lines[0], tt.status) || !strings.Contains(lines[1], "sink delivering again") {
+				t.Fatalf("want one line naming %s when the sink starts failing, one when it heals:\n%s", tt.status, logs.String())
+			}
+			if strings.Contains(logs.String(), "otlp-canary") {
+				t.Fatalf("the token is in the logs:\n%s", logs.String())
+			}
+		})
 	}
 }

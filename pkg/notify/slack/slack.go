@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -101,11 +102,22 @@ func (s *Sink) post(ctx context.Context, blocks []slack.Block, fallback string) 
 	return classify(err)
 }
 
+// authErrors are Slack's answers for a token or an app it refuses, or a
+// bot removed from the channel (https://api.slack.com/methods/chat.postMessage#errors):
+// an operator's to fix, after which the records held meanwhile post.
+var authErrors = map[string]bool{
+	"not_authed": true, "invalid_auth": true, "account_inactive": true, "token_revoked": true,
+	"token_expired": true, "no_permission": true, "missing_scope": true, "not_allowed_token_type": true,
+	"access_denied": true, "ekm_access_denied": true, "team_access_not_granted": true,
+	"org_login_required": true, "not_in_channel": true,
+}
+
 // classify sorts Slack's answers: rate limits wait as told, server and
-// network failures retry, anything else (channel_not_found, invalid_auth)
-// is final. A transport error quotes the request URL, which may carry
-// credentials (an apiURL with user info or a query): only its cause is
-// kept.
+// network failures retry, a refused token (invalid_auth, token_revoked,
+// a proxy's 401 or 403) retries slowly until an operator fixes it, and
+// anything else (channel_not_found, msg_too_long) is final. A transport
+// error quotes the request URL, which may carry credentials (an apiURL
+// with user info or a query): only its cause is kept.
 func classify(err error) error {
 	if err == nil {
 		return nil
@@ -118,7 +130,14 @@ func classify(err error) error {
 	if errors.As(err, &rl) {
 		return notify.RetryAfter(fmt.Errorf("slack: %w", err), rl.RetryAfter)
 	}
+	var se slack.SlackErrorResponse
+	if errors.As(err, &se) && authErrors[se.Err] {
+		return notify.AuthFailure(fmt.Errorf("slack: %w", err))
+	}
 	var sc slack.StatusCodeError
+	if errors.As(err, &sc) && (sc.Code == http.StatusUnauthorized || sc.Code == http.StatusForbidden) {
+		return notify.AuthFailure(fmt.Errorf("slack: %w", err))
+	}
 	if errors.As(err, &sc) && sc.Code >= 500 {
 		return notify.Transient(fmt.Errorf("slack: %w", err))
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -38,6 +39,10 @@ type slackAPI struct {
 	attempt int
 	// limit answers 429 with this Retry-After on the given attempts.
 	limit map[int]string
+	// refuseFirst attempts are answered with refuse: an error
+	// (invalid_auth) or, with a number, that HTTP status from a proxy.
+	refuseFirst int
+	refuse      string
 }
 
 func (s *slackAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -47,6 +52,16 @@ func (s *slackAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.attempt++
+	if s.attempt <= s.refuseFirst {
+		s.mu.Unlock()
+		if code, err := strconv.Atoi(s.refuse); err == nil {
+			http.Error(w, "refused", code)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"ok":false,"error":%q}`, s.refuse)
+		return
+	}
 	if after, ok := s.limit[s.attempt]; ok {
 		s.posts = append(s.posts, post{at: time.Now()}) // the attempt, even if refused
 		s.mu.Unlock()
@@ -278,6 +293,32 @@ func TestPermanentErrorIsNotRetried(t *testing.T) {
 	down, _ := New(Options{Token: token, Channel: "#c", APIURL: "http://127.0.0.1:1/api/"})
 	if ok, _ := notify.IsTransient(down.Notify(context.Background(), update("web", 1))); !ok {
 		t.Fatal("a refused connection must be retried")
+	}
+}
+
+// TestRefusedTokenLosesNothing: a token Slack refuses (revoked, expired,
+// or a proxy answering 401 or 403) is an operator's to fix: the records
+// wait and are posted once it works, with one log line when the sink
+// starts failing, naming Slack's reason, and one when it heals.
+func TestRefusedTokenLosesNothing(t *testing.T) {
+	for _, refuse := range []string{"invalid_auth", "token_revoked", "token_expired", "not_authed", "account_inactive", "missing_scope", "401", "403"} {
+		t.Run(refuse, func(t *testing.T) {
+			api := &slackAPI{refuseFirst: 3, refuse: refuse}
+			sink, _ := New(Options{Token: token, Channel: "#changes", APIURL: start(t, api), Interval: time.Millisecond})
+			var logs strings.Builder
+			q := notifytest.Deliver(t, sink, []record.Change{update("web", 1), update("api", 1)}, notify.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond}, &logs)
+			if posts := api.delivered(); len(posts) == 0 || q.Stats().Delivered != 2 || q.Stats().Failed != 0 {
+				t.Fatalf("%d messages posted, stats %+v: want both records delivered once the token works; logs:\n%s", len(posts), q.Stats(), logs.String())
+			}
+			lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+			if len(lines) != 2 || !strings.Contains(lines[0], "sink failing") || !strings.Contains(lines[0], "credentials") ||
+				!strings.Contains(lines[0], refuse) || !strings.Contains(lines[1], "sink delivering again") {
+				t.Fatalf("want one line naming %s when the sink starts failing, one when it heals:\n%s", refuse, logs.String())
+			}
+			if strings.Contains(logs.String(), token) {
+				t.Fatalf("the token is in the logs:\n%s", logs.String())
+			}
+		})
 	}
 }
 

@@ -128,8 +128,10 @@ func (s *Sink) Notify(ctx context.Context, c record.Change) error {
 	return classify(resp, s.safeURL, reason)
 }
 
-// classify turns an HTTP answer into nil, a transient error (5xx, 429, 408)
-// or a final one (other 4xx), with the receiver's reason.
+// classify turns an HTTP answer into nil, a transient error (5xx, 429,
+// 408), refused credentials (401, 403, 407: an expired or revoked token
+// that an operator replaces) or a final error (other 4xx: the record is
+// at fault), with the receiver's reason.
 func classify(resp *http.Response, safeURL string, reason []byte) error {
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return nil
@@ -143,6 +145,9 @@ func classify(resp *http.Response, safeURL string, reason []byte) error {
 		return notify.RetryAfter(err, retryAfter(resp.Header.Get("Retry-After")))
 	case resp.StatusCode >= 500, resp.StatusCode == http.StatusRequestTimeout:
 		return notify.Transient(err)
+	case resp.StatusCode == http.StatusUnauthorized, resp.StatusCode == http.StatusForbidden,
+		resp.StatusCode == http.StatusProxyAuthRequired:
+		return notify.AuthFailure(err)
 	}
 	return err
 }
