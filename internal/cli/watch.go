@@ -19,6 +19,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/notify"
 	"github.com/kubediff/kubediff/pkg/notify/stdout"
 	"github.com/kubediff/kubediff/pkg/pipeline"
+	"github.com/kubediff/kubediff/pkg/state"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
@@ -92,7 +93,7 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	differ, err := newDiffer(cfg, c, log)
+	differ, err := newDiffer(cfg, c, st, log)
 	if err != nil {
 		return err
 	}
@@ -176,8 +177,15 @@ func serveHTTP(addr string, m *metrics.Metrics, ready func() error, log *slog.Lo
 	return nil, usageError{err}
 }
 
-func newDiffer(cfg config.Config, c *clients, log *slog.Logger) (*diff.Differ, error) {
+func newDiffer(cfg config.Config, c *clients, st *state.Store, log *slog.Logger) (*diff.Differ, error) {
 	d := cfg.Diff
+	var salt []byte // without a state dir: one for this process
+	if st != nil {
+		var err error
+		if salt, err = st.Salt(); err != nil {
+			return nil, err
+		}
+	}
 	rules := diff.Rules{
 		Paths:    d.IgnorePaths,
 		Defaults: d.Defaults.Enabled(),
@@ -190,7 +198,7 @@ func newDiffer(cfg config.Config, c *clients, log *slog.Logger) (*diff.Differ, e
 	}
 	differ, err := diff.New(diff.Options{
 		Rules:    rules,
-		Redact:   diff.RedactOptions{Paths: d.Redact.Paths, Keys: d.Redact.Keys},
+		Redact:   diff.RedactOptions{Paths: d.Redact.Paths, Keys: d.Redact.Keys, Salt: salt},
 		ListKeys: listkeys.New(c.discovery.OpenAPIV3(), log),
 		Patch:    d.Patch,
 		Unified:  cfg.Output == config.OutputText && d.Style == config.StyleUnified,

@@ -153,10 +153,21 @@ func (d *Differ) header(in Input) record.Change {
 		Name:            obj.GetName(),
 		UID:             string(obj.GetUID()),
 		ResourceVersion: obj.GetResourceVersion(),
-		Labels:          obj.GetLabels(),
+		Labels:          d.labels(obj, in.Resource),
 		Owner:           owner(obj),
 		AfterGap:        in.AfterGap,
 	}
+}
+
+// labels returns the object's labels as records may show them: a
+// Secret's label can hold one of its values (redactCopiesOfValues).
+// Cached objects were redacted already.
+func (d *Differ) labels(obj *unstructured.Unstructured, r discovery.Resource) map[string]string {
+	if d.cached || r.GVR.Group != "" || r.GVR.Resource != "secrets" {
+		return obj.GetLabels()
+	}
+	redacted := unstructured.Unstructured{Object: d.redactor.redact(obj.Object, r)}
+	return redacted.GetLabels()
 }
 
 // owner returns the object's controller, from its ownerReferences.

@@ -8,6 +8,6 @@ func errWholeObject(p string) error {
 
 // prune returns v without the fields the rules match.
 func prune(v any, rules pathRules) any {
-	out, _ := applyRules(v, rules, func(any) (any, action) { return nil, drop })
+	out, _ := applyRules(v, rules, func(string, any) (any, action) { return nil, drop })
 	return out
 }

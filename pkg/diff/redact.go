@@ -22,26 +22,37 @@ type RedactOptions struct {
 	// Keys are case-insensitive glob patterns (*password*) of ConfigMap
 	// data keys and container env var names whose values are redacted.
 	Keys []string
-	// Salt keys the hashes shown in place of values; nil picks a random one
-	// per process, so hashes compare within one run and reveal nothing
-	// across runs.
+	// Salt keys the hashes shown in place of values. Keep it with the
+	// state dir (state.Store.Salt), or a value that did not change while
+	// kubediff was down reads as changed after a restart; nil picks a
+	// random one for this process.
 	Salt []byte
 }
 
 // secretPaths hold a Secret's values.
 var secretPaths = []string{"/data/*", "/stringData/*"}
 
-// lastApplied is a copy of the whole object as last applied with kubectl:
-// a Secret's values, a ConfigMap's sensitive keys, env vars. It is hidden
-// whole, for every type, in case the bookkeeping default that ignores it is
-// turned off.
-var lastApplied = []string{"/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration"}
+// objectCopies are annotations in which tools keep a copy of the whole
+// object as they last applied it: a Secret's values, a ConfigMap's
+// sensitive keys, env vars. They are hidden whole, for every type (the
+// bookkeeping default also ignores kubectl's, but can be turned off).
+var objectCopies = []string{
+	"/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration",
+	"/metadata/annotations/kapp.k14s.io~1original",
+	"/metadata/annotations/kapp.k14s.io~1original-diff",
+}
+
+// helmReleasePaths hold a Helm release (chart values, passwords included,
+// gzipped and base64'd) when Helm stores releases in ConfigMaps; Helm's
+// default Secret storage is covered by secretPaths.
+var helmReleasePaths = []string{"/data/release"}
 
 type redactor struct {
 	salt      []byte
 	paths     pathRules
 	secret    pathRules
-	applied   pathRules
+	copies    pathRules
+	helm      pathRules
 	keys      []string
 	sensitive sync.Map // name → bool: the same few env and key names recur
 }
@@ -59,7 +70,8 @@ func newRedactor(opts RedactOptions) (*redactor, error) {
 		return nil, fmt.Errorf("redact path: %w", err)
 	}
 	r.secret, _ = parsePathRules(secretPaths)
-	r.applied, _ = parsePathRules(lastApplied)
+	r.copies, _ = parsePathRules(objectCopies)
+	r.helm, _ = parsePathRules(helmReleasePaths)
 	if err := glob.Valid(opts.Keys); err != nil {
 		return nil, fmt.Errorf("redact key pattern: %w", err)
 	}
@@ -69,28 +81,49 @@ func newRedactor(opts RedactOptions) (*redactor, error) {
 	return r, nil
 }
 
-// Redacted returns what a value is replaced with: a short keyed hash, so a
-// reader sees whether two values are equal without learning either.
-func (r *redactor) Redacted(v any) string {
+// objectRedaction redacts the values of one object. Each hash is keyed to
+// the object and the field, so it says only whether that field's value
+// changed: equal values in two objects, or in two fields, hash apart, and
+// the hash is no oracle for guessing a value seen elsewhere.
+type objectRedaction struct {
+	r     *redactor
+	scope string
+}
+
+func (r *redactor) forObject(obj any, res discovery.Resource) objectRedaction {
+	meta, _ := nestedMap(obj, "metadata")
+	ns, _ := meta["namespace"].(string)
+	name, _ := meta["name"].(string)
+	return objectRedaction{r: r, scope: res.GVR.Group + "/" + res.GVR.Resource + "/" + ns + "/" + name}
+}
+
+// hash returns what a value is replaced with: a short hash keyed to the
+// salt, the object and the field.
+func (o objectRedaction) hash(field string, v any) string {
 	b, ok := v.(string)
 	if !ok {
 		j, _ := json.Marshal(v)
 		b = string(j)
 	}
-	mac := hmac.New(sha256.New, r.salt)
+	mac := hmac.New(sha256.New, o.r.salt)
+	mac.Write([]byte(o.scope))
+	mac.Write([]byte{0})
+	mac.Write([]byte(field))
+	mac.Write([]byte{0})
 	mac.Write([]byte(b))
 	return "*** redacted " + hex.EncodeToString(mac.Sum(nil)[:4]) + " ***"
 }
 
-func (r *redactor) replaceValue(v any) (any, action) {
+// replace is the rewrite of a value found sensitive in field.
+func (o objectRedaction) replace(field string, v any) (any, action) {
 	if s, ok := v.(string); ok && isRedacted(s) {
 		return v, keep // already redacted by the cache transform
 	}
-	return r.Redacted(v), replace
+	return o.hash(field, v), replace
 }
 
-// isRedacted recognises Redacted's output, so redacting twice (in the
-// cache transform, then in Diff) changes nothing.
+// isRedacted recognises a hash's form, so redacting twice (in the cache
+// transform, then in Diff) changes nothing.
 func isRedacted(s string) bool {
 	return len(s) == len("*** redacted 01234567 ***") && strings.HasPrefix(s, "*** redacted ") && strings.HasSuffix(s, " ***")
 }
@@ -98,54 +131,66 @@ func isRedacted(s string) bool {
 // redact returns obj with sensitive values replaced, copying only what it
 // changes.
 func (r *redactor) redact(obj any, res discovery.Resource) map[string]any {
-	if res.GVR.Group == "" && res.GVR.Resource == "secrets" {
-		obj, _ = applyRules(obj, r.secret, r.replaceValue)
+	o := r.forObject(obj, res)
+	core := res.GVR.Group == ""
+	if core && res.GVR.Resource == "secrets" {
+		values := secretValues(obj)
+		obj, _ = applyRules(obj, r.secret, o.replace)
+		obj = o.redactCopiesOfValues(obj, values)
 	}
-	obj, _ = applyRules(obj, r.applied, r.replaceValue)
-	obj, _ = applyRules(obj, r.paths, r.replaceValue)
+	if core && res.GVR.Resource == "configmaps" && isHelmRelease(obj) {
+		obj, _ = applyRules(obj, r.helm, o.replace)
+	}
+	obj, _ = applyRules(obj, r.copies, o.replace)
+	obj, _ = applyRules(obj, r.paths, o.replace)
 	if len(r.keys) > 0 {
-		if res.GVR.Group == "" && res.GVR.Resource == "configmaps" {
-			obj, _ = rewriteChildren(obj, func(key string, data any) (any, action) {
-				if key != "data" && key != "binaryData" {
-					return data, keep
-				}
-				return changedTo(rewriteChildren(data, func(k string, v any) (any, action) {
-					if r.sensitiveKey(k) {
-						return r.replaceValue(v)
-					}
-					return v, keep
-				}))
-			})
+		if core && res.GVR.Resource == "configmaps" {
+			obj = o.redactConfigMapKeys(obj)
 		}
 		if r.hasSensitiveEnv(obj) {
-			obj, _ = r.redactEnv(obj)
+			obj, _ = o.redactEnv(obj)
 		}
 	}
 	m, _ := obj.(map[string]any)
 	return m
 }
 
+func (o objectRedaction) redactConfigMapKeys(obj any) any {
+	out, _ := rewriteChildren(obj, func(key string, data any) (any, action) {
+		if key != "data" && key != "binaryData" {
+			return data, keep
+		}
+		return changedTo(rewriteChildren(data, func(k string, v any) (any, action) {
+			if o.r.sensitiveKey(k) {
+				return o.replace(k, v)
+			}
+			return v, keep
+		}))
+	})
+	return out
+}
+
 // redactEnv redacts the value of every env var whose name looks sensitive,
 // wherever a pod template sits (Pods, Deployments, CronJobs, custom
 // resources embedding one).
-func (r *redactor) redactEnv(v any) (any, bool) {
+func (o objectRedaction) redactEnv(v any) (any, bool) {
 	return rewriteChildren(v, func(key string, child any) (any, action) {
 		if list, ok := child.([]any); ok && key == "env" {
 			return changedTo(rewriteChildren(list, func(_ string, item any) (any, action) {
 				m, _ := item.(map[string]any)
 				name, _ := m["name"].(string)
-				if _, hasValue := m["value"]; !hasValue || !r.sensitiveKey(name) {
+				if _, hasValue := m["value"]; !hasValue || !o.r.sensitiveKey(name) {
 					return item, keep
 				}
 				return changedTo(rewriteChildren(m, func(k string, v any) (any, action) {
 					if k == "value" {
-						return r.replaceValue(v)
+						return o.replace("env/"+name, v)
 					}
 					return v, keep
 				}))
 			}))
 		}
-		return changedTo(r.redactEnv(child))
+		return changedTo(o.redactEnv(child))
 	})
 }
 
@@ -196,4 +241,18 @@ func changedTo(v any, changed bool) (any, action) {
 		return v, replace
 	}
 	return v, keep
+}
+
+func nestedMap(obj any, key string) (map[string]any, bool) {
+	m, _ := obj.(map[string]any)
+	child, ok := m[key].(map[string]any)
+	return child, ok
+}
+
+// isHelmRelease recognises a ConfigMap in which Helm keeps a release
+// (Helm 3's configmap driver labels it owner=helm; Helm 2's, OWNER=TILLER).
+func isHelmRelease(obj any) bool {
+	meta, _ := nestedMap(obj, "metadata")
+	labels, _ := meta["labels"].(map[string]any)
+	return labels["owner"] == "helm" || labels["OWNER"] == "TILLER"
 }

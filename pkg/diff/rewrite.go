@@ -84,10 +84,11 @@ func parsePathRules(pointers []string) (pathRules, error) {
 	return rules, nil
 }
 
-// applyRules rewrites every value the rules match with fn (which may drop
-// it). A map emptied by dropping (annotations holding only an ignored key)
-// is dropped too, or its appearance would read as a change.
-func applyRules(v any, rules pathRules, fn func(any) (any, action)) (any, bool) {
+// applyRules rewrites every value the rules match with fn, which is told
+// the value's key and may drop it. A map emptied by dropping (annotations
+// holding only an ignored key) is dropped too, or its appearance would
+// read as a change.
+func applyRules(v any, rules pathRules, fn func(key string, v any) (any, action)) (any, bool) {
 	if len(rules) == 0 {
 		return v, false
 	}
@@ -98,7 +99,7 @@ func applyRules(v any, rules pathRules, fn func(any) (any, action)) (any, bool) 
 				continue
 			}
 			if len(r) == 1 {
-				return fn(child)
+				return fn(key, child)
 			}
 			deeper = append(deeper, r[1:])
 		}

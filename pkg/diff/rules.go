@@ -56,8 +56,9 @@ type DefaultRule struct {
 // DefaultRules are the built-in rules, in the order docs list them.
 var DefaultRules = []DefaultRule{
 	{Name: "bookkeeping", Types: "every type",
-		Hides: "metadata.managedFields, resourceVersion, generation, and kubectl's last-applied-configuration annotation",
-		paths: []string{"/metadata/managedFields", "/metadata/resourceVersion", "/metadata/generation", "/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration"}},
+		Hides: "metadata.managedFields, resourceVersion, generation, kubectl's last-applied-configuration annotation, and the delivery progress kubediff's own leader election keeps in a Lease",
+		paths: []string{"/metadata/managedFields", "/metadata/resourceVersion", "/metadata/generation", "/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration",
+			"/metadata/annotations/" + ProgressAnnotationPointer}},
 	{Name: "statusTimestamps", Types: "every type",
 		Hides: "lastHeartbeatTime, lastProbeTime and lastUpdateTime in status conditions (a condition's status, reason and lastTransitionTime still show)",
 		paths: []string{"/status/conditions/*/lastHeartbeatTime", "/status/conditions/*/lastProbeTime", "/status/conditions/*/lastUpdateTime"}},
@@ -82,6 +83,12 @@ var DefaultRules = []DefaultRule{
 		resources: []string{"endpointslices.discovery.k8s.io", "endpoints"}, news: endpointsNews,
 		paths: []string{"/metadata/annotations/endpoints.kubernetes.io~1last-change-trigger-time"}},
 }
+
+// ProgressAnnotationPointer is the JSON Pointer segment of the annotation in
+// which kubediff's leader publishes delivery progress (leader package):
+// reporting it would make each publication a record, whose delivery moves
+// the progress on, forever.
+const ProgressAnnotationPointer = "kubediff.io~1delivered-through"
 
 // AllDefaults turns every built-in rule on.
 var AllDefaults = func() []string {

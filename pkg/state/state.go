@@ -11,6 +11,7 @@ package state
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,6 +43,7 @@ var (
 	stagingBucket = []byte("staging")
 	formatKey     = []byte("format")
 	clusterKey    = []byte("cluster")
+	saltKey       = []byte("salt")
 )
 
 // flushEvery is how often noted changes are written.
@@ -162,6 +164,29 @@ func (s *Store) Bind(cluster string) error {
 		}
 		return meta.Put(clusterKey, []byte(cluster))
 	})
+}
+
+// Salt returns the key of the hashes shown in place of redacted values,
+// made at the first start and kept with the state: a value that did not
+// change while kubediff was down hashes the same after a restart.
+func (s *Store) Salt() ([]byte, error) {
+	var salt []byte
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(metaBucket)
+		if stored := meta.Get(saltKey); len(stored) == 32 {
+			salt = bytes.Clone(stored)
+			return nil
+		}
+		salt = make([]byte, 32)
+		if _, err := rand.Read(salt); err != nil {
+			return err
+		}
+		return meta.Put(saltKey, salt)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("state dir: redaction key: %w", err)
+	}
+	return salt, nil
 }
 
 func open(path string) (db *bolt.DB, err error) {

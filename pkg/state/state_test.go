@@ -234,3 +234,29 @@ func TestFullWritesAreStagedAndMovedIntoPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSaltIsKeptWithTheState: the redaction key survives a restart, so a
+// redacted value that did not change hashes the same afterwards.
+func TestSaltIsKeptWithTheState(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.Salt()
+	if err != nil || len(first) != 32 {
+		t.Fatalf("Salt() = %x, %v", first, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(dir, slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	again, _ := s.Salt()
+	if !bytes.Equal(first, again) {
+		t.Errorf("salt changed across a restart: %x then %x", first, again)
+	}
+}
