@@ -1,8 +1,8 @@
 package stdout
 
 import (
+	"bytes"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -59,20 +59,40 @@ func isUnsafe(r rune, keepTabs bool) bool {
 // terminals too (it is the default output). Outside strings JSON holds
 // only ASCII, so only strings change, and they decode as before.
 func jsonSafe(line []byte) []byte {
-	// Each rune rewritten starts with one of these bytes in UTF-8.
-	if !slices.ContainsFunc(line, func(b byte) bool { return b == 0x7f || b == 0xc2 || b == 0xd8 || b == 0xe2 }) {
+	if !mayNeedEscape(line) {
 		return line
 	}
-	out := make([]byte, 0, len(line)+16)
+	var out []byte // made at the first rune rewritten
+	copied := 0
 	for i := 0; i < len(line); {
+		if line[i] < 0x7f { // ASCII; C0 is escaped already, but for the line's end
+			i++
+			continue
+		}
 		r, size := utf8.DecodeRune(line[i:])
-		// C0 is escaped already, but for the line's end.
-		if r >= 0x7f && r != utf8.RuneError && isUnsafe(r, false) {
-			out = fmt.Appendf(out, `\u%04x`, r)
-		} else {
-			out = append(out, line[i:i+size]...)
+		if r != utf8.RuneError && isUnsafe(r, false) {
+			if out == nil {
+				out = make([]byte, 0, len(line)+16)
+			}
+			out = fmt.Appendf(append(out, line[copied:i]...), `\u%04x`, r)
+			copied = i + size
 		}
 		i += size
 	}
-	return out
+	if out == nil {
+		return line
+	}
+	return append(out, line[copied:]...)
+}
+
+// mayNeedEscape reports whether line holds a byte that starts a rune
+// jsonSafe rewrites (DEL; C1 from 0xc2; U+061C from 0xd8; the other bidi
+// controls from 0xe2), each looked for with a vectorised IndexByte.
+func mayNeedEscape(line []byte) bool {
+	for _, b := range []byte{0x7f, 0xc2, 0xd8, 0xe2} {
+		if bytes.IndexByte(line, b) >= 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -212,4 +213,26 @@ func TestJSONOutputIsValidAndHoldsNoRawControls(t *testing.T) {
 		}
 	}
 	assertTerminalSafe(t, out.String(), false)
+}
+
+// BenchmarkJSONLine is the JSON output's cost per record, for an ASCII
+// record and for one whose values hold non-ASCII text that jsonSafe must
+// look through ("…" where a value was cut).
+func BenchmarkJSONLine(b *testing.B) {
+	ascii := records[1]
+	cut := records[3]
+	for _, bc := range []struct {
+		name string
+		c    record.Change
+	}{{"ascii", ascii}, {"non-ascii", cut}} {
+		b.Run(bc.name, func(b *testing.B) {
+			sink := NewJSON(io.Discard)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := sink.Notify(context.Background(), bc.c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
