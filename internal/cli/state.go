@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubediff/kubediff/pkg/pipeline"
 	"github.com/kubediff/kubediff/pkg/state"
 )
 
@@ -48,4 +49,13 @@ func closeState(st *state.Store, log *slog.Logger) {
 	if err := st.Close(); err != nil {
 		log.Error("cannot write the state store at shutdown: the next start may report recent changes again", "err", err)
 	}
+}
+
+// stateHolds is the state store as the pipeline holds states in it, or
+// nil (not a nil *state.Store) without a state dir.
+func stateHolds(st *state.Store) pipeline.StateHolds {
+	if st == nil {
+		return nil
+	}
+	return st
 }

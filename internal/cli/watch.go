@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -58,7 +59,7 @@ kubectl accepts, or single objects (filtered by the API server).`,
 	f.StringSlice("ignore-path", nil, "JSON Pointer of a field whose changes are not reported (repeatable; * matches any key)")
 	f.Bool("patch", d.Diff.Patch, "add an RFC 6902 JSON Patch to each update record")
 	f.String("diff-style", d.Diff.Style, "how -o text shows an update: compact (one line per field) or unified (YAML diff)")
-	f.Int("queue-size", d.QueueSize, "without --state-dir, records each sink may have waiting in memory before new ones are dropped (stdout waits for its reader instead)")
+	f.Int("queue-size", d.QueueSize, fmt.Sprintf("without --state-dir, records each sink may have waiting in memory before new ones are dropped, at most %d (stdout waits for its reader instead)", config.MaxQueueSize))
 	f.String("queue-max-bytes", d.QueueMaxBytes, "with --state-dir, how much each sink's queue may hold on disk (a byte count or a quantity such as 256Mi); stdout waits for room, other sinks drop new records")
 	f.Duration("drain-timeout", d.DrainTimeout, "at shutdown, how long queued records may take to be delivered")
 	f.Duration("rediscovery-interval", d.RediscoveryInterval, "how often to look for new or removed types, besides whenever a CRD or APIService changes")
@@ -111,7 +112,7 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	m.AddQueues(sinks.router.Queues())
 	le := cfg.LeaderElection
 	p := pipeline.New(pipeline.Options{Differ: differ, Router: sinks.router, Metrics: m, ExcludeNamespaces: cfg.ExcludeNamespaces,
-		Election: le.Enabled, HoldRecords: le.HoldRecords, Log: log})
+		Election: le.Enabled, HoldRecords: le.HoldRecords, Holds: stateHolds(st), Log: log})
 	elector, err := newElector(le, c, p.Gate(), m, log)
 	if err != nil {
 		return err

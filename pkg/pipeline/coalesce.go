@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/state"
 )
 
 // Coalescing: a controller changes the objects it owns in quick steps (a
@@ -41,6 +42,7 @@ const (
 type coalescer struct {
 	differ *diff.Differ
 	emit   func(record.Change)
+	holds  StateHolds // nil without a state dir
 	now    func() time.Time
 
 	mu      sync.Mutex
@@ -50,18 +52,27 @@ type coalescer struct {
 
 type heldUpdate struct {
 	in          diff.Input // Old: before the first update; New: after the last
+	stored      state.Ref
 	at          record.Timestamp
 	first, last time.Time
 }
 
-func newCoalescer(differ *diff.Differ, emit func(record.Change)) *coalescer {
-	return &coalescer{differ: differ, emit: emit, now: time.Now, held: map[string]*heldUpdate{}}
+// StateHolds keeps an object's stored state where it is while its update
+// is held (state.Store): the record and the newer state then reach the
+// disk together, and a crash meanwhile loses neither.
+type StateHolds interface {
+	Hold(state.Ref)
+	Release(state.Ref)
+}
+
+func newCoalescer(differ *diff.Differ, emit func(record.Change), holds StateHolds) *coalescer {
+	return &coalescer{differ: differ, emit: emit, holds: holds, now: time.Now, held: map[string]*heldUpdate{}}
 }
 
 // add passes c (the record of in) on, or holds the update to join it with
 // what follows. Records of one object keep their order: anything but a
 // held kind of update sends that object's held update first.
-func (co *coalescer) add(in diff.Input, c record.Change) {
+func (co *coalescer) add(in diff.Input, stored state.Ref, c record.Change) {
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	h := co.held[c.UID]
@@ -75,7 +86,10 @@ func (co *coalescer) add(in diff.Input, c record.Change) {
 	}
 	now := co.now()
 	if h == nil {
-		co.held[c.UID] = &heldUpdate{in: in, at: c.Time, first: now, last: now}
+		co.held[c.UID] = &heldUpdate{in: in, stored: stored, at: c.Time, first: now, last: now}
+		if co.holds != nil && stored != (state.Ref{}) {
+			co.holds.Hold(stored)
+		}
 		return
 	}
 	h.in.New, h.at, h.last = in.New, c.Time, now
@@ -89,6 +103,9 @@ func (co *coalescer) release(h *heldUpdate) {
 		c.Time = h.at // when the last of it was seen
 		co.emit(c)
 	}
+	if co.holds != nil && h.stored != (state.Ref{}) {
+		co.holds.Release(h.stored) // after the record is queued
+	}
 }
 
 // run releases held updates when they are due, and all of them when ctx
@@ -99,10 +116,12 @@ func (co *coalescer) run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			co.flush(func(*heldUpdate) bool { return true })
+			// Stop holding first, then release what is held: an update
+			// held after a last flush would have nothing to release it.
 			co.mu.Lock()
 			co.stopped = true
 			co.mu.Unlock()
+			co.flush(func(*heldUpdate) bool { return true })
 			return
 		case <-tick.C:
 			now := co.now()

@@ -13,6 +13,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/state"
 )
 
 var replicaSets = discovery.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, Kind: "ReplicaSet", Namespaced: true}
@@ -41,7 +42,7 @@ func (s *stepper) scale(uid string, from, to int64) {
 	if !ok {
 		s.t.Fatalf("no record for %s %d → %d", uid, from, to)
 	}
-	s.co.add(in, c)
+	s.co.add(in, state.Ref{}, c)
 }
 
 type emitted struct {
@@ -71,7 +72,7 @@ func newStepper(t *testing.T) (*stepper, *emitted) {
 		t.Fatal(err)
 	}
 	out := &emitted{}
-	return &stepper{t: t, differ: d, co: newCoalescer(d, out.emit)}, out
+	return &stepper{t: t, differ: d, co: newCoalescer(d, out.emit, nil)}, out
 }
 
 func TestCoalescerJoinsAControllersSteps(t *testing.T) {
@@ -80,7 +81,7 @@ func TestCoalescerJoinsAControllersSteps(t *testing.T) {
 	s.co.now = func() time.Time { return now }
 	s.scale("new", 0, 3) // a rollout's steps on two ReplicaSets
 	s.scale("old", 10, 8)
-	s.co.add(diff.Input{}, record.Change{Type: record.Updated, Kind: "ConfigMap", Name: "cm", UID: "cm-1",
+	s.co.add(diff.Input{}, state.Ref{}, record.Change{Type: record.Updated, Kind: "ConfigMap", Name: "cm", UID: "cm-1",
 		Changes: []record.FieldChange{{Path: "/data/k"}}}) // a person's change: passes at once
 	now = now.Add(500 * time.Millisecond)
 	s.scale("new", 3, 5)
@@ -101,7 +102,7 @@ func TestCoalescerJoinsAControllersSteps(t *testing.T) {
 func TestCoalescerKeepsEachObjectsOrder(t *testing.T) {
 	s, out := newStepper(t)
 	s.scale("rs", 3, 2)
-	s.co.add(diff.Input{}, record.Change{Type: record.Deleted, Kind: "ReplicaSet", Name: "web-rs", UID: "rs"})
+	s.co.add(diff.Input{}, state.Ref{}, record.Change{Type: record.Deleted, Kind: "ReplicaSet", Name: "web-rs", UID: "rs"})
 	want := []string{"updated web-rs spec.replicas 3→2", "deleted web-rs"}
 	if got := out.list(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("emitted %v, want the held update before the deletion: %v", got, want)
@@ -144,5 +145,34 @@ func testEventually(t *testing.T, ok func() bool) {
 			t.Fatal("timed out")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type recordedHolds struct{ calls []string }
+
+func (h *recordedHolds) Hold(r state.Ref)    { h.calls = append(h.calls, "hold "+r.Key) }
+func (h *recordedHolds) Release(r state.Ref) { h.calls = append(h.calls, "release "+r.Key) }
+
+// TestCoalescerHoldsTheStoredStateWithTheUpdate: the stored state is held
+// from the first held update until its record is emitted.
+func TestCoalescerHoldsTheStoredStateWithTheUpdate(t *testing.T) {
+	s, out := newStepper(t)
+	holds := &recordedHolds{}
+	s.co.holds = holds
+	ref := state.Ref{Target: "apps/v1/replicasets", Key: "day/web-rs"}
+	for _, step := range [][2]int64{{3, 2}, {2, 1}} {
+		s.rv++
+		in := diff.Input{Type: record.Updated, Resource: replicaSets, Old: replicaSet("rs", s.rv, step[0]), New: replicaSet("rs", s.rv+1, step[1])}
+		c, _ := s.differ.Diff(in)
+		s.co.add(in, ref, c)
+		holds.calls = append(holds.calls, fmt.Sprintf("emitted %d", len(out.list())))
+	}
+	s.co.flush(func(*heldUpdate) bool { return true })
+	want := "[hold day/web-rs emitted 0 emitted 0 release day/web-rs]"
+	if got := fmt.Sprint(holds.calls); got != want {
+		t.Fatalf("holds %s, want %s", got, want)
+	}
+	if got := out.list(); len(got) != 1 {
+		t.Fatalf("emitted %v, want one joined record", got)
 	}
 }

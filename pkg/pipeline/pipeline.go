@@ -42,7 +42,10 @@ type Options struct {
 	// from the start.
 	Election    bool
 	HoldRecords int
-	Log         *slog.Logger
+	// Holds keeps held updates' stored states in place (the state store;
+	// nil without a state dir).
+	Holds StateHolds
+	Log   *slog.Logger
 }
 
 // Pipeline carries watch events to the sinks.
@@ -62,7 +65,7 @@ func New(o Options) *Pipeline {
 	if !o.Election {
 		p.gate.Lead(0)
 	}
-	p.coalesce = newCoalescer(o.Differ, p.gate.Emit)
+	p.coalesce = newCoalescer(o.Differ, p.gate.Emit, o.Holds)
 	return p
 }
 
@@ -97,7 +100,7 @@ func (p *Pipeline) Handle(ev watcher.Event) {
 	// 3. Coalesce: a controller's quick steps on an object become one
 	// record (its state before them diffed against its state after).
 	// 4. Gate: the leader emits, a follower holds the record for a takeover.
-	p.coalesce.add(in, c)
+	p.coalesce.add(in, ev.Stored, c)
 }
 
 // dispatch is the gate's way out: 5. route the record to every sink

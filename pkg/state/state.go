@@ -62,9 +62,14 @@ type Store struct {
 	db  *bolt.DB
 	log *slog.Logger
 
+	// writing serializes Flush and WriteFull: a full write replaces a
+	// target's bucket, which a flush must not interleave with.
+	writing sync.Mutex
+
 	mu      sync.Mutex
 	pending map[string]*targetChanges // by target key
 	queues  map[string]*Queue         // by sink name
+	held    map[Ref]*heldState        // see Hold
 }
 
 // targetChanges are a target's changes not yet written.
@@ -144,7 +149,7 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("state dir %s: %w", dir, err)
 	}
-	return &Store{db: db, log: log, pending: map[string]*targetChanges{}, queues: map[string]*Queue{}}, nil
+	return &Store{db: db, log: log, pending: map[string]*targetChanges{}, queues: map[string]*Queue{}, held: map[Ref]*heldState{}}, nil
 }
 
 // Bind ties the store to a cluster (an identity such as the kube-system
@@ -300,6 +305,10 @@ func (s *Store) Delete(target, key string) { s.note(target, key, nil) }
 func (s *Store) note(target, key string, o *Object) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if h := s.held[Ref{Target: target, Key: key}]; h != nil {
+		h.latest, h.noted = o, true
+		return
+	}
 	tc := s.changes(target)
 	tc.objects[key] = o
 }
@@ -317,6 +326,11 @@ func (s *Store) Forget(target string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pending[target] = &targetChanges{forget: true, objects: map[string]*Object{}}
+	for ref := range s.held {
+		if ref.Target == target {
+			delete(s.held, ref)
+		}
+	}
 }
 
 func (s *Store) changes(target string) *targetChanges {
@@ -355,6 +369,8 @@ func (s *Store) Run(ctx context.Context) {
 // sinks' queues together, taken at one instant, so a record appended
 // before its object's state was noted is on disk whenever that state is.
 func (s *Store) Flush() error {
+	s.writing.Lock()
+	defer s.writing.Unlock()
 	s.mu.Lock()
 	pending := s.pending
 	s.pending = map[string]*targetChanges{}

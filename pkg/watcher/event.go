@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/state"
 )
 
 // EventType says what happened to an object.
@@ -33,6 +34,9 @@ type Event struct {
 	// resourceVersion the server no longer had. States in between are
 	// merged.
 	AfterGap bool
+	// Stored names the object in the state dir (zero without one), for
+	// the pipeline to hold its stored state while it holds the update.
+	Stored state.Ref
 }
 
 // Object returns the newest known state: New, or Old for a deletion.

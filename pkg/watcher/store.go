@@ -25,7 +25,7 @@ import (
 // Only that goroutine changes the store; the mutex is for Len.
 type store struct {
 	toCache func(obj any) (*compactObject, error)
-	emit    func(t EventType, old, new *compactObject, relisted bool)
+	emit    func(t EventType, old, new *compactObject, relisted bool, stored state.Ref)
 	// persist keeps the objects on disk (nil without a state dir).
 	persist *persisted
 
@@ -66,9 +66,9 @@ func (s *store) put(obj any) error {
 	case !s.synced.Load():
 		// Only the initial list arrives before the store synced.
 	case old == nil:
-		s.emit(Added, nil, c, false)
+		s.emit(Added, nil, c, false, s.persist.ref(key))
 	case old.ResourceVersion != c.ResourceVersion:
-		s.emit(Updated, old, c, false)
+		s.emit(Updated, old, c, false, s.persist.ref(key))
 	}
 	// After the record is queued: the state store writes both at once, so
 	// the new state never reaches the disk without its record.
@@ -89,7 +89,7 @@ func (s *store) Delete(obj any) error {
 	delete(s.objects, key)
 	s.mu.Unlock()
 	if s.synced.Load() {
-		s.emit(Deleted, c, nil, false)
+		s.emit(Deleted, c, nil, false, s.persist.ref(key))
 	}
 	s.persist.delete(key)
 	return nil
@@ -114,12 +114,14 @@ func (s *store) Replace(list []any, _ string) error {
 	old := s.objects
 	s.objects = objects
 	s.mu.Unlock()
-	if !s.synced.Swap(true) && !s.restored {
+	if !s.synced.Load() && !s.restored {
 		// The first list of a type with nothing stored: all of it is
-		// written (in one transaction, in key order).
+		// written, in key order, before the type's changes are reported.
 		s.persist.replace(objects)
+		s.synced.Store(true)
 		return nil
 	}
+	s.synced.Store(true)
 	// Each change is written after its record, as in put, and only the
 	// changes: the objects the store held are what the disk holds
 	// (restored, or written since), so a relist or a restart rewrites
@@ -128,9 +130,9 @@ func (s *store) Replace(list []any, _ string) error {
 	for key, c := range objects {
 		switch was := old[key]; {
 		case was == nil:
-			s.emit(Added, nil, c, true)
+			s.emit(Added, nil, c, true, s.persist.ref(key))
 		case was.ResourceVersion != c.ResourceVersion:
-			s.emit(Updated, was, c, true)
+			s.emit(Updated, was, c, true, s.persist.ref(key))
 		default:
 			continue
 		}
@@ -138,7 +140,7 @@ func (s *store) Replace(list []any, _ string) error {
 	}
 	for key, was := range old {
 		if objects[key] == nil {
-			s.emit(Deleted, was, nil, true)
+			s.emit(Deleted, was, nil, true, s.persist.ref(key))
 			s.persist.delete(key)
 		}
 	}
@@ -221,7 +223,20 @@ func (p *persisted) replace(objects map[string]*compactObject) {
 	for i, key := range list.keys {
 		list.objects[i] = objects[key]
 	}
-	p.state.Replace(p.target, list)
+	if err := p.state.WriteFull(p.target, list); err != nil {
+		// The next flush tries again; until one succeeds, a crash loses
+		// what changes meanwhile (its error is logged by the flush too).
+		p.logErr(fmt.Errorf("cannot write the state dir: %w", err))
+		p.state.Replace(p.target, list)
+	}
+}
+
+// ref names a stored object, for the pipeline to hold its state.
+func (p *persisted) ref(key string) state.Ref {
+	if p == nil {
+		return state.Ref{}
+	}
+	return state.Ref{Target: p.target, Key: key}
 }
 
 // storedList is a target's objects as the state store writes a full list:

@@ -281,9 +281,9 @@ func (w *Watcher) cacheTransform(r discovery.Resource) func(*unstructured.Unstru
 }
 
 // emitter turns a store's changes into Events for the handler.
-func (w *Watcher) emitter(r discovery.Resource) func(EventType, *compactObject, *compactObject, bool) {
-	return func(t EventType, oldObj, newObj *compactObject, relisted bool) {
-		ev := Event{Type: t, Resource: r, FinalStateUnknown: relisted && t == Deleted, AfterGap: relisted}
+func (w *Watcher) emitter(r discovery.Resource) func(EventType, *compactObject, *compactObject, bool, state.Ref) {
+	return func(t EventType, oldObj, newObj *compactObject, relisted bool, stored state.Ref) {
+		ev := Event{Type: t, Resource: r, FinalStateUnknown: relisted && t == Deleted, AfterGap: relisted, Stored: stored}
 		var err error
 		if oldObj != nil {
 			ev.Old, err = expand(oldObj)

@@ -1,0 +1,75 @@
+package state
+
+import (
+	"runtime/debug"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Ref names one stored object: its target and key.
+type Ref struct{ Target, Key string }
+
+// heldState is an object's newest state while its stored one is held.
+type heldState struct {
+	latest *Object // nil: deleted
+	noted  bool    // latest was noted since Hold
+}
+
+// Hold keeps ref's stored state where it is until Release: states noted
+// meanwhile wait in memory. The pipeline holds an update a while to join
+// it with the next ones (a rollout's steps) before its record is queued;
+// were the newer state written meanwhile, a crash would leave it on disk
+// without a record, and the change would be lost. Held, the state on disk
+// is the one the record starts from, and a restart finds the change.
+func (s *Store) Hold(ref Ref) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held[ref] == nil {
+		s.held[ref] = &heldState{}
+	}
+}
+
+// Release notes ref's newest state, once the record of what it held is
+// queued: both are then written by the same flush.
+func (s *Store) Release(ref Ref) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.held[ref]
+	if h == nil {
+		return
+	}
+	delete(s.held, ref)
+	if h.noted {
+		s.changes(ref.Target).objects[ref.Key] = h.latest
+	}
+}
+
+// WriteFull writes a target's complete state (its first list) before it
+// returns, a few MiB per transaction, replacing what was stored. The
+// watcher reports a type's changes only after its first list is written:
+// a crash from then on finds a stored state to compare with, so no change
+// made after the sync is lost, however early the crash.
+func (s *Store) WriteFull(target string, list Source) error {
+	s.writing.Lock()
+	defer s.writing.Unlock()
+	s.mu.Lock()
+	delete(s.pending, target) // older notes: the list supersedes them
+	s.mu.Unlock()
+	written, err := s.stage(target, list)
+	if err != nil {
+		return err
+	}
+	if written >= bigWrite {
+		defer debug.FreeOSMemory() // as in Flush
+	}
+	name := []byte(target)
+	return s.db.Update(func(tx *bolt.Tx) error {
+		targets := tx.Bucket(targetsBucket)
+		if targets.Bucket(name) != nil {
+			if err := targets.DeleteBucket(name); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(stagingBucket).MoveBucket(name, targets)
+	})
+}
