@@ -121,6 +121,10 @@ func TestBadConfigIsAUsageErrorNamingKeyAndFile(t *testing.T) {
 		{name: "queue bound not a size", file: "queueMaxBytes: lots\n", want: []string{`queueMaxBytes: "lots" is not a size`, "kubediff.yaml"}},
 		{name: "queue bound too small", args: []string{"--queue-max-bytes", "100"}, want: []string{`queueMaxBytes: "100" must be`, "at least 1Ki"}},
 		{name: "sink queue bound", file: "sinks:\n  - name: a\n    type: webhook\n    url: http://127.0.0.1:1/\n    queueMaxBytes: 1.5\n", want: []string{"sinks[0].queueMaxBytes", "kubediff.yaml"}},
+		// A huge queue once failed at start: out of memory, or a panic.
+		{name: "queue size over the maximum", args: []string{"--queue-size", "100000000"}, want: []string{"queueSize (--queue-size): 100000000 is over the maximum of 100000", "--state-dir"}},
+		{name: "largest queue size", file: "queueSize: 9223372036854775807\n", want: []string{"queueSize (--queue-size): 9223372036854775807 is over the maximum", "kubediff.yaml"}},
+		{name: "sink queue size over the maximum", file: "sinks:\n  - name: a\n    type: webhook\n    url: http://127.0.0.1:1/\n    queueSize: 1000001\n", want: []string{"sinks[a].queueSize: 1000001 is over the maximum of 100000", "kubediff.yaml"}},
 		{name: "bad diff style", args: []string{"--diff-style", "side-by-side"}, want: []string{`diff.style: "side-by-side"`}},
 		{name: "bad ignore path", file: "diff:\n  ignorePaths: [status.x]\n", want: []string{"diff.ignorePaths", "JSON Pointer"}},
 		{name: "malformed YAML", file: "output: [json\n", want: []string{"kubediff.yaml"}},

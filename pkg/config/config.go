@@ -298,8 +298,8 @@ func (c Config) Validate() error {
 	if !oneOf(c.Log.Format, "text", "json") {
 		errs = append(errs, fmt.Errorf("log.format: %q is not one of text, json", c.Log.Format))
 	}
-	if c.QueueSize < 1 {
-		errs = append(errs, fmt.Errorf("queueSize: %d must be at least 1", c.QueueSize))
+	if err := checkQueueSize(c.QueueSize); err != nil {
+		errs = append(errs, fmt.Errorf("queueSize (--queue-size): %w", err))
 	}
 	if _, err := ParseBytes(c.QueueMaxBytes); err != nil {
 		errs = append(errs, fmt.Errorf("queueMaxBytes: %w", err))
@@ -415,6 +415,26 @@ func ParseBytes(s string) (int64, error) {
 	return n, nil
 }
 
+// MaxQueueSize is the most records queueSize lets a sink hold in memory.
+// Each sink's queue sets aside room for all of them when it starts (296
+// bytes a record: 30 MB at this bound), and the records themselves take
+// about 1.5 KB each once queued: 150 MB for a sink that is down for half an
+// hour of 50 records a second. A longer outage is what a state dir is
+// for: its queues are on disk, bounded by queueMaxBytes.
+const MaxQueueSize = 100_000
+
+// checkQueueSize bounds a queueSize: a huge one made kubediff fail at
+// start, out of memory or with a panic, instead of saying what is wrong.
+func checkQueueSize(n int) error {
+	switch {
+	case n < 1:
+		return fmt.Errorf("%d must be at least 1", n)
+	case n > MaxQueueSize:
+		return fmt.Errorf("%d is over the maximum of %d records in memory per sink; for longer sink outages set a state dir (--state-dir), whose queues are on disk and bounded by queueMaxBytes", n, MaxQueueSize)
+	}
+	return nil
+}
+
 // MaxBytes is the sink's queueMaxBytes, or global's when it sets none.
 func (s SinkConfig) MaxBytes(global string) int64 {
 	v := s.QueueMaxBytes
@@ -434,8 +454,10 @@ func (s SinkConfig) validate(key string, seen map[string]bool) []error {
 		errs = append(errs, fmt.Errorf("%s.name: %q is used twice (stdout is taken)", key, s.Name))
 	}
 	seen[s.Name] = true
-	if s.QueueSize < 0 {
-		errs = append(errs, fmt.Errorf("%s.queueSize: %d is negative", key, s.QueueSize))
+	if s.QueueSize != 0 { // 0: the global queueSize
+		if err := checkQueueSize(s.QueueSize); err != nil {
+			errs = append(errs, fmt.Errorf("%s.queueSize: %w", key, err))
+		}
 	}
 	if s.QueueMaxBytes != "" {
 		if _, err := ParseBytes(s.QueueMaxBytes); err != nil {

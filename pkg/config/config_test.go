@@ -1,0 +1,40 @@
+package config
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// queueSize is bounded, globally and per sink, so that a huge one is a
+// clear error naming the key instead of a crash at start.
+func TestQueueSizeIsBounded(t *testing.T) {
+	tests := []struct {
+		name      string
+		global    int
+		sink      int
+		wantError string // empty: valid
+	}{
+		{name: "default", global: Default().QueueSize},
+		{name: "the maximum", global: MaxQueueSize, sink: MaxQueueSize},
+		{name: "zero", global: 0, wantError: "queueSize (--queue-size): 0 must be at least 1"},
+		{name: "over the maximum", global: 100_000_000, wantError: "queueSize (--queue-size): 100000000 is over the maximum of 100000"},
+		{name: "the largest int", global: math.MaxInt, wantError: "queueSize (--queue-size): 9223372036854775807 is over the maximum"},
+		{name: "a sink's over the maximum", global: 10, sink: MaxQueueSize + 1, wantError: "sinks[a].queueSize: 100001 is over the maximum of 100000"},
+		{name: "a sink's negative", global: 10, sink: -1, wantError: "sinks[a].queueSize: -1 must be at least 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Default()
+			c.QueueSize = tt.global
+			c.Sinks = []SinkConfig{{Name: "a", Type: "webhook", QueueSize: tt.sink, Options: map[string]any{"url": "http://127.0.0.1:1/"}}}
+			err := c.Validate()
+			switch {
+			case tt.wantError == "" && err != nil:
+				t.Fatalf("Validate() = %v, want no error", err)
+			case tt.wantError != "" && (err == nil || !strings.Contains(err.Error(), tt.wantError)):
+				t.Fatalf("Validate() = %v, want an error saying %q", err, tt.wantError)
+			}
+		})
+	}
+}
