@@ -12,20 +12,16 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // Format is the version of what is stored. A newer kubediff may change it;
@@ -90,68 +86,6 @@ type Source interface {
 	Object(i int) *Object // nil: left out
 }
 
-// Open opens (or creates) the store in dir. A damaged store is moved
-// aside with a warning and a fresh one started; a store of a newer format
-// is an error, and is left as it is. Open touches only the disk: call Bind
-// once the cluster is known.
-func Open(dir string, log *slog.Logger) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("state dir %s: %w", dir, err)
-	}
-	path := filepath.Join(dir, fileName)
-	db, err := open(path)
-	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, fmt.Errorf("state dir %s: in use by another kubediff (each replica needs its own)", dir)
-	}
-	var format string
-	if err == nil {
-		s := &Store{db: db}
-		if format, err = s.check(); err != nil {
-			db.Close()
-		}
-	}
-	if err != nil && !os.IsPermission(err) {
-		log.Warn("state store damaged: moved aside, starting fresh (changes made while kubediff was down are not reported this time)",
-			"path", path, "movedTo", moveAside(path), "err", err)
-		db, err = open(path)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("state dir %s: %w", dir, err)
-	}
-	if format != "" && format != Format {
-		db.Close()
-		return nil, fmt.Errorf("state dir %s: written by another kubediff version (format %s, this one reads %s); use another --state-dir or remove it", dir, format, Format)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		meta, err := tx.CreateBucketIfNotExists(metaBucket)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.CreateBucketIfNotExists(targetsBucket); err != nil {
-			return err
-		}
-		if _, err := tx.CreateBucketIfNotExists(queuesBucket); err != nil {
-			return err
-		}
-		// A full write cut short by a crash: the target's stored objects
-		// are still the ones before it.
-		if tx.Bucket(stagingBucket) != nil {
-			if err := tx.DeleteBucket(stagingBucket); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.CreateBucket(stagingBucket); err != nil {
-			return err
-		}
-		return meta.Put(formatKey, []byte(Format))
-	})
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("state dir %s: %w", dir, err)
-	}
-	return &Store{db: db, log: log, pending: map[string]*targetChanges{}, queues: map[string]*Queue{}, held: map[Ref]*heldState{}}, nil
-}
-
 // Bind ties the store to a cluster (an identity such as the kube-system
 // namespace's UID). A store of another cluster is emptied with a warning:
 // its objects would only make bogus records.
@@ -192,84 +126,6 @@ func (s *Store) Salt() ([]byte, error) {
 		return nil, fmt.Errorf("state dir: redaction key: %w", err)
 	}
 	return salt, nil
-}
-
-func open(path string) (db *bolt.DB, err error) {
-	err = guard(func() error {
-		// Another process holding the file is an error, not a wait. The
-		// free list is kept in the file: rebuilding it at open would walk
-		// the pages on a goroutine of bbolt's, where damage cannot be
-		// caught.
-		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
-		return err
-	})
-	return db, err
-}
-
-// moveAside renames a damaged store so that it can be looked at later.
-func moveAside(path string) string {
-	aside := fmt.Sprintf("%s.damaged-%s", path, time.Now().UTC().Format("20060102T150405Z"))
-	if err := os.Rename(path, aside); err != nil {
-		_ = os.Remove(path)
-		return ""
-	}
-	return aside
-}
-
-// check reads the stored format and walks every stored object once, so
-// that damage shows here rather than later.
-func (s *Store) check() (format string, err error) {
-	err = guard(func() error {
-		return s.db.View(func(tx *bolt.Tx) error {
-			if meta := tx.Bucket(metaBucket); meta != nil {
-				format = string(meta.Get(formatKey))
-			}
-			if format != "" && format != Format {
-				return nil // not ours to read
-			}
-			// Staging too: Open deletes it, which reads every page.
-			for _, bucket := range [][]byte{targetsBucket, stagingBucket} {
-				targets := tx.Bucket(bucket)
-				if targets == nil {
-					continue
-				}
-				err := targets.ForEachBucket(func(name []byte) error {
-					return targets.Bucket(name).ForEach(func(_, v []byte) error {
-						_, err := decode(v)
-						return err
-					})
-				})
-				if err != nil {
-					return err
-				}
-			}
-			if queues := tx.Bucket(queuesBucket); queues != nil {
-				return queues.ForEachBucket(func(name []byte) error {
-					return queues.Bucket(name).ForEach(func(k, v []byte) error {
-						if len(k) != 8 || !json.Valid(v) {
-							return fmt.Errorf("damaged record in the queue of sink %s", name)
-						}
-						return nil
-					})
-				})
-			}
-			return nil
-		})
-	})
-	return format, err
-}
-
-// guard turns a panic inside bbolt (it panics on some damaged pages), or
-// a fault reading the memory-mapped file (one cut short), into an error:
-// a damaged file must never crash kubediff.
-func guard(f func() error) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("damaged database: %v", r)
-		}
-	}()
-	return f()
 }
 
 // Each calls fn with each of a target's stored objects, in key order,

@@ -2,14 +2,18 @@ package state
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 func testLog(buf *bytes.Buffer) *slog.Logger { return slog.New(slog.NewTextHandler(buf, nil)) }
@@ -116,28 +120,6 @@ func TestDamagedForeignOrNewerState(t *testing.T) {
 		}
 		if logs := fresh(t, dir, "c1"); !strings.Contains(logs, "state store damaged") {
 			t.Fatalf("no warning: %s", logs)
-		}
-	})
-	t.Run("damaged object", func(t *testing.T) {
-		dir := stored(t)
-		edit(t, dir, func(tx *bolt.Tx) error {
-			return tx.Bucket(targetsBucket).Bucket([]byte("configmaps")).Put([]byte("ns/x"), []byte("garbage"))
-		})
-		if logs := fresh(t, dir, "c1"); !strings.Contains(logs, "state store damaged") {
-			t.Fatalf("no warning: %s", logs)
-		}
-	})
-	t.Run("damaged queued record", func(t *testing.T) {
-		dir := stored(t)
-		edit(t, dir, func(tx *bolt.Tx) error {
-			b, err := tx.Bucket(queuesBucket).CreateBucketIfNotExists([]byte("hook"))
-			if err != nil {
-				return err
-			}
-			return b.Put(seqKey(1), []byte(`{"id":"cut sh`))
-		})
-		if logs := fresh(t, dir, "c1"); !strings.Contains(logs, "state store damaged") || !strings.Contains(logs, "queue of sink hook") {
-			t.Fatalf("no warning naming the sink: %s", logs)
 		}
 	})
 	t.Run("another cluster", func(t *testing.T) {
@@ -258,5 +240,75 @@ func TestSaltIsKeptWithTheState(t *testing.T) {
 	again, _ := s.Salt()
 	if !bytes.Equal(first, again) {
 		t.Errorf("salt changed across a restart: %x then %x", first, again)
+	}
+}
+
+// TestDamagedRecordCostsOnlyThatRecord: a stored object or a queued record
+// that cannot be read is dropped with one warning naming where; every
+// other object and queued record is kept.
+func TestDamagedRecordCostsOnlyThatRecord(t *testing.T) {
+	dir := t.TempDir()
+	s := openBound(t, dir, "c1", &bytes.Buffer{})
+	s.Replace("configmaps", objectsOf(map[string]*Object{"ns/a": cm, "ns/b": cm}))
+	q, err := s.Queue("hook")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"first", "second", "third"} {
+		if err := q.Append(record.Change{Type: record.Updated, Name: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	edit(t, dir, func(tx *bolt.Tx) error {
+		if err := tx.Bucket(targetsBucket).Bucket([]byte("configmaps")).Put([]byte("ns/x"), []byte("garbage")); err != nil {
+			return err
+		}
+		return tx.Bucket(queuesBucket).Bucket([]byte("hook")).Put(seqKey(2), []byte(`{"id":"cut sh`))
+	})
+	var logs bytes.Buffer
+	s = openBound(t, dir, "c1", &logs)
+	defer s.Close()
+	objects, _, err := s.load("configmaps")
+	if err != nil || len(objects) != 2 || objects["ns/a"] == nil || objects["ns/b"] == nil {
+		t.Fatalf("objects after damage: %v (err %v), want ns/a and ns/b kept", objects, err)
+	}
+	q, err = s.Queue("hook")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _, _, err := q.Read(q.Head(), 10)
+	var names []string
+	for _, r := range recs {
+		names = append(names, r.Name)
+	}
+	if err != nil || strings.Join(names, ",") != "first,third" {
+		t.Fatalf("queued records after damage: %v (err %v), want first,third", names, err)
+	}
+	log := logs.String()
+	if strings.Count(log, "damaged records dropped") != 1 || !strings.Contains(log, "queue of sink hook") || !strings.Contains(log, "objects of configmaps") {
+		t.Fatalf("want one warning naming the queue and the objects: %s", log)
+	}
+	if aside, _ := filepath.Glob(filepath.Join(dir, fileName+".damaged-*")); len(aside) != 0 {
+		t.Fatalf("the file was moved aside for one damaged record: %v", aside)
+	}
+}
+
+// TestUnusableDirIsNotDamage: a read-only or forbidden state dir is an
+// error saying so; the file is neither called damaged nor moved aside.
+func TestUnusableDirIsNotDamage(t *testing.T) {
+	for _, err := range []error{
+		&os.PathError{Op: "open", Path: "/state/state.db", Err: syscall.EROFS},
+		&os.PathError{Op: "open", Path: "/state/state.db", Err: syscall.EACCES},
+		syscall.ENOSPC,
+	} {
+		if isDamage(err) {
+			t.Errorf("%v counted as damage: the file would be moved aside", err)
+		}
+	}
+	if !isDamage(errors.New("damaged database: unexpected fault address")) {
+		t.Error("a fault reading the file is damage")
 	}
 }
