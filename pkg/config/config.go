@@ -86,6 +86,9 @@ type Config struct {
 	// Sinks are where records go besides stdout.
 	Sinks []SinkConfig `mapstructure:"sinks"`
 	// HTTPAddress serves /healthz, /readyz and /metrics; empty turns it off.
+	// The default is loopback only: kubediff in a terminal opens no socket
+	// on the network; in a pod, the manifests set ":8080" for the kubelet's
+	// probes and Prometheus.
 	HTTPAddress string `mapstructure:"httpAddress"`
 	// CompressCache packs each type's cached objects (S2) against a
 	// dictionary of the type's first objects: a third of the memory for
@@ -274,7 +277,7 @@ func Default() Config {
 		QueueMaxBytes:       "256Mi",
 		DrainTimeout:        10 * time.Second,
 		RediscoveryInterval: 3 * time.Minute,
-		HTTPAddress:         ":8080",
+		HTTPAddress:         "127.0.0.1:8080",
 		LeaderElection: LeaderElectionConfig{
 			Name: "kubediff", LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second,
 			RetryPeriod: 2 * time.Second, HoldRecords: 50000,

@@ -2,6 +2,7 @@ package config
 
 import (
 	"math"
+	"net"
 	"strings"
 	"testing"
 )
@@ -36,5 +37,26 @@ func TestQueueSizeIsBounded(t *testing.T) {
 				t.Fatalf("Validate() = %v, want an error saying %q", err, tt.wantError)
 			}
 		})
+	}
+}
+
+// kubediff run in a terminal opens no socket on the network: its health
+// and metrics listen on loopback unless told otherwise (the manifests
+// for a cluster say ":8080").
+func TestDefaultHTTPAddressIsLoopbackOnly(t *testing.T) {
+	host, port, err := net.SplitHostPort(Default().HTTPAddress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if port != "8080" {
+		t.Errorf("default port = %s, want 8080 (what the manifests and the README name)", port)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+		t.Errorf("the default address %q listens on %s: every interface, not loopback only", Default().HTTPAddress, ln.Addr())
 	}
 }
