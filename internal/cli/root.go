@@ -27,6 +27,52 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
+// runtimeError marks a failure while a command runs (the cluster not
+// answering, a sink that cannot be built, a state dir that cannot be
+// used): exit code 1, so that a script or a supervisor can tell "fix the
+// command line" from "try again later".
+type runtimeError struct{ err error }
+
+func (e runtimeError) Error() string { return e.err.Error() }
+func (e runtimeError) Unwrap() error { return e.err }
+
+// exitCode sorts an error: what a command's run marks as the user's
+// mistake, and everything cobra reports before a command runs (an
+// unknown command, flag or argument), is a usage error; the rest of what
+// a run returns is a runtime failure.
+func exitCode(err error) int {
+	var ue usageError
+	var re runtimeError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.As(err, &re):
+		return exitError
+	}
+	return exitUsage
+}
+
+// markRuntimeErrors makes every error a command's run returns a
+// runtimeError unless it is a usageError: cobra's own errors, which come
+// before any run, then stay usage errors.
+func markRuntimeErrors(cmd *cobra.Command) {
+	if run := cmd.RunE; run != nil {
+		cmd.RunE = func(c *cobra.Command, args []string) error {
+			err := run(c, args)
+			var ue usageError
+			if err == nil || errors.As(err, &ue) {
+				return err
+			}
+			return runtimeError{err}
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		markRuntimeErrors(sub)
+	}
+}
+
 // Run executes kubediff with args (without the program name) and returns
 // the process exit code. Records go to stdout, operational logs to stderr.
 // Cancelling ctx (SIGINT/SIGTERM in main) stops a running watch cleanly.
@@ -44,11 +90,7 @@ func RunAs(ctx context.Context, name string, args []string, stdout, stderr io.Wr
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", name, err)
-	var ue usageError
-	if errors.As(err, &ue) {
-		return exitUsage
-	}
-	return exitError
+	return exitCode(err)
 }
 
 // DisplayName is how the user called kubediff, from the program's path:
@@ -86,5 +128,6 @@ or text on stdout. Operational logs go to stderr.`,
 	for _, cmd := range root.Commands() {
 		cmd.Example = strings.ReplaceAll(cmd.Example, "  kubediff ", "  "+name+" ")
 	}
+	markRuntimeErrors(root)
 	return root
 }

@@ -53,9 +53,11 @@ func startSinks(ctx context.Context, cfg config.Config, all []discovery.Resource
 		router = append(router, notify.Route{Queue: q})
 	}
 	for _, sc := range cfg.Sinks {
+		// The config was validated: what fails here (a secretFile that
+		// cannot be read, an exporter that cannot start) fails at run time.
 		sink, err := newSink(sc, log)
 		if err != nil {
-			return nil, usageError{fmt.Errorf("sinks[%s]: %w", sc.Name, err)}
+			return nil, fmt.Errorf("sinks[%s]: %w", sc.Name, err)
 		}
 		match, err := newMatch(sc.Match, all)
 		if err != nil {

@@ -12,15 +12,13 @@ import (
 
 // openState opens the state dir, or returns nil without one. It only
 // touches the disk, so that a bad dir is reported before any network call.
+// A dir kubediff cannot use (read-only, full, in use by another
+// kubediff) is a runtime failure: the command line is right.
 func openState(dir string, log *slog.Logger) (*state.Store, error) {
 	if dir == "" {
 		return nil, nil
 	}
-	st, err := state.Open(dir, log)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return st, nil
+	return state.Open(dir, log)
 }
 
 // clusterIdentity names the cluster a state dir belongs to: the

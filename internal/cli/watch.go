@@ -170,12 +170,14 @@ func serveHTTP(addr string, m *metrics.Metrics, ready func() error, log *slog.Lo
 	case err == nil:
 		return stop, nil
 	case addr == config.Default().HTTPAddress:
-		// In a terminal, something else often has :8080; the watch
+		// In a terminal, something else often has port 8080; the watch
 		// matters more than its metrics.
 		log.Warn("not serving health and metrics (set --http-address to choose another address)", "err", err)
 		return func() {}, nil
 	}
-	return nil, usageError{err}
+	// A malformed address is refused with the config; this one is well
+	// formed but taken or not permitted: a runtime failure.
+	return nil, err
 }
 
 func newDiffer(cfg config.Config, c *clients, st *state.Store, log *slog.Logger) (*diff.Differ, error) {

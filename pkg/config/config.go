@@ -7,7 +7,9 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -363,6 +365,9 @@ func (c Config) Validate() error {
 			errs = append(errs, errors.New("leaderElection.holdRecords: must be at least 1"))
 		}
 	}
+	if err := checkHTTPAddress(c.HTTPAddress); err != nil {
+		errs = append(errs, fmt.Errorf("httpAddress (--http-address): %w", err))
+	}
 	if c.DrainTimeout < 0 {
 		errs = append(errs, fmt.Errorf("drainTimeout: %s is negative", c.DrainTimeout))
 	}
@@ -434,6 +439,22 @@ func checkQueueSize(n int) error {
 		return fmt.Errorf("%d must be at least 1", n)
 	case n > MaxQueueSize:
 		return fmt.Errorf("%d is over the maximum of %d records in memory per sink; for longer sink outages set a state dir (--state-dir), whose queues are on disk and bounded by queueMaxBytes", n, MaxQueueSize)
+	}
+	return nil
+}
+
+// checkHTTPAddress accepts host:port with a port number (0 picks one), or
+// empty (no server).
+func checkHTTPAddress(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = strconv.ParseUint(port, 10, 16)
+	}
+	if err != nil {
+		return fmt.Errorf("%q is not host:port (such as 127.0.0.1:8080, or :8080 for every interface); empty turns the server off", addr)
 	}
 	return nil
 }

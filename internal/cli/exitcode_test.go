@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubediff/kubediff/pkg/state"
+)
+
+// unreachableKubeconfig writes a kubeconfig for a server that does not
+// answer: a port that was just free on loopback.
+func unreachableKubeconfig(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	kc := `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://` + addr + `", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`
+	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A script or a supervisor tells "fix the command line" (2) from "it
+// failed while running, try again" (1) by the exit code.
+func TestExitCodesTellUsageFromRuntimeFailures(t *testing.T) {
+	lockedDir := t.TempDir()
+	held, err := state.Open(lockedDir, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = held.Close() })
+	unreachable := unreachableKubeconfig(t)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown command", []string{"wtch"}, exitUsage, `unknown command "wtch"`},
+		{"argument to a command that takes none", []string{"version", "extra"}, exitUsage, `unknown command "extra"`},
+		{"unknown flag", []string{"watch", "--bogus"}, exitUsage, "unknown flag: --bogus"},
+		{"malformed http address", []string{"watch", "--http-address", "8080"}, exitUsage, `httpAddress (--http-address): "8080" is not host:port`},
+		{"cluster not answering", []string{"watch", "--kubeconfig", unreachable}, exitError, "connection refused"},
+		{"cluster not answering, resources", []string{"resources", "--kubeconfig", unreachable}, exitError, "connection refused"},
+		{"state dir in use by another kubediff", []string{"watch", "--kubeconfig", unreachable, "--state-dir", lockedDir}, exitError, "in use by another kubediff"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := Run(context.Background(), tt.args, &stdout, &stderr)
+			if code != tt.code || !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("kubediff %s: exit %d, stderr %q; want exit %d saying %q", strings.Join(tt.args, " "), code, stderr.String(), tt.code, tt.want)
+			}
+		})
+	}
+}
