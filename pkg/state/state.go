@@ -105,6 +105,16 @@ func (s *Store) Bind(cluster string) error {
 	})
 }
 
+// Rebind records that the cluster behind the same address changed while
+// kubediff ran (etcd restored or rebuilt): the stored objects are kept,
+// since the watcher compares the new cluster with them and writes what
+// differs.
+func (s *Store) Rebind(cluster string) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(metaBucket).Put(clusterKey, []byte(cluster))
+	})
+}
+
 // Salt returns the key of the hashes shown in place of redacted values,
 // made at the first start and kept with the state: a value that did not
 // change while kubediff was down hashes the same after a restart.

@@ -82,6 +82,7 @@ func TestPackedCacheIsSmallAndReportsExactly(t *testing.T) {
 	}
 	changed := settingsMap(rng, 150, "two")
 	changed.SetResourceVersion("400")
+	changed.SetUID(list[150].(*unstructured.Unstructured).GetUID()) // the same object
 	if err := s.Update(fromWatch(t, s, changed, true)); err != nil {
 		t.Fatal(err)
 	}

@@ -62,13 +62,8 @@ func (s *store) put(obj any) error {
 	old := s.objects[key]
 	s.objects[key] = c
 	s.mu.Unlock()
-	switch {
-	case !s.synced.Load():
-		// Only the initial list arrives before the store synced.
-	case old == nil:
-		s.emit(Added, nil, c, false, s.persist.ref(key))
-	case old.ResourceVersion != c.ResourceVersion:
-		s.emit(Updated, old, c, false, s.persist.ref(key))
+	if s.synced.Load() {
+		s.report(key, old, c, false)
 	}
 	// After the record is queued: the state store writes both at once, so
 	// the new state never reaches the disk without its record.
@@ -128,15 +123,9 @@ func (s *store) Replace(list []any, _ string) error {
 	// little.
 	s.restored = false
 	for key, c := range objects {
-		switch was := old[key]; {
-		case was == nil:
-			s.emit(Added, nil, c, true, s.persist.ref(key))
-		case was.ResourceVersion != c.ResourceVersion:
-			s.emit(Updated, was, c, true, s.persist.ref(key))
-		default:
-			continue
+		if s.report(key, old[key], c, true) {
+			s.persist.put(key, c)
 		}
-		s.persist.put(key, c)
 	}
 	for key, was := range old {
 		if objects[key] == nil {
@@ -145,6 +134,26 @@ func (s *store) Replace(list []any, _ string) error {
 		}
 	}
 	return nil
+}
+
+// report emits what became of the object at key, from was (nil: none) to
+// c, and says whether anything did. A name whose UID changed is another
+// object: the old one's deletion went unseen (a gap, a cluster restored
+// from a backup), and it is reported as a deletion and an addition.
+func (s *store) report(key string, was, c *compactObject, relisted bool) bool {
+	ref := s.persist.ref(key)
+	switch {
+	case was == nil:
+		s.emit(Added, nil, c, relisted, ref)
+	case was.UID != c.UID && was.UID != "" && c.UID != "":
+		s.emit(Deleted, was, nil, true, ref)
+		s.emit(Added, nil, c, relisted, ref)
+	case was.ResourceVersion != c.ResourceVersion:
+		s.emit(Updated, was, c, relisted, ref)
+	default:
+		return false
+	}
+	return true
 }
 
 // Resync implements cache.ReflectorStore; kubediff never resyncs.

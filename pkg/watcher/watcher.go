@@ -62,6 +62,7 @@ type Watcher struct {
 
 	packer     *packer // nil: the cache is not compressed
 	health     *apiHealth
+	cluster    *clusterCheck
 	startProbe sync.Once
 	events     atomic.Uint64 // events handed to the handler
 
@@ -75,6 +76,7 @@ type runningTarget struct {
 	store  *store
 	lw     *listWatch
 	cancel context.CancelFunc
+	done   chan struct{} // closed when the reflector has stopped
 }
 
 // New returns a Watcher that talks to the cluster config points at and
@@ -104,9 +106,14 @@ func New(config *rest.Config, handler Handler, opts Options) (*Watcher, error) {
 	if opts.Compress {
 		w.packer = newPacker()
 	}
-	onChange := opts.OnConnection
-	if onChange == nil {
-		onChange = func(bool) {}
+	w.cluster = newClusterCheck()
+	onChange := func(up bool) {
+		if up {
+			w.cluster.answeringAgain()
+		}
+		if opts.OnConnection != nil {
+			opts.OnConnection(up)
+		}
 	}
 	w.health = newAPIHealth(raw, opts.Logger, onChange, w.events.Load)
 	return w, nil
@@ -125,6 +132,7 @@ func (w *Watcher) Sync(ctx context.Context, targets []discovery.Target) {
 			w.health.run(ctx)
 			w.health.stop()
 		})
+		w.wg.Go(func() { w.followCluster(ctx) })
 	})
 	want := map[string]bool{}
 	for _, t := range targets {
@@ -167,13 +175,25 @@ func (w *Watcher) start(ctx context.Context, t discovery.Target) {
 	}
 	lw := &listWatch{target: t, dynamic: w.dynamic, rest: w.rest, toCache: toCache, logErr: logErr, health: w.health}
 	lw.expected.Store(-1)
-	r := cache.NewReflectorWithOptions(lw.listerWatcher(), &compactObject{}, s, cache.ReflectorOptions{
-		Name: key, TypeDescription: t.Resource.String(),
+	rt := &runningTarget{target: t, store: s, lw: lw}
+	w.targets[key] = rt
+	w.run(ctx, rt)
+}
+
+// run starts rt's reflector. A reflector started again over the same store
+// (relistAll) begins with a list, compared with what the store holds.
+func (w *Watcher) run(ctx context.Context, rt *runningTarget) {
+	r := cache.NewReflectorWithOptions(rt.lw.listerWatcher(), &compactObject{}, rt.store, cache.ReflectorOptions{
+		Name: rt.target.Key(), TypeDescription: rt.target.Resource.String(),
 	})
 	rctx, cancel := context.WithCancel(ctx)
-	w.targets[key] = &runningTarget{target: t, store: s, lw: lw, cancel: cancel}
+	done := make(chan struct{})
+	rt.cancel, rt.done = cancel, done
 	logger := logr.FromSlogHandler(ReflectorLogs(w.opts.Logger.With("source", "client-go").Handler()))
-	w.wg.Go(func() { r.RunWithContext(klog.NewContext(rctx, logger)) })
+	w.wg.Go(func() {
+		defer close(done)
+		r.RunWithContext(klog.NewContext(rctx, logger))
+	})
 }
 
 // ReflectorLogs passes client-go reflectors' logs on to h, except that
@@ -276,6 +296,7 @@ func (w *Watcher) cacheTransform(r discovery.Resource) func(*unstructured.Unstru
 				return nil, fmt.Errorf("transform of %s returned %T", r, obj)
 			}
 		}
+		w.cluster.see(u.GetResourceVersion())
 		return compact(u, keepDecoded, packer)
 	}
 }

@@ -1,0 +1,147 @@
+package watcher
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// The cluster behind the API server's address can change under a running
+// kubediff: etcd restored from a backup (resourceVersions go back) or
+// wiped and rebuilt (kube-system gets a new UID). Each reflector would
+// then resume its watch from a resourceVersion the new etcd reached long
+// ago or never did, and see nothing, or only part, for minutes. So the
+// watcher checks the cluster after every outage and every
+// clusterCheckEvery, and when it changed, says so once and lists every
+// type again: the lists are compared with what kubediff held, and what
+// differs is reported (objects gone as deletions, a name with a new UID
+// as a deletion and an addition).
+
+// clusterCheckEvery is how often the cluster is checked while connected.
+const clusterCheckEvery = 30 * time.Second
+
+var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+// clusterCheck remembers what tells one cluster from another.
+type clusterCheck struct {
+	maxSeen atomic.Uint64 // highest resourceVersion of any object seen
+	wake    chan struct{} // the server answers again after an outage
+
+	mu       sync.Mutex
+	identity string // kube-system's UID
+}
+
+func newClusterCheck() *clusterCheck { return &clusterCheck{wake: make(chan struct{}, 1)} }
+
+// see notes an object's resourceVersion. Versions that are not numbers
+// (a storage other than etcd) are not compared.
+func (c *clusterCheck) see(rv string) {
+	if c == nil {
+		return // a watcher built without New, in tests
+	}
+	v, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return
+	}
+	for {
+		old := c.maxSeen.Load()
+		if v <= old || c.maxSeen.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// answeringAgain asks for a check now.
+func (c *clusterCheck) answeringAgain() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// compare returns why the cluster is not the one seen before, or "" when
+// it is (or the server did not say).
+func (c *clusterCheck) compare(uid string, current uint64) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	before := c.identity
+	if uid != "" {
+		c.identity = uid
+	}
+	switch seen := c.maxSeen.Load(); {
+	case before != "" && uid != "" && uid != before:
+		return "kube-system has a new UID: the cluster was rebuilt"
+	case current > 0 && current < seen:
+		return fmt.Sprintf("resourceVersions went back from %d to %d: etcd was restored from a backup", seen, current)
+	}
+	return ""
+}
+
+// followCluster checks the cluster until ctx is done.
+func (w *Watcher) followCluster(ctx context.Context) {
+	tick := time.NewTicker(clusterCheckEvery)
+	defer tick.Stop()
+	for {
+		if reason := w.checkCluster(ctx); reason != "" {
+			w.opts.Logger.Warn("the cluster behind the API server changed: listing every type again and reporting what differs from what kubediff held", "reason", reason)
+			w.relistAll(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-w.cluster.wake:
+		}
+	}
+}
+
+// checkCluster reads kube-system's UID and the server's current
+// resourceVersion in one list request (list and watch are all kubediff's
+// RBAC grants).
+func (w *Watcher) checkCluster(ctx context.Context) string {
+	list, err := w.dynamic.Resource(namespacesGVR).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=kube-system"})
+	if err != nil {
+		w.opts.Logger.Debug("cannot check the cluster's identity", "err", err)
+		return ""
+	}
+	current, _ := strconv.ParseUint(list.GetResourceVersion(), 10, 64)
+	var uid string
+	if len(list.Items) > 0 {
+		uid = string(list.Items[0].GetUID())
+	}
+	reason := w.cluster.compare(uid, current)
+	if reason != "" {
+		w.cluster.maxSeen.Store(current)
+		if w.opts.State != nil && uid != "" {
+			if err := w.opts.State.Rebind("kube-system/" + uid); err != nil {
+				w.opts.Logger.Error("cannot record the new cluster in the state dir", "err", err)
+			}
+		}
+	}
+	return reason
+}
+
+// relistAll restarts every reflector over its store: each lists again,
+// and the store reports what differs from what it held.
+func (w *Watcher) relistAll(ctx context.Context) {
+	w.mu.Lock()
+	targets := slices.Collect(maps.Values(w.targets))
+	w.mu.Unlock()
+	for _, rt := range targets {
+		rt.cancel()
+		<-rt.done
+		w.mu.Lock()
+		if w.targets[rt.target.Key()] == rt && ctx.Err() == nil { // not stopped by a rediscovery meanwhile
+			w.run(ctx, rt)
+		}
+		w.mu.Unlock()
+	}
+}

@@ -1,0 +1,56 @@
+package watcher
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestRelistAfterARebuildReportsAReusedNameAsAnotherObject: in a cluster
+// restored or rebuilt, an object of the same name is another object (a
+// new UID): its predecessor's deletion and its addition are reported, not
+// an update of one into the other.
+func TestRelistAfterARebuildReportsAReusedNameAsAnotherObject(t *testing.T) {
+	s, got := newTestStore(t)
+	old := cm("a", "500", "one")
+	old.SetUID("uid-before")
+	kept := cm("b", "501", "bee")
+	kept.SetUID("uid-b")
+	if err := s.Replace([]any{old, kept}, "501"); err != nil {
+		t.Fatal(err)
+	}
+	reborn := cm("a", "7", "one")
+	reborn.SetUID("uid-after")
+	same := cm("b", "8", "bee")
+	same.SetUID("uid-b")
+	if err := s.Replace([]any{reborn, same}, "9"); err != nil {
+		t.Fatal(err)
+	}
+	var summary []string
+	for _, ev := range *got {
+		summary = append(summary, string(ev.Type)+" "+ev.Old+ev.New)
+	}
+	want := []string{"deleted a=ONE", "added a=ONE", "updated b=BEEb=BEE"}
+	if !reflect.DeepEqual(summary, want) {
+		t.Fatalf("events %v, want %v", summary, want)
+	}
+}
+
+func TestClusterCheckNoticesAnotherCluster(t *testing.T) {
+	c := newClusterCheck()
+	c.see("1200")
+	if why := c.compare("uid-1", 1300); why != "" {
+		t.Fatalf("the same cluster, further on, reported as changed: %s", why)
+	}
+	if why := c.compare("uid-1", 900); !strings.Contains(why, "went back from 1200 to 900") {
+		t.Fatalf("a restore from a backup not noticed: %q", why)
+	}
+	c.maxSeen.Store(900)
+	if why := c.compare("uid-2", 950); !strings.Contains(why, "new UID") {
+		t.Fatalf("a rebuilt cluster not noticed: %q", why)
+	}
+	c.see("not-a-number")
+	if why := c.compare("uid-2", 960); why != "" {
+		t.Fatalf("unchanged cluster reported: %s", why)
+	}
+}
