@@ -64,3 +64,36 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
   verbs: [get, list, watch]
 {{- end }}
 {{- end }}
+
+{{- /* A quantity (256Mi, 1Gi, 500M, 1073741824) in MiB, as a float; fails naming key when it is not one. */}}
+{{- define "kubediff.mebibytes" -}}
+{{- $q := toString .value -}}
+{{- if not (regexMatch "^[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$" $q) -}}
+{{- fail (printf "%s: %q is not a size the chart reads (a byte count, or a quantity such as 256Mi or 1Gi)" .key $q) -}}
+{{- end -}}
+{{- $unit := regexReplaceAll "^[0-9.]+" $q "" -}}
+{{- $per := dict "" (divf 1 1048576) "Ki" (divf 1 1024) "Mi" 1 "Gi" 1024 "Ti" 1048576 "k" (divf 1000 1048576) "M" (divf 1000000 1048576) "G" (divf 1000000000 1048576) "T" (divf 1000000000000 1048576) -}}
+{{- mulf (float64 (regexReplaceAll "[A-Za-z]+$" $q "")) (get $per $unit) -}}
+{{- end -}}
+
+{{- /* The state dir's volume must hold every queue full at its bound (each grows the file by up to 1.5 × queueMaxBytes: 352 MiB measured for a full 256Mi queue) and the objects' state; an emptyDir past its sizeLimit gets the Pod evicted and the dir deleted. */}}
+{{- define "kubediff.checkStateSize" -}}
+{{- $cfg := .Values.config -}}
+{{- $global := default "256Mi" $cfg.queueMaxBytes -}}
+{{- $queues := 0.0 -}}
+{{- $count := 0 -}}
+{{- if ne (default "json" $cfg.output) "none" -}}
+{{- $queues = addf $queues (include "kubediff.mebibytes" (dict "key" "config.queueMaxBytes" "value" $global)) -}}
+{{- $count = add1 $count -}}
+{{- end -}}
+{{- range $cfg.sinks -}}
+{{- $queues = addf $queues (include "kubediff.mebibytes" (dict "key" (printf "config.sinks[%s].queueMaxBytes" .name) "value" (default $global .queueMaxBytes))) -}}
+{{- $count = add1 $count -}}
+{{- end -}}
+{{- $need := addf (mulf $queues 1.5) 256 -}}
+{{- $key := ternary "persistence.size" "persistence.emptyDirSizeLimit" .Values.persistence.enabled -}}
+{{- $size := ternary .Values.persistence.size .Values.persistence.emptyDirSizeLimit .Values.persistence.enabled -}}
+{{- if lt (float64 (include "kubediff.mebibytes" (dict "key" $key "value" $size))) $need -}}
+{{- fail (printf "%s: %s is less than the state dir may need, %.0fMi: %d queues on disk (stdout's and each sink's) of %.0fMi in all (queueMaxBytes) grow the file by up to 1.5 times that, and the watched objects' state takes about 2 KB an object (256Mi counted). Raise %s, or lower queueMaxBytes" $key (toString $size) (ceil $need) $count $queues $key) -}}
+{{- end -}}
+{{- end -}}
