@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -48,6 +49,21 @@ func SafeURL(u *url.URL) string {
 	s := (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
 	if (u.Path != "" && u.Path != "/") || u.Opaque != "" {
 		s += "/…"
+	}
+	return s
+}
+
+// RedactEcho replaces, in s (a receiver's answer quoted in an error), each
+// part of the request's URL u that may carry a secret and that receivers
+// often echo ("Cannot POST /services/T0/B0/XXXX"): its path with or
+// without the query, and the query. Each becomes "…".
+func RedactEcho(s string, u *url.URL) string {
+	parts := []string{u.RequestURI(), u.EscapedPath(), u.Path, u.RawQuery}
+	slices.SortFunc(parts, func(a, b string) int { return len(b) - len(a) }) // a part before the parts it holds
+	for _, p := range parts {
+		if len(p) > 1 {
+			s = strings.ReplaceAll(s, p, "…")
+		}
 	}
 	return s
 }

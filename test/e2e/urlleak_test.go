@@ -22,8 +22,9 @@ import (
 func TestSinkURLPathTokensStayOutOfLogs(t *testing.T) {
 	const token = "T0PATH/B0PATH/e2e-path-canary-5150"
 	ns := newNamespace(t)
-	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		http.Error(w, "down for maintenance", http.StatusBadGateway)
+	// Its answer quotes the request, as many receivers' errors do.
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down for maintenance: "+r.Method+" "+r.URL.RequestURI(), http.StatusBadGateway)
 	}))
 	defer failing.Close()
 	refused := "http://127.0.0.1:1"

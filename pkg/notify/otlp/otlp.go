@@ -57,6 +57,7 @@ type Options struct {
 // Sink exports records as OTLP log records.
 type Sink struct {
 	safeURL  string
+	target   *url.URL // for taking what a collector echoes of it out of errors
 	exporter exporter
 	provider *sdklog.LoggerProvider
 	logger   otellog.Logger
@@ -103,7 +104,7 @@ func New(opts Options) (*Sink, error) {
 	res := resource.NewSchemaless(semconv.ServiceName("kubediff"), semconv.ServiceVersion(opts.Version))
 	c := &capture{}
 	provider := sdklog.NewLoggerProvider(sdklog.WithResource(res), sdklog.WithProcessor(c))
-	return &Sink{safeURL: notify.SafeURL(&target), exporter: exp, provider: provider,
+	return &Sink{safeURL: notify.SafeURL(&target), target: &target, exporter: exp, provider: provider,
 		logger: provider.Logger("github.com/kubediff/kubediff"), capture: c}, nil
 }
 
@@ -152,7 +153,7 @@ func (s *Sink) classify(err error) error {
 	if err == nil {
 		return nil
 	}
-	msg := fmt.Errorf("otlp %s: %s", s.safeURL, scrub(err.Error()))
+	msg := fmt.Errorf("otlp %s: %s", s.safeURL, notify.RedactEcho(scrub(err.Error()), s.target))
 	var ne net.Error
 	if strings.Contains(err.Error(), "retry-able request failure") || errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) {
 		return notify.Transient(msg)

@@ -48,8 +48,10 @@ var leakOptions = map[string]func(base string) map[string]any{
 }
 
 func TestNoSinkLeaksASecret(t *testing.T) {
-	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		http.Error(w, "upstream is down", http.StatusBadGateway)
+	// A receiver's error may quote the request, as Express's "Cannot POST
+	// /path" does: the URL's path and query must not reach a log through it.
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "upstream is down for "+r.URL.RequestURI(), http.StatusBadGateway)
 	}))
 	t.Cleanup(failing.Close)
 	withCredentials := func(u string) string {

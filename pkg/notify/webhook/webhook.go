@@ -125,7 +125,7 @@ func (s *Sink) Notify(ctx context.Context, c record.Change) error {
 	}
 	defer resp.Body.Close()
 	reason, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	return classify(resp, s.safeURL, reason)
+	return classify(resp, s.safeURL, []byte(notify.RedactEcho(string(reason), s.endpoint)))
 }
 
 // classify turns an HTTP answer into nil, a transient error (5xx, 429,
