@@ -1,10 +1,15 @@
 package config
 
 import (
+	"context"
 	"math"
 	"net"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/kubediff/kubediff/pkg/notify"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 // queueSize is bounded, globally and per sink, so that a huge one is a
@@ -38,6 +43,23 @@ func TestQueueSizeIsBounded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The largest queueSize a sink may have costs a bounded amount of memory
+// when the sink's queue starts (it sets aside room for every record),
+// whatever the size of a record in memory becomes.
+func TestLargestQueueSizeCostsLittleAtStart(t *testing.T) {
+	const most = 64 << 20 // the README and MaxQueueSize's comment say 30 MB
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	q := notify.NewQueue("big", notify.NotifierFunc(func(context.Context, record.Change) error { return nil }),
+		notify.QueueOptions{Size: MaxQueueSize})
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > most {
+		t.Errorf("a queue of queueSize %d allocates %d MiB at start, over %d MiB: lower MaxQueueSize or stop preallocating", MaxQueueSize, got>>20, most>>20)
+	}
+	runtime.KeepAlive(q)
 }
 
 // kubediff run in a terminal opens no socket on the network: its health
