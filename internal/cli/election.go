@@ -35,7 +35,9 @@ func newElector(le config.LeaderElectionConfig, c *clients, gate *leader.Gate, m
 	return elector, nil
 }
 
-func electionOptions(le config.LeaderElectionConfig, c *clients, log *slog.Logger, onLeader func(bool)) leader.Options {
+// electionNamespace is where the election's Leases live: the configured
+// namespace, else the pod's, else default.
+func electionNamespace(le config.LeaderElectionConfig) string {
 	ns := le.Namespace
 	if ns == "" {
 		ns = os.Getenv("POD_NAMESPACE")
@@ -48,6 +50,21 @@ func electionOptions(le config.LeaderElectionConfig, c *clients, log *slog.Logge
 	if ns == "" {
 		ns = "default"
 	}
+	return ns
+}
+
+// ownLeases are the election's Leases ("namespace/name"), which kubediff
+// never reports: they are its own bookkeeping, not the cluster's news.
+func ownLeases(le config.LeaderElectionConfig) []string {
+	if !le.Enabled {
+		return nil
+	}
+	ns := electionNamespace(le)
+	return []string{ns + "/" + le.Name, ns + "/" + leader.ProgressLeaseName(le.Name)}
+}
+
+func electionOptions(le config.LeaderElectionConfig, c *clients, log *slog.Logger, onLeader func(bool)) leader.Options {
+	ns := electionNamespace(le)
 	host, _ := os.Hostname()
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)

@@ -112,7 +112,7 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	m.AddQueues(sinks.router.Queues())
 	le := cfg.LeaderElection
 	p := pipeline.New(pipeline.Options{Differ: differ, Router: sinks.router, Metrics: m, ExcludeNamespaces: cfg.ExcludeNamespaces,
-		Election: le.Enabled, HoldRecords: le.HoldRecords, Holds: stateHolds(st), Log: log})
+		Election: le.Enabled, HoldRecords: le.HoldRecords, Holds: stateHolds(st), OwnLeases: ownLeases(le), Log: log})
 	elector, err := newElector(le, c, p.Gate(), m, log)
 	if err != nil {
 		return err

@@ -19,6 +19,10 @@ import (
 // to which the leader's sinks have handled every record.
 const progressAnnotation = "kubediff.io/delivered-through"
 
+// ProgressLeaseName is the Lease in which the leader of the election
+// named name publishes its progress.
+func ProgressLeaseName(name string) string { return name + "-progress" }
+
 // Options configure the election.
 type Options struct {
 	Client    coordinationclient.CoordinationV1Interface
@@ -48,7 +52,7 @@ func New(gate *Gate, o Options) (*Elector, error) {
 		Client:     o.Client,
 		LockConfig: resourcelock.ResourceLockConfig{Identity: o.Identity},
 	}
-	progress := &progressLease{client: o.Client.Leases(o.Namespace), name: o.Name + "-progress", log: o.Log}
+	progress := &progressLease{client: o.Client.Leases(o.Namespace), name: ProgressLeaseName(o.Name), log: o.Log}
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		LeaseDuration:   o.LeaseDuration,

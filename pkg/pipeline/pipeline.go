@@ -11,7 +11,9 @@ package pipeline
 import (
 	"context"
 	"log/slog"
+	"slices"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubediff/kubediff/pkg/diff"
@@ -42,6 +44,10 @@ type Options struct {
 	// from the start.
 	Election    bool
 	HoldRecords int
+	// OwnLeases are kubediff's own election Leases ("namespace/name"),
+	// never reported: a leader reporting the progress it publishes would
+	// publish again on delivering that record, forever.
+	OwnLeases []string
 	// Holds keeps held updates' stored states in place (the state store;
 	// nil without a state dir).
 	Holds StateHolds
@@ -50,17 +56,18 @@ type Options struct {
 
 // Pipeline carries watch events to the sinks.
 type Pipeline struct {
-	differ   *diff.Differ
-	exclude  []string
-	coalesce *coalescer
-	gate     *leader.Gate
-	router   notify.Router
-	metrics  *metrics.Metrics
+	differ    *diff.Differ
+	exclude   []string
+	ownLeases []string
+	coalesce  *coalescer
+	gate      *leader.Gate
+	router    notify.Router
+	metrics   *metrics.Metrics
 }
 
 // New connects the stages.
 func New(o Options) *Pipeline {
-	p := &Pipeline{differ: o.Differ, exclude: o.ExcludeNamespaces, router: o.Router, metrics: o.Metrics}
+	p := &Pipeline{differ: o.Differ, exclude: o.ExcludeNamespaces, ownLeases: o.OwnLeases, router: o.Router, metrics: o.Metrics}
 	p.gate = leader.NewGate(p.dispatch, o.HoldRecords, o.Election, o.Log)
 	if !o.Election {
 		p.gate.Lead(0)
@@ -87,8 +94,9 @@ func (p *Pipeline) CacheTransform(r discovery.Resource) cache.TransformFunc {
 // watches down instead of losing records.
 func (p *Pipeline) Handle(ev watcher.Event) {
 	p.metrics.EventsObserved.WithLabelValues(ev.Resource.GVR.Resource, string(ev.Type)).Inc()
-	// 1. Filter what the server could not.
-	if ns := ev.Object().GetNamespace(); ns != "" && glob.MatchAny(p.exclude, ns) {
+	// 1. Filter what the server could not, and kubediff's own Leases.
+	obj := ev.Object()
+	if ns := obj.GetNamespace(); ns != "" && glob.MatchAny(p.exclude, ns) || p.own(ev.Resource, obj) {
 		return
 	}
 	// 2. Diff: nothing to report when only ignored fields changed.
@@ -112,3 +120,9 @@ func (p *Pipeline) dispatch(c record.Change) []notify.Mark {
 
 // Gate is the leader gate, for the election to open and close.
 func (p *Pipeline) Gate() *leader.Gate { return p.gate }
+
+// own reports whether obj is one of kubediff's own election Leases.
+func (p *Pipeline) own(r discovery.Resource, obj *unstructured.Unstructured) bool {
+	return len(p.ownLeases) > 0 && r.GVR.Group == "coordination.k8s.io" && r.GVR.Resource == "leases" &&
+		slices.Contains(p.ownLeases, obj.GetNamespace()+"/"+obj.GetName())
+}
