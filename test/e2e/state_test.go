@@ -120,3 +120,28 @@ func stopWith(t *testing.T, r *run, sig os.Signal) {
 		t.FailNow()
 	}
 }
+
+// TestRestartDoesNotReportUnchangedRedactedValues: a Secret and a
+// ConfigMap with a sensitive key get a label while kubediff (with a state
+// dir) is down. After the restart each record shows the label alone: the
+// redacted values did not change, and the hashes standing for them, kept
+// with the state, say so.
+func TestRestartDoesNotReportUnchangedRedactedValues(t *testing.T) {
+	ns := newNamespace(t)
+	kubectl(t, "", "-n", ns, "create", "secret", "generic", "db", "--from-literal=password=restart-canary", "--from-literal=user=admin")
+	kubectl(t, "", "-n", ns, "create", "configmap", "app", "--from-literal=db_password=restart-canary")
+	dir := filepath.Join(t.TempDir(), "state")
+	args := []string{"watch", "-n", ns, "--state-dir", dir}
+	stopWith(t, startBinary(t, args...), syscall.SIGTERM)
+	kubectl(t, "", "-n", ns, "label", "secret/db", "configmap/app", "touched=yes")
+	second := startBinary(t, args...)
+	got := untilMarker(t, second, ns, "marker")
+	if len(got) != 2 {
+		t.Fatalf("want one record for each labelled object, got %+v", got)
+	}
+	for _, c := range got {
+		if c.Changed != "metadata.labels" {
+			t.Errorf("%s %s: changed %q, want only the label: %+v", c.Kind, c.Name, c.Changed, c.Changes)
+		}
+	}
+}
