@@ -71,7 +71,7 @@ func (s *targetSync) follow(ctx context.Context, planner *discovery.Planner, c *
 func (s *targetSync) apply(ctx context.Context, plan discovery.Plan) {
 	s.reportForbidden(plan.Statuses)
 	s.watcher.Sync(ctx, keepUnavailable(plan, s.watcher.Targets()))
-	s.metrics.InformersRunning.Set(float64(s.watcher.Progress().Informers))
+	s.metrics.WatchesRunning.Set(float64(s.watcher.Progress().Watches))
 	s.metrics.LastSync.SetToCurrentTime()
 }
 
@@ -93,7 +93,7 @@ func (s *targetSync) reportForbidden(statuses []discovery.Status) {
 
 // keepUnavailable adds to the plan's targets the running ones of API
 // groups that failed this discovery: an aggregated API that blinks must not
-// stop its informers, whose restart would not report what changed between.
+// stop its watches, whose restart would not report what changed between.
 func keepUnavailable(plan discovery.Plan, running []discovery.Target) []discovery.Target {
 	targets := plan.Targets
 	for _, t := range running {
@@ -110,7 +110,7 @@ func keepUnavailable(plan discovery.Plan, running []discovery.Target) []discover
 //
 // A type whose list never succeeds (a CRD whose conversion webhook is down)
 // must not hold everything else back: after syncTimeout kubediff goes on,
-// saying which informers have not synced; they report once they do.
+// saying which watches have not synced; they report once they do.
 func reportSyncProgress(ctx context.Context, w *watcher.Watcher, log *slog.Logger, synced func(allSynced bool)) {
 	start := time.Now()
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -120,15 +120,15 @@ func reportSyncProgress(ctx context.Context, w *watcher.Watcher, log *slog.Logge
 	for {
 		p := w.Progress()
 		took := time.Since(start).Round(time.Millisecond).String()
-		if p.Synced == p.Informers {
+		if p.Synced == p.Watches {
 			synced(true)
-			log.Info("watching", "types", p.Types, "informers", p.Informers, "objects", p.Objects, "syncTime", took)
+			log.Info("watching", "types", p.Types, "watches", p.Watches, "objects", p.Objects, "syncTime", took)
 			return
 		}
 		if time.Since(start) >= syncTimeout {
 			synced(false)
-			log.Warn("watching, though some informers have not synced yet", "unsynced", w.Unsynced(), "types", p.Types,
-				"informers", p.Informers, "objects", p.Objects, "syncTime", took)
+			log.Warn("watching, though some watches have not synced yet", "unsynced", w.Unsynced(), "types", p.Types,
+				"watches", p.Watches, "objects", p.Objects, "syncTime", took)
 			return
 		}
 		if time.Since(lastReport) >= progressInterval {
@@ -155,7 +155,7 @@ func reportSyncProgress(ctx context.Context, w *watcher.Watcher, log *slog.Logge
 // so far, and once the server has said how many there are, the expected
 // total and the time left at the rate so far.
 func syncProgress(p watcher.Progress, elapsed time.Duration) []any {
-	attrs := []any{"synced", p.Synced, "of", p.Informers, "objects", p.Objects}
+	attrs := []any{"synced", p.Synced, "of", p.Watches, "objects", p.Objects}
 	if p.Expected == 0 {
 		return attrs
 	}

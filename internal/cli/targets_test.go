@@ -9,7 +9,7 @@ import (
 )
 
 func TestSyncProgressSaysWhatIsLeft(t *testing.T) {
-	p := watcher.Progress{Informers: 40, Synced: 38, Objects: 100000}
+	p := watcher.Progress{Watches: 40, Synced: 38, Objects: 100000}
 	if got := fmt.Sprint(syncProgress(p, 10*time.Second)); got != "[synced 38 of 40 objects 100000]" {
 		t.Errorf("without a count: %s", got)
 	}

@@ -14,13 +14,14 @@ import (
 type Metrics struct {
 	Registry *prometheus.Registry
 
-	// EventsObserved counts informer events, by resource and type.
+	// EventsObserved counts watch events, by resource and type.
 	EventsObserved *prometheus.CounterVec
 	// RecordsEmitted counts records handed to the sinks, by resource and type.
 	RecordsEmitted *prometheus.CounterVec
-	// InformersRunning is how many informers run.
-	InformersRunning prometheus.Gauge
-	// LastSync is when the informers were last set to a discovered plan.
+	// WatchesRunning is how many watches run: one per target (a type in
+	// one namespace or all).
+	WatchesRunning prometheus.Gauge
+	// LastSync is when the watches were last set to a discovered plan.
 	LastSync prometheus.Gauge
 	// Leader is 1 while this replica emits records, 0 while it follows.
 	Leader prometheus.Gauge
@@ -34,16 +35,16 @@ func New() *Metrics {
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
 		EventsObserved: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kubediff_events_observed_total", Help: "Informer events observed, by resource and type.",
+			Name: "kubediff_events_observed_total", Help: "Watch events observed, by resource and type.",
 		}, []string{"resource", "type"}),
 		RecordsEmitted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kubediff_records_emitted_total", Help: "Change records handed to the sinks, by resource and type.",
 		}, []string{"resource", "type"}),
-		InformersRunning: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "kubediff_informers_running", Help: "Informers running (one per type and namespace scope).",
+		WatchesRunning: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "kubediff_watches_running", Help: "Watches running (one per type and namespace scope).",
 		}),
 		LastSync: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "kubediff_last_sync_timestamp_seconds", Help: "When the informers were last set to a fresh discovery of the types (Unix time); time since is time() minus this.",
+			Name: "kubediff_last_sync_timestamp_seconds", Help: "When the watches were last set to a fresh discovery of the types (Unix time); time since is time() minus this.",
 		}),
 		Leader: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kubediff_leader", Help: "1 while this replica emits records, 0 while it follows.",
@@ -53,7 +54,7 @@ func New() *Metrics {
 		}),
 	}
 	m.APIServerConnected.Set(1)
-	m.Registry.MustRegister(m.EventsObserved, m.RecordsEmitted, m.InformersRunning, m.LastSync, m.Leader, m.APIServerConnected,
+	m.Registry.MustRegister(m.EventsObserved, m.RecordsEmitted, m.WatchesRunning, m.LastSync, m.Leader, m.APIServerConnected,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

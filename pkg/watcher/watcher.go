@@ -323,10 +323,10 @@ func (w *Watcher) emitter(r discovery.Resource) func(EventType, *compactObject, 
 
 // Progress describes how far the initial sync has come.
 type Progress struct {
-	Informers int // targets (type × namespace) watched
-	Synced    int // targets whose initial list is in
-	Types     int // distinct types watched
-	Objects   int // objects cached, or received of an initial list, across all targets
+	Watches int // targets (type × namespace) watched
+	Synced  int // targets whose initial list is in
+	Types   int // distinct types watched
+	Objects int // objects cached, or received of an initial list, across all targets
 	// Expected is how many objects there are in all, once every target
 	// still syncing has said (CountUnsynced); 0 until then.
 	Expected int
@@ -340,7 +340,7 @@ func (w *Watcher) Progress() Progress {
 	types := map[string]bool{}
 	known := true
 	for _, rt := range w.targets {
-		p.Informers++
+		p.Watches++
 		types[rt.target.Resource.GVR.String()] = true
 		if rt.store.HasSynced() {
 			p.Synced++

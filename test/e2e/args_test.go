@@ -33,8 +33,8 @@ func TestKubectlStyleArgumentsWatchOnlyTheNamedObjects(t *testing.T) {
 		}
 	}
 	w := startWatch(t, "-n", ns, "deploy/web", "cm/settings")
-	if !strings.Contains(w.stderr.String(), "types=2 informers=2") {
-		t.Errorf("want one informer per named object; stderr:\n%s", w.stderr.String())
+	if !strings.Contains(w.stderr.String(), "types=2 watches=2") {
+		t.Errorf("want one watch per named object; stderr:\n%s", w.stderr.String())
 	}
 	image := func(name, tag string) {
 		p := `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:` + tag + `"}]}}}}`

@@ -149,7 +149,7 @@ func TestHealthReadinessAndMetrics(t *testing.T) {
 		`kubediff_events_observed_total{resource="configmaps",type="added"}`,
 		`kubediff_records_emitted_total{resource="configmaps",type="added"}`,
 		"kubediff_sink_queue_depth", "kubediff_sink_drops_total", "kubediff_sink_retries_total", "kubediff_sink_failures_total",
-		"kubediff_informers_running", "kubediff_last_sync_timestamp_seconds", "kubediff_leader 1",
+		"kubediff_watches_running", "kubediff_last_sync_timestamp_seconds", "kubediff_leader 1",
 	} {
 		if !strings.Contains(after, want) {
 			t.Errorf("/metrics lacks %s", want)
