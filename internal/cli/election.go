@@ -17,7 +17,7 @@ const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/n
 
 // newElector prepares the election that opens and closes gate, or
 // returns nil without leader election: the gate then leads from the start.
-func newElector(le config.LeaderElectionConfig, c *clients, gate *leader.Gate, m *metrics.Metrics, log *slog.Logger) (*leader.Elector, error) {
+func newElector(le config.LeaderElectionConfig, c *clients, gate leader.Gate, m *metrics.Metrics, log *slog.Logger) (*leader.Elector, error) {
 	if !le.Enabled {
 		m.Leader.Set(1)
 		return nil, nil

@@ -9,11 +9,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 // benchEvent loads a recorded Pod update and passes both objects through
 // the informer's cache transform, as the running watcher does.
-func benchEvent(b *testing.B, d *diff.Differ, name string) diff.Input {
+func benchEvent(b *testing.B, d *diff.Differ, name string) watcher.Event {
 	b.Helper()
 	ev := loadCase(b, filepath.Join("testdata", "bench", name))
 	transform := d.CacheTransform(ev.Resource)

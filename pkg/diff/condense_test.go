@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 // secrets is the Secret type, whose values are always redacted.
@@ -56,7 +57,7 @@ func withChar(s string, i int, c byte) string {
 
 // dataUpdate is an update of one data key of an object of resource r,
 // from a value (absent if from is nil) to another (absent if to is nil).
-func dataUpdate(t *testing.T, r discovery.Resource, key string, from, to *string) Input {
+func dataUpdate(t *testing.T, r discovery.Resource, key string, from, to *string) watcher.Event {
 	t.Helper()
 	object := func(rv string, v *string) *unstructured.Unstructured {
 		data := map[string]any{"other": "x"}
@@ -69,7 +70,7 @@ func dataUpdate(t *testing.T, r discovery.Resource, key string, from, to *string
 			"data":     data,
 		}}
 	}
-	return Input{Type: record.Updated, Resource: r, Old: object("1", from), New: object("2", to)}
+	return watcher.Event{Type: watcher.Updated, Resource: r, Old: object("1", from), New: object("2", to)}
 }
 
 func ptr(s string) *string { return &s }
@@ -84,7 +85,7 @@ func TestCondense(t *testing.T) {
 	bigLines := manyLines(1<<20, 0, "")
 	tests := []struct {
 		name string
-		ev   Input
+		ev   watcher.Event
 		// check looks at the one change; the record's JSON is bounded by
 		// maxRecord bytes.
 		check     func(t *testing.T, fc record.FieldChange)

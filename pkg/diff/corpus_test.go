@@ -17,6 +17,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/listkeys"
 	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -80,7 +81,7 @@ func newDifferOpts(t testing.TB, keys diff.ListKeys, cached bool) *diff.Differ {
 	return d
 }
 
-func loadCase(t testing.TB, dir string) diff.Input {
+func loadCase(t testing.TB, dir string) watcher.Event {
 	t.Helper()
 	read := func(name string) *unstructured.Unstructured {
 		data, err := os.ReadFile(filepath.Join(dir, name))
@@ -98,7 +99,7 @@ func loadCase(t testing.TB, dir string) diff.Input {
 	if !ok {
 		t.Fatalf("no resource for kind %s", newObj.GetKind())
 	}
-	return diff.Input{Type: record.Updated, Resource: res, Old: oldObj, New: newObj}
+	return watcher.Event{Type: watcher.Updated, Resource: res, Old: oldObj, New: newObj}
 }
 
 // TestCorpus diffs object pairs recorded from a real API server and

@@ -19,29 +19,8 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/watcher"
 )
-
-// Input is one observed change of one object. Old is nil for an
-// addition; New is nil for a deletion, whose Old is the final state.
-type Input struct {
-	// Type is record.Added, record.Updated or record.Deleted.
-	Type     string
-	Resource discovery.Resource
-	Old, New *unstructured.Unstructured
-	// FinalStateUnknown marks a deletion noticed only on relisting after a
-	// watch gap: Old is the last state seen, not the deleted one.
-	FinalStateUnknown bool
-	// AfterGap marks a change found by a list after a gap (record.Change).
-	AfterGap bool
-}
-
-// object returns the newest known state: New, or Old for a deletion.
-func (in Input) object() *unstructured.Unstructured {
-	if in.New != nil {
-		return in.New
-	}
-	return in.Old
-}
 
 // Options configure a Differ.
 type Options struct {
@@ -92,16 +71,16 @@ func New(opts Options) (*Differ, error) {
 	return &Differ{rules: rules, redactor: red, keys: opts.ListKeys, patch: opts.Patch, unified: opts.Unified, cached: opts.CachedObjects, now: now}, nil
 }
 
-// Diff returns the record for in, and false when there is nothing worth
-// reporting (an update whose only changes are ignored).
-func (d *Differ) Diff(in Input) (record.Change, bool) {
+// Diff returns the record of the watcher's event, and false when there is
+// nothing worth reporting (an update whose only changes are ignored).
+func (d *Differ) Diff(in watcher.Event) (record.Change, bool) {
 	c := d.header(in)
 	switch in.Type {
-	case record.Added:
+	case watcher.Added:
 		c.Manager = attribute(nil, in.New.Object, false)
 		c.ID = c.StableID()
 		return c, true
-	case record.Deleted:
+	case watcher.Deleted:
 		if in.FinalStateUnknown {
 			// An empty version also makes a takeover replay it rather
 			// than skip it as already delivered.
@@ -129,7 +108,7 @@ func (d *Differ) Diff(in Input) (record.Change, bool) {
 	c.Changed = record.Summarize(c.Changes)
 	c.ID = c.StableID()
 	// 7. Attribute: who wrote it, from managedFields (kept by pruning).
-	c.Manager = attribute(in.Old.Object, in.New.Object, statusOnly(c.Changes))
+	c.Manager = attribute(in.Old.Object, in.New.Object, record.StatusOnly(c.Changes))
 	// 8. Render the optional forms.
 	if d.patch {
 		c.Patch = jsonPatch(oldObj, newObj)
@@ -141,11 +120,11 @@ func (d *Differ) Diff(in Input) (record.Change, bool) {
 }
 
 // header is what every record says about its object.
-func (d *Differ) header(in Input) record.Change {
-	obj := in.object()
+func (d *Differ) header(in watcher.Event) record.Change {
+	obj := in.Object()
 	return record.Change{
 		Time:            record.Timestamp(d.now()),
-		Type:            in.Type,
+		Type:            string(in.Type),
 		APIVersion:      obj.GetAPIVersion(),
 		Kind:            obj.GetKind(),
 		Resource:        in.Resource.GVR.Resource,
@@ -195,16 +174,6 @@ func (d *Differ) keyTree(u *unstructured.Unstructured) *KeyTree {
 		return nil
 	}
 	return d.keys.KeyTree(u.GroupVersionKind())
-}
-
-// statusOnly reports whether every change is under /status.
-func statusOnly(changes []record.FieldChange) bool {
-	for _, c := range changes {
-		if c.Path != "/status" && !strings.HasPrefix(c.Path, "/status/") {
-			return false
-		}
-	}
-	return true
 }
 
 // pointerLess orders pointers segment by segment, numbers numerically, so

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubediff/kubediff/pkg/discovery"
-	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 var (
@@ -73,7 +73,7 @@ func TestWhatIsNews(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, ok := d.Diff(Input{Type: record.Updated, Resource: tt.resource, Old: obj(t, tt.old), New: obj(t, tt.new)})
+			c, ok := d.Diff(watcher.Event{Type: watcher.Updated, Resource: tt.resource, Old: obj(t, tt.old), New: obj(t, tt.new)})
 			got := ""
 			if ok {
 				got = c.Changed
@@ -85,7 +85,7 @@ func TestWhatIsNews(t *testing.T) {
 	}
 	// Each rule can be turned off: everything then shows.
 	all, _ := New(Options{Now: fixedNow})
-	if _, ok := all.Diff(Input{Type: record.Updated, Resource: pods, Old: obj(t, podJSON("", "", `{"phase":"Pending"}`)), New: obj(t, podJSON("", "", ready))}); !ok {
+	if _, ok := all.Diff(watcher.Event{Type: watcher.Updated, Resource: pods, Old: obj(t, podJSON("", "", `{"phase":"Pending"}`)), New: obj(t, podJSON("", "", ready))}); !ok {
 		t.Fatal("with the default rules off, a Pod starting up must be reported")
 	}
 }

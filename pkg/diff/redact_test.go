@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubediff/kubediff/pkg/discovery"
-	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 var configmaps = discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
@@ -47,7 +47,7 @@ func TestSecretValuesNeverLeakThroughCopies(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, ok := d.Diff(Input{Type: record.Updated, Resource: secrets, Old: secret(tc.old), New: secret(tc.new)})
+			c, ok := d.Diff(watcher.Event{Type: watcher.Updated, Resource: secrets, Old: secret(tc.old), New: secret(tc.new)})
 			if !ok {
 				t.Fatal("no record: the copy's appearance must still show as a change")
 			}
@@ -71,7 +71,7 @@ func TestHelmReleaseInConfigMapIsRedacted(t *testing.T) {
 			"metadata": map[string]any{"name": "sh.helm.release.v1.web.v2", "namespace": "prod", "labels": map[string]any{"owner": "helm"}},
 			"data":     map[string]any{"release": v}}}
 	}
-	c, ok := d.Diff(Input{Type: record.Updated, Resource: configmaps, Old: release("H4sIold" + canary), New: release("H4sInew" + canary)})
+	c, ok := d.Diff(watcher.Event{Type: watcher.Updated, Resource: configmaps, Old: release("H4sIold" + canary), New: release("H4sInew" + canary)})
 	if !ok {
 		t.Fatal("no record")
 	}

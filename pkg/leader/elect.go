@@ -1,3 +1,9 @@
+// Package leader lets several kubediff replicas run with one emitting:
+// the leader, elected through a coordination.k8s.io Lease, opens the
+// pipeline's gate and publishes how far its sinks have delivered in a
+// second Lease; followers keep their gates closed and trim what they hold
+// to what the leader has not delivered, so that a new leader replays
+// exactly that and no change is lost in a takeover.
 package leader
 
 import (
@@ -18,6 +24,23 @@ import (
 // progressAnnotation, on the progress Lease, holds the resourceVersion up
 // to which the leader's sinks have handled every record.
 const progressAnnotation = "kubediff.io/delivered-through"
+
+// Gate is what the election opens and closes: the pipeline's leader gate
+// (pipeline.Gate), which emits records while leading and holds them while
+// following.
+type Gate interface {
+	// Lead makes the replica emit, first replaying held records newer
+	// than through (all of them when through is 0).
+	Lead(through uint64)
+	// Follow makes the replica hold records.
+	Follow()
+	// Leading reports whether the replica emits.
+	Leading() bool
+	// Forget drops held records up to through: the leader delivered them.
+	Forget(through uint64)
+	// Through is how far the leader's sinks have handled every record.
+	Through() uint64
+}
 
 // ProgressLeaseName is the Lease in which the leader of the election
 // named name publishes its progress.
@@ -40,13 +63,13 @@ type Options struct {
 // Elector takes part in the election for a gate.
 type Elector struct {
 	elector  *leaderelection.LeaderElector
-	gate     *Gate
+	gate     Gate
 	progress *progressLease
 	retry    time.Duration
 }
 
 // New checks the options and prepares the election; Run takes part in it.
-func New(gate *Gate, o Options) (*Elector, error) {
+func New(gate Gate, o Options) (*Elector, error) {
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: o.Namespace, Name: o.Name},
 		Client:     o.Client,
@@ -110,8 +133,11 @@ func (e *Elector) Run(ctx context.Context) {
 	}
 }
 
+// progressInterval is how often the leader publishes Through.
+const progressInterval = time.Second
+
 // publish writes the gate's progress until leadership ends.
-func publish(ctx context.Context, gate *Gate, p *progressLease) {
+func publish(ctx context.Context, gate Gate, p *progressLease) {
 	tick := time.NewTicker(progressInterval)
 	defer tick.Stop()
 	last := uint64(0)
@@ -136,7 +162,7 @@ func publish(ctx context.Context, gate *Gate, p *progressLease) {
 	}
 }
 
-func trimWhileFollowing(ctx context.Context, gate *Gate, p *progressLease, every time.Duration) {
+func trimWhileFollowing(ctx context.Context, gate Gate, p *progressLease, every time.Duration) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {

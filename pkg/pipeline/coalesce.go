@@ -2,13 +2,13 @@ package pipeline
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/record"
 	"github.com/kubediff/kubediff/pkg/state"
+	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 // Coalescing: a controller changes the objects it owns in quick steps (a
@@ -41,7 +41,7 @@ const (
 // reflector's goroutine passes records through it.
 type coalescer struct {
 	differ *diff.Differ
-	emit   func(record.Change)
+	next   emitter
 	holds  StateHolds // nil without a state dir
 	now    func() time.Time
 
@@ -50,11 +50,17 @@ type coalescer struct {
 	stopped bool
 }
 
+// emitter is the stage after coalescing (the gate).
+type emitter interface {
+	Emit(c record.Change)
+}
+
 type heldUpdate struct {
-	in          diff.Input // Old: before the first update; New: after the last
-	stored      state.Ref
+	ev          watcher.Event // Old: before the first update; New: after the last
+	first       record.Change // the first update's record, emitted as it is unless joined
+	joined      bool          // later updates joined the first
 	at          record.Timestamp
-	first, last time.Time
+	start, last time.Time
 }
 
 // StateHolds keeps an object's stored state where it is while its update
@@ -65,46 +71,59 @@ type StateHolds interface {
 	Release(state.Ref)
 }
 
-func newCoalescer(differ *diff.Differ, emit func(record.Change), holds StateHolds) *coalescer {
-	return &coalescer{differ: differ, emit: emit, holds: holds, now: time.Now, held: map[string]*heldUpdate{}}
+func newCoalescer(differ *diff.Differ, next emitter, holds StateHolds) *coalescer {
+	return &coalescer{differ: differ, next: next, holds: holds, now: time.Now, held: map[string]*heldUpdate{}}
 }
 
-// add passes c (the record of in) on, or holds the update to join it with
+// add passes c (the record of ev) on, or holds the update to join it with
 // what follows. Records of one object keep their order: anything but a
 // held kind of update sends that object's held update first.
-func (co *coalescer) add(in diff.Input, stored state.Ref, c record.Change) {
+func (co *coalescer) add(ev watcher.Event, c record.Change) {
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	h := co.held[c.UID]
-	if co.stopped || c.UID == "" || c.Type != record.Updated || (c.Owner == nil && !statusOnly(c)) || c.Patch != nil || c.Unified != "" {
+	if co.stopped || !holdable(c) {
 		if h != nil {
 			delete(co.held, c.UID)
 			co.release(h)
 		}
-		co.emit(c)
+		co.next.Emit(c)
 		return
 	}
 	now := co.now()
 	if h == nil {
-		co.held[c.UID] = &heldUpdate{in: in, stored: stored, at: c.Time, first: now, last: now}
-		if co.holds != nil && stored != (state.Ref{}) {
-			co.holds.Hold(stored)
+		co.held[c.UID] = &heldUpdate{ev: ev, first: c, at: c.Time, start: now, last: now}
+		if co.holds != nil && ev.Stored != (state.Ref{}) {
+			co.holds.Hold(ev.Stored)
 		}
 		return
 	}
-	h.in.New, h.at, h.last = in.New, c.Time, now
+	h.ev.New, h.joined, h.at, h.last = ev.New, true, c.Time, now
 }
 
-// release diffs a held update's first state against its last and emits
-// the record, if anything is left: a value that came back to where it
-// was says nothing.
+// holdable says whether c is a kind of update worth joining with the next:
+// an owned object's, or a status-only one. Records carrying a patch or a
+// unified diff are not joined (those forms are made once, for one step).
+func holdable(c record.Change) bool {
+	return c.UID != "" && c.Type == record.Updated && (c.Owner != nil || record.StatusOnly(c.Changes)) &&
+		c.Patch == nil && c.Unified == ""
+}
+
+// release emits a held update's record: the first update's as it was
+// diffed, or, when others joined it, the object's state before the first
+// diffed once against its state after the last, if anything is left (a
+// value that came back to where it was says nothing).
 func (co *coalescer) release(h *heldUpdate) {
-	if c, ok := co.differ.Diff(h.in); ok {
-		c.Time = h.at // when the last of it was seen
-		co.emit(c)
+	c, ok := h.first, true
+	if h.joined {
+		c, ok = co.differ.Diff(h.ev)
 	}
-	if co.holds != nil && h.stored != (state.Ref{}) {
-		co.holds.Release(h.stored) // after the record is queued
+	if ok {
+		c.Time = h.at // when the last of it was seen
+		co.next.Emit(c)
+	}
+	if co.holds != nil && h.ev.Stored != (state.Ref{}) {
+		co.holds.Release(h.ev.Stored) // after the record is queued
 	}
 }
 
@@ -126,7 +145,7 @@ func (co *coalescer) run(ctx context.Context) {
 		case <-tick.C:
 			now := co.now()
 			co.flush(func(h *heldUpdate) bool {
-				return now.Sub(h.last) >= coalesceQuiet || now.Sub(h.first) >= coalesceMax
+				return now.Sub(h.last) >= coalesceQuiet || now.Sub(h.start) >= coalesceMax
 			})
 		}
 	}
@@ -146,22 +165,11 @@ func (co *coalescer) flush(due func(*heldUpdate) bool) {
 	for len(out) > 0 {
 		oldest := 0
 		for i, h := range out {
-			if h.first.Before(out[oldest].first) {
+			if h.start.Before(out[oldest].start) {
 				oldest = i
 			}
 		}
 		co.release(out[oldest])
 		out = append(out[:oldest], out[oldest+1:]...)
 	}
-}
-
-// statusOnly reports whether every change of c is under /status: what a
-// controller or kubelet reports, not what a person asked for.
-func statusOnly(c record.Change) bool {
-	for _, fc := range c.Changes {
-		if fc.Path != "/status" && !strings.HasPrefix(fc.Path, "/status/") {
-			return false
-		}
-	}
-	return len(c.Changes) > 0
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/record"
 	"github.com/kubediff/kubediff/pkg/state"
+	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 var replicaSets = discovery.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, Kind: "ReplicaSet", Namespaced: true}
@@ -37,12 +38,12 @@ type stepper struct {
 
 func (s *stepper) scale(uid string, from, to int64) {
 	s.rv++
-	in := diff.Input{Type: record.Updated, Resource: replicaSets, Old: replicaSet(uid, s.rv, from), New: replicaSet(uid, s.rv+1, to)}
-	c, ok := s.differ.Diff(in)
+	ev := watcher.Event{Type: watcher.Updated, Resource: replicaSets, Old: replicaSet(uid, s.rv, from), New: replicaSet(uid, s.rv+1, to)}
+	c, ok := s.differ.Diff(ev)
 	if !ok {
 		s.t.Fatalf("no record for %s %d → %d", uid, from, to)
 	}
-	s.co.add(in, state.Ref{}, c)
+	s.co.add(ev, c)
 }
 
 type emitted struct {
@@ -50,7 +51,7 @@ type emitted struct {
 	got []string
 }
 
-func (e *emitted) emit(c record.Change) {
+func (e *emitted) Emit(c record.Change) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s := c.Type + " " + c.Name
@@ -72,7 +73,7 @@ func newStepper(t *testing.T) (*stepper, *emitted) {
 		t.Fatal(err)
 	}
 	out := &emitted{}
-	return &stepper{t: t, differ: d, co: newCoalescer(d, out.emit, nil)}, out
+	return &stepper{t: t, differ: d, co: newCoalescer(d, out, nil)}, out
 }
 
 func TestCoalescerJoinsAControllersSteps(t *testing.T) {
@@ -81,7 +82,7 @@ func TestCoalescerJoinsAControllersSteps(t *testing.T) {
 	s.co.now = func() time.Time { return now }
 	s.scale("new", 0, 3) // a rollout's steps on two ReplicaSets
 	s.scale("old", 10, 8)
-	s.co.add(diff.Input{}, state.Ref{}, record.Change{Type: record.Updated, Kind: "ConfigMap", Name: "cm", UID: "cm-1",
+	s.co.add(watcher.Event{}, record.Change{Type: record.Updated, Kind: "ConfigMap", Name: "cm", UID: "cm-1",
 		Changes: []record.FieldChange{{Path: "/data/k"}}}) // a person's change: passes at once
 	now = now.Add(500 * time.Millisecond)
 	s.scale("new", 3, 5)
@@ -102,7 +103,7 @@ func TestCoalescerJoinsAControllersSteps(t *testing.T) {
 func TestCoalescerKeepsEachObjectsOrder(t *testing.T) {
 	s, out := newStepper(t)
 	s.scale("rs", 3, 2)
-	s.co.add(diff.Input{}, state.Ref{}, record.Change{Type: record.Deleted, Kind: "ReplicaSet", Name: "web-rs", UID: "rs"})
+	s.co.add(watcher.Event{}, record.Change{Type: record.Deleted, Kind: "ReplicaSet", Name: "web-rs", UID: "rs"})
 	want := []string{"updated web-rs spec.replicas 3→2", "deleted web-rs"}
 	if got := out.list(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("emitted %v, want the held update before the deletion: %v", got, want)
@@ -162,9 +163,9 @@ func TestCoalescerHoldsTheStoredStateWithTheUpdate(t *testing.T) {
 	ref := state.Ref{Target: "apps/v1/replicasets", Key: "day/web-rs"}
 	for _, step := range [][2]int64{{3, 2}, {2, 1}} {
 		s.rv++
-		in := diff.Input{Type: record.Updated, Resource: replicaSets, Old: replicaSet("rs", s.rv, step[0]), New: replicaSet("rs", s.rv+1, step[1])}
-		c, _ := s.differ.Diff(in)
-		s.co.add(in, ref, c)
+		ev := watcher.Event{Type: watcher.Updated, Resource: replicaSets, Old: replicaSet("rs", s.rv, step[0]), New: replicaSet("rs", s.rv+1, step[1]), Stored: ref}
+		c, _ := s.differ.Diff(ev)
+		s.co.add(ev, c)
 		holds.calls = append(holds.calls, fmt.Sprintf("emitted %d", len(out.list())))
 	}
 	s.co.flush(func(*heldUpdate) bool { return true })

@@ -1,32 +1,30 @@
 // Package pipeline is the path of a change from the watch to the sinks,
-// readable top to bottom in this one file:
+// readable top to bottom in Handle, one named stage after another:
 //
-//	watcher ──Event──▶ filter ──▶ diff ──record──▶ coalesce ──▶ gate ──▶ router ──▶ sink queues
+//	watcher ──Event──▶ filter ──▶ diff ──record──▶ coalesce ──▶ gate ──▶ route ──▶ sink queues
 //	  (before caching: CacheTransform, the diff's prune and redact passes)
 //
-// Every stage is a package of its own (watcher, diff, leader, notify);
-// this one only connects them and counts what passes.
+// Each stage is a type with one job: filter (filter.go) drops what the
+// server could not, diff (pkg/diff) makes the record, coalesce
+// (coalesce.go) joins a controller's quick steps, the gate (gate.go) lets
+// only the elected leader emit, and route (route.go) hands the record to
+// each sink's queue (pkg/notify).
 package pipeline
 
 import (
 	"context"
 	"log/slog"
-	"slices"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
-	"github.com/kubediff/kubediff/pkg/glob"
-	"github.com/kubediff/kubediff/pkg/leader"
 	"github.com/kubediff/kubediff/pkg/metrics"
 	"github.com/kubediff/kubediff/pkg/notify"
-	"github.com/kubediff/kubediff/pkg/record"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
-// Options are the stages a Pipeline connects.
+// Options are what the stages need.
 type Options struct {
 	// Differ turns events into records.
 	Differ *diff.Differ
@@ -38,16 +36,16 @@ type Options struct {
 	// filters the namespaces that existed at the first plan; namespaces
 	// created later that match are filtered here.
 	ExcludeNamespaces []string
+	// OwnLeases are kubediff's own election Leases ("namespace/name"),
+	// never reported: a leader reporting the progress it publishes would
+	// publish again on delivering that record, forever.
+	OwnLeases []string
 	// Election makes the gate start as a follower: it holds up to
 	// HoldRecords records until leader.Elector makes it lead, and tracks
 	// delivery progress for a takeover. Without it, the pipeline emits
 	// from the start.
 	Election    bool
 	HoldRecords int
-	// OwnLeases are kubediff's own election Leases ("namespace/name"),
-	// never reported: a leader reporting the progress it publishes would
-	// publish again on delivering that record, forever.
-	OwnLeases []string
 	// Holds keeps held updates' stored states in place (the state store;
 	// nil without a state dir).
 	Holds StateHolds
@@ -56,24 +54,50 @@ type Options struct {
 
 // Pipeline carries watch events to the sinks.
 type Pipeline struct {
-	differ    *diff.Differ
-	exclude   []string
-	ownLeases []string
-	coalesce  *coalescer
-	gate      *leader.Gate
-	router    notify.Router
-	metrics   *metrics.Metrics
+	metrics  *metrics.Metrics
+	filter   filter
+	differ   *diff.Differ
+	coalesce *coalescer
+	gate     *Gate
 }
 
-// New connects the stages.
+// New connects the stages, last to first.
 func New(o Options) *Pipeline {
-	p := &Pipeline{differ: o.Differ, exclude: o.ExcludeNamespaces, ownLeases: o.OwnLeases, router: o.Router, metrics: o.Metrics}
-	p.gate = leader.NewGate(p.dispatch, o.HoldRecords, o.Election, o.Log)
+	gate := newGate(route{router: o.Router, metrics: o.Metrics}, o.HoldRecords, o.Election, o.Log)
 	if !o.Election {
-		p.gate.Lead(0)
+		gate.Lead(0)
 	}
-	p.coalesce = newCoalescer(o.Differ, p.gate.Emit, o.Holds)
-	return p
+	return &Pipeline{
+		metrics:  o.Metrics,
+		filter:   filter{excludeNamespaces: o.ExcludeNamespaces, ownLeases: o.OwnLeases},
+		differ:   o.Differ,
+		coalesce: newCoalescer(o.Differ, gate, o.Holds),
+		gate:     gate,
+	}
+}
+
+// Handle is the watcher's handler: it runs on the reflector's goroutine
+// and does not block (the gate holds or enqueues, queues drop when full),
+// except that stdout's queue waits for its reader: a slow pipe slows the
+// watches down instead of losing records.
+func (p *Pipeline) Handle(ev watcher.Event) {
+	p.metrics.EventsObserved.WithLabelValues(ev.Resource.GVR.Resource, string(ev.Type)).Inc()
+	// 1. Filter what the server could not, and kubediff's own Leases.
+	if p.filter.drops(ev) {
+		return
+	}
+	// 2. Diff: nothing to report when only ignored fields changed.
+	c, ok := p.differ.Diff(ev)
+	if !ok {
+		return
+	}
+	// 3. Coalesce: a controller's quick steps on an object become one
+	// record (its state before them diffed against its state after). It
+	// passes every record on to
+	// 4. the gate: the leader emits, a follower holds the record for a
+	// takeover; and the gate to
+	// 5. route: each sink whose match selects the record gets it queued.
+	p.coalesce.add(ev, c)
 }
 
 // Run releases the records the pipeline holds to merge (see coalesce.go)
@@ -88,41 +112,5 @@ func (p *Pipeline) CacheTransform(r discovery.Resource) cache.TransformFunc {
 	return p.differ.CacheTransform(r)
 }
 
-// Handle is the watcher's handler: it runs on the reflector's goroutine
-// and does not block (the gate holds or enqueues, queues drop when full),
-// except that stdout's queue waits for its reader: a slow pipe slows the
-// watches down instead of losing records.
-func (p *Pipeline) Handle(ev watcher.Event) {
-	p.metrics.EventsObserved.WithLabelValues(ev.Resource.GVR.Resource, string(ev.Type)).Inc()
-	// 1. Filter what the server could not, and kubediff's own Leases.
-	obj := ev.Object()
-	if ns := obj.GetNamespace(); ns != "" && glob.MatchAny(p.exclude, ns) || p.own(ev.Resource, obj) {
-		return
-	}
-	// 2. Diff: nothing to report when only ignored fields changed.
-	in := diff.Input{Type: string(ev.Type), Resource: ev.Resource, Old: ev.Old, New: ev.New, FinalStateUnknown: ev.FinalStateUnknown, AfterGap: ev.AfterGap}
-	c, ok := p.differ.Diff(in)
-	if !ok {
-		return
-	}
-	// 3. Coalesce: a controller's quick steps on an object become one
-	// record (its state before them diffed against its state after).
-	// 4. Gate: the leader emits, a follower holds the record for a takeover.
-	p.coalesce.add(in, ev.Stored, c)
-}
-
-// dispatch is the gate's way out: 5. route the record to every sink
-// whose match selects it.
-func (p *Pipeline) dispatch(c record.Change) []notify.Mark {
-	p.metrics.RecordsEmitted.WithLabelValues(c.Resource, c.Type).Inc()
-	return p.router.Dispatch(c)
-}
-
 // Gate is the leader gate, for the election to open and close.
-func (p *Pipeline) Gate() *leader.Gate { return p.gate }
-
-// own reports whether obj is one of kubediff's own election Leases.
-func (p *Pipeline) own(r discovery.Resource, obj *unstructured.Unstructured) bool {
-	return len(p.ownLeases) > 0 && r.GVR.Group == "coordination.k8s.io" && r.GVR.Resource == "leases" &&
-		slices.Contains(p.ownLeases, obj.GetNamespace()+"/"+obj.GetName())
-}
+func (p *Pipeline) Gate() *Gate { return p.gate }

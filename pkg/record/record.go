@@ -118,6 +118,18 @@ func (o Owner) String() string { return o.Kind + "/" + o.Name }
 // carries every change.
 const maxChangedFields = 50
 
+// StatusOnly reports whether there are changes and every one is under
+// /status: what a controller or kubelet reports, not what a person asked
+// for.
+func StatusOnly(changes []FieldChange) bool {
+	for _, fc := range changes {
+		if fc.Path != "/status" && !strings.HasPrefix(fc.Path, "/status/") {
+			return false
+		}
+	}
+	return len(changes) > 0
+}
+
 // Summarize is the Changed string for changes: each field's readable path
 // once, comma-separated, at most 50.
 func Summarize(changes []FieldChange) string {

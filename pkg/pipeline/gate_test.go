@@ -1,10 +1,8 @@
-package leader
+package pipeline
 
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"reflect"
 	"testing"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func rec(rv int) record.Change {
 	return record.Change{Kind: "ConfigMap", Name: "cm", ResourceVersion: fmt.Sprint(rv)}
@@ -21,14 +18,14 @@ func rec(rv int) record.Change {
 
 type sent struct{ rvs []string }
 
-func (s *sent) dispatch(c record.Change) []notify.Mark {
+func (s *sent) Dispatch(c record.Change) []notify.Mark {
 	s.rvs = append(s.rvs, c.ResourceVersion)
 	return nil
 }
 
 func TestFollowerHoldsAndNewLeaderReplaysOnlyWhatWasNotDelivered(t *testing.T) {
 	s := &sent{}
-	g := NewGate(s.dispatch, 100, true, quiet)
+	g := newGate(s, 100, true, quiet)
 	for _, rv := range []int{10, 11, 12, 13} {
 		g.Emit(rec(rv))
 	}
@@ -51,7 +48,7 @@ func TestFollowerHoldsAndNewLeaderReplaysOnlyWhatWasNotDelivered(t *testing.T) {
 
 func TestLeadWithUnknownProgressReplaysEverythingHeld(t *testing.T) {
 	s := &sent{}
-	g := NewGate(s.dispatch, 2, true, quiet)
+	g := newGate(s, 2, true, quiet)
 	for _, rv := range []int{1, 2, 3} { // holds at most 2: the oldest goes
 		g.Emit(rec(rv))
 	}
@@ -73,7 +70,7 @@ func TestThroughStaysBelowWhatSinksHaveNotHandled(t *testing.T) {
 	go q.Run(t.Context())
 	defer q.Close()
 	router := notify.Router{{Queue: q}}
-	g := NewGate(router.Dispatch, 10, true, quiet)
+	g := newGate(router, 10, true, quiet)
 	g.settle = 0
 	g.Lead(0)
 	waitDelivered := func(n uint64) {
@@ -102,7 +99,7 @@ func TestThroughStaysBelowWhatSinksHaveNotHandled(t *testing.T) {
 
 func TestWithoutElectionNothingIsKeptForProgress(t *testing.T) {
 	s := &sent{}
-	g := NewGate(s.dispatch, 10, false, quiet)
+	g := newGate(s, 10, false, quiet)
 	g.Lead(0)
 	for rv := range 1000 {
 		g.Emit(rec(rv))

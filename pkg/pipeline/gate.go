@@ -1,9 +1,4 @@
-// Package leader lets several kubediff replicas run with one emitting: the
-// leader (elected through a coordination.k8s.io Lease) sends records to
-// the sinks and publishes how far delivery has got; followers keep their
-// caches warm and hold recent records, so that a new leader replays what
-// the old one had not delivered and no change is lost in a takeover.
-package leader
+package pipeline
 
 import (
 	"log/slog"
@@ -15,9 +10,13 @@ import (
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
-// Gate sits between the diff stage and the sinks.
+// Gate is the stage that lets several kubediff replicas run with one
+// emitting: the leader (elected by pkg/leader, which only opens and closes
+// the gate) passes records on to the sinks and tracks how far delivery has
+// got; a follower holds recent records, so that if it takes over it
+// replays what the old leader had not delivered and no change is lost.
 type Gate struct {
-	dispatch func(record.Change) []notify.Mark
+	next     dispatcher
 	maxHeld  int
 	track    bool // publish progress: only with leader election
 	settle   time.Duration
@@ -36,6 +35,11 @@ type dispatched struct {
 	marks []notify.Mark
 }
 
+// dispatcher is the stage after the gate (route).
+type dispatcher interface {
+	Dispatch(c record.Change) []notify.Mark
+}
+
 // settle is how long a handled record must have been dispatched before
 // the published progress moves past it: a record with a lower
 // resourceVersion can reach the gate later, because each informer has its
@@ -44,14 +48,14 @@ type dispatched struct {
 // steps. It must not be skipped by a takeover.
 const settle = 15 * time.Second
 
-// NewGate returns a gate in front of dispatch that starts as a follower
+// newGate returns a gate in front of next that starts as a follower
 // holding at most maxHeld records. trackProgress keeps what Through needs;
 // without leader election nothing reads it, so nothing is kept.
-func NewGate(dispatch func(record.Change) []notify.Mark, maxHeld int, trackProgress bool, log *slog.Logger) *Gate {
+func newGate(next dispatcher, maxHeld int, trackProgress bool, log *slog.Logger) *Gate {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Gate{dispatch: dispatch, maxHeld: maxHeld, track: trackProgress, settle: settle, log: log}
+	return &Gate{next: next, maxHeld: maxHeld, track: trackProgress, settle: settle, log: log}
 }
 
 // Emit sends c to the sinks when leading, else holds it for a takeover.
@@ -71,7 +75,7 @@ func (g *Gate) Emit(c record.Change) {
 }
 
 func (g *Gate) send(c record.Change) {
-	marks := g.dispatch(c)
+	marks := g.next.Dispatch(c)
 	if g.track {
 		rv, _ := strconv.ParseUint(c.ResourceVersion, 10, 64)
 		g.pending = append(g.pending, dispatched{rv: rv, at: time.Now(), marks: marks})
@@ -159,6 +163,3 @@ func after(c record.Change, through uint64) bool {
 	rv, err := strconv.ParseUint(c.ResourceVersion, 10, 64)
 	return err != nil || rv > through
 }
-
-// progressInterval is how often the leader publishes Through.
-const progressInterval = time.Second
