@@ -121,15 +121,15 @@ func TestConfigExampleShowsEverySinkKey(t *testing.T) {
 	}
 }
 
-// The README's table of sink keys lists exactly the keys each type has.
-func TestReadmeListsEverySinkKey(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+// The sink keys table in docs/sinks.md lists exactly the keys each type has.
+func TestDocsListEverySinkKey(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "sinks.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, table, found := strings.Cut(string(data), "<!-- sink keys: checked by pkg/notify/sinks tests -->")
 	if !found {
-		t.Fatal("README.md has no sink keys table")
+		t.Fatal("docs/sinks.md has no sink keys table")
 	}
 	documented := map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(table), "\n") {
@@ -141,12 +141,12 @@ func TestReadmeListsEverySinkKey(t *testing.T) {
 		documented[typ] = append(documented[typ], key)
 	}
 	if got := documented["every sink"]; !slices.Equal(got, commonKeys) {
-		t.Errorf("README lists %v for every sink, want %v", got, commonKeys)
+		t.Errorf("docs/sinks.md lists %v for every sink, want %v", got, commonKeys)
 	}
 	for _, typ := range sinks.Types {
 		want := typeKeys(t, typ.Name)
 		if got := documented[typ.Name]; !slices.Equal(got, want) {
-			t.Errorf("README lists %v for %s sinks, want %v (in the order of its Config)", got, typ.Name, want)
+			t.Errorf("docs/sinks.md lists %v for %s sinks, want %v (in the order of its Config)", got, typ.Name, want)
 		}
 	}
 }
