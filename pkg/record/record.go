@@ -27,7 +27,7 @@ const (
 )
 
 // Change is one record: the contract that stdout, log stacks and webhooks
-// receive. Its JSON form is documented in README.md; add fields, never
+// receive. Its JSON form is documented in docs/record-schema.md; add fields, never
 // rename or remove them.
 type Change struct {
 	// ID names what the record describes, the same from every replica and
