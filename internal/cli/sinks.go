@@ -32,16 +32,16 @@ type sinks struct {
 // is on disk, and what the last run left undelivered goes first.
 func startSinks(ctx context.Context, cfg config.Config, all []discovery.Resource, st *state.Store, out io.Writer, log *slog.Logger) (*sinks, error) {
 	var router notify.Router
-	queue := func(name string, sink notify.Notifier, opts notify.QueueOptions) (*notify.Queue, error) {
+	queue := func(name string, sink notify.Notifier, opts notify.QueueOptions) (notify.Queue, error) {
 		opts.Log = log
-		if st != nil {
-			spool, err := st.Queue(name)
-			if err != nil {
-				return nil, err
-			}
-			opts.Spool = spool
+		if st == nil {
+			return notify.NewQueue(name, sink, opts), nil
 		}
-		return notify.NewQueue(name, sink, opts), nil
+		spool, err := st.Spool(name)
+		if err != nil {
+			return nil, err
+		}
+		return notify.NewSpooledQueue(name, sink, spool, opts), nil
 	}
 	globalMax, _ := config.ParseBytes(cfg.QueueMaxBytes) // validated
 	if cfg.Output != config.OutputNone {
@@ -78,7 +78,7 @@ func startSinks(ctx context.Context, cfg config.Config, all []discovery.Resource
 		for _, r := range router {
 			names = append(names, r.Queue.Name())
 		}
-		if err := st.DropQueuesExcept(names); err != nil {
+		if err := st.DropSpoolsExcept(names); err != nil {
 			return nil, err
 		}
 	}

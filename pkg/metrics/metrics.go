@@ -62,12 +62,12 @@ func New() *Metrics {
 // queueCollector reads the sinks' counters when scraped, so the queues
 // need not know about Prometheus.
 type queueCollector struct {
-	queues                                                       []*notify.Queue
+	queues                                                       []notify.Queue
 	delivered, failed, dropped, retries, queueLength, queueBytes *prometheus.Desc
 }
 
 // AddQueues exposes per-sink delivery counters and queue depth.
-func (m *Metrics) AddQueues(queues []*notify.Queue) {
+func (m *Metrics) AddQueues(queues []notify.Queue) {
 	sink := []string{"sink"}
 	m.Registry.MustRegister(&queueCollector{
 		queues:      queues,

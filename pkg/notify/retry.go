@@ -89,39 +89,37 @@ type episode struct {
 }
 
 // deliver sends batch, retrying what may succeed until ctx is done, and
-// counts and logs the outcome. It reports whether the batch was delivered.
-func (q *Queue) deliver(ctx context.Context, batcher BatchNotifier, batch []record.Change) bool {
-	err := retry(ctx, q.opts.Backoff, q.opts.AuthBackoff, func(ctx context.Context) error {
+// counts and logs the outcome. It reports whether the queue is done with
+// the batch: delivered, or rejected and given up on. False means ctx
+// ended first (the drain at shutdown): a spooled queue keeps the batch
+// for the next start, a queue in memory drops and counts it, as it does
+// the records still queued behind it.
+func (d *delivery) deliver(ctx context.Context, batcher BatchNotifier, batch []record.Change) bool {
+	err := retry(ctx, d.opts.Backoff, d.opts.AuthBackoff, func(ctx context.Context) error {
 		if batcher != nil {
 			return batcher.NotifyBatch(ctx, batch)
 		}
-		return q.sink.Notify(ctx, batch[0])
-	}, func(err error, wait time.Duration) { q.retrying(err, wait, len(batch)) })
+		return d.sink.Notify(ctx, batch[0])
+	}, func(err error, wait time.Duration) { d.retrying(err, wait, len(batch)) })
 	n := uint64(len(batch))
 	switch {
 	case err == nil:
-		q.healed()
-		q.delivered.Add(n)
+		d.healed()
+		d.delivered.Add(n)
 		return true
 	case ctx.Err() != nil:
-		// Out of time (the drain at shutdown), not given up on: a spool
-		// keeps the batch for the next start; in memory it is dropped
-		// and counted, as the records still queued behind it are.
-		if q.opts.Spool == nil {
-			q.dropped.Add(n)
-		}
 		return false
 	}
-	q.reject(err, batch)
-	return false
+	d.reject(err, batch)
+	return true
 }
 
 // retrying logs a failure that will be retried if it starts an episode,
 // or if it is the episode's first refusal of credentials: only an
 // operator can fix that, and a sink going from 503 to 401 must say so.
-func (q *Queue) retrying(err error, wait time.Duration, records int) {
-	q.retries.Add(1)
-	e := &q.failure
+func (d *delivery) retrying(err error, wait time.Duration, records int) {
+	d.retries.Add(1)
+	e := &d.failure
 	if e.since.IsZero() {
 		e.since = time.Now()
 	}
@@ -129,47 +127,47 @@ func (q *Queue) retrying(err error, wait time.Duration, records int) {
 	switch {
 	case IsAuthFailure(err) && !e.refused:
 		e.refused, e.retrying = true, true
-		q.opts.Log.Error("sink failing: its credentials are refused; records are kept and retried slowly until they are accepted",
-			"sink", q.name, "retryEvery", q.opts.AuthBackoff.Max.String(), "err", err)
+		d.opts.Log.Error("sink failing: its credentials are refused; records are kept and retried slowly until they are accepted",
+			"sink", d.name, "retryEvery", d.opts.AuthBackoff.Max.String(), "err", err)
 	case !e.retrying:
 		e.retrying = true
-		q.opts.Log.Warn("sink failing: retrying until it delivers", "sink", q.name, "err", err)
+		d.opts.Log.Warn("sink failing: retrying until it delivers", "sink", d.name, "err", err)
 	}
-	q.opts.Log.Debug("delivery failed, retrying", "sink", q.name, "records", records, "retryIn", wait.Round(time.Millisecond).String(), "err", err)
+	d.opts.Log.Debug("delivery failed, retrying", "sink", d.name, "records", records, "retryIn", wait.Round(time.Millisecond).String(), "err", err)
 }
 
 // reject counts a batch the receiver refused for good (a 400: the
 // record, not the sink, is at fault, and trying again cannot help). The
 // first of an episode is logged with the record and the receiver's
 // reason; the rest are counted until a delivery ends the episode.
-func (q *Queue) reject(err error, batch []record.Change) {
-	q.failed.Add(uint64(len(batch)))
-	e := &q.failure
+func (d *delivery) reject(err error, batch []record.Change) {
+	d.failed.Add(uint64(len(batch)))
+	e := &d.failure
 	if e.since.IsZero() {
 		e.since = time.Now()
 	}
 	if e.rejected == 0 {
-		q.opts.Log.Error("sink rejected records: not retried; more are counted until one is delivered",
-			append(batch[0].LogAttrs(), "sink", q.name, "records", len(batch), "err", err)...)
+		d.opts.Log.Error("sink rejected records: not retried; more are counted until one is delivered",
+			append(batch[0].LogAttrs(), "sink", d.name, "records", len(batch), "err", err)...)
 	} else {
-		q.opts.Log.Debug("sink rejected records", append(batch[0].LogAttrs(), "sink", q.name, "records", len(batch), "err", err)...)
+		d.opts.Log.Debug("sink rejected records", append(batch[0].LogAttrs(), "sink", d.name, "records", len(batch), "err", err)...)
 	}
 	e.rejected += uint64(len(batch))
 }
 
 // healed ends an episode with one line saying what it cost.
-func (q *Queue) healed() {
-	e := q.failure
+func (d *delivery) healed() {
+	e := d.failure
 	if e.since.IsZero() {
 		return
 	}
-	attrs := []any{"sink", q.name, "after", time.Since(e.since).Round(time.Millisecond).String()}
+	attrs := []any{"sink", d.name, "after", time.Since(e.since).Round(time.Millisecond).String()}
 	if e.retries > 0 {
 		attrs = append(attrs, "retries", e.retries)
 	}
 	if e.rejected > 0 {
 		attrs = append(attrs, "rejected", e.rejected)
 	}
-	q.opts.Log.Info("sink delivering again", attrs...)
-	q.failure = episode{}
+	d.opts.Log.Info("sink delivering again", attrs...)
+	d.failure = episode{}
 }

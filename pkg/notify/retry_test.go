@@ -113,7 +113,7 @@ func TestRefusedCredentialsOutliveARestartInTheStateDir(t *testing.T) {
 	dir := t.TempDir()
 	st, spool := openSpool(t, dir)
 	sink := &expired{}
-	q := NewQueue("hook", sink, QueueOptions{Spool: spool, MaxBytes: 1 << 20, Backoff: fast, AuthBackoff: slowAuth, Log: quiet})
+	q := NewSpooledQueue("hook", sink, spool, QueueOptions{MaxBytes: 1 << 20, Backoff: fast, AuthBackoff: slowAuth, Log: quiet})
 	ctx, drainTimeout := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { q.Run(ctx); close(done) }()
@@ -133,7 +133,7 @@ func TestRefusedCredentialsOutliveARestartInTheStateDir(t *testing.T) {
 
 	_, spool = openSpool(t, dir)
 	sink.fix()
-	q = NewQueue("hook", sink, QueueOptions{Spool: spool, MaxBytes: 1 << 20, Backoff: fast, AuthBackoff: slowAuth, Log: quiet})
+	q = NewSpooledQueue("hook", sink, spool, QueueOptions{MaxBytes: 1 << 20, Backoff: fast, AuthBackoff: slowAuth, Log: quiet})
 	q.Close()
 	q.Run(context.Background())
 	if got, want := sink.got(), names(0, 30); !reflect.DeepEqual(got, want) {

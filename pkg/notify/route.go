@@ -40,7 +40,7 @@ func (m Match) Matches(c record.Change) bool {
 
 // Route is one sink's queue and what it wants.
 type Route struct {
-	Queue *Queue
+	Queue Queue
 	Match Match
 }
 
@@ -62,8 +62,8 @@ func (r Router) Dispatch(c record.Change) []Mark {
 }
 
 // Queues returns the sinks' queues.
-func (r Router) Queues() []*Queue {
-	out := make([]*Queue, 0, len(r))
+func (r Router) Queues() []Queue {
+	out := make([]Queue, 0, len(r))
 	for _, route := range r {
 		out = append(out, route.Queue)
 	}

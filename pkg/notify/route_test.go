@@ -43,7 +43,7 @@ func TestRouterSendsToEveryMatchingSink(t *testing.T) {
 	r := Router{{Queue: qa}, {Queue: qd, Match: Match{Types: []string{"deleted"}}}}
 	r.Dispatch(record.Change{Type: "updated", Name: "u"})
 	r.Dispatch(record.Change{Type: "deleted", Name: "d"})
-	for _, q := range []*Queue{qa, qd} {
+	for _, q := range []Queue{qa, qd} {
 		q.Close()
 		q.Run(t.Context())
 	}

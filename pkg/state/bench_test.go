@@ -31,7 +31,7 @@ func BenchmarkSteadyState(b *testing.B) {
 	if err := s.Flush(); err != nil {
 		b.Fatal(err)
 	}
-	q, err := s.Queue("stdout")
+	q, err := s.Spool("stdout")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,8 +17,8 @@ func (s *Store) load(target string) (objects map[string]*Object, ok bool, err er
 	return objects, ok, err
 }
 
-// objectsOf is a Source of objects already in memory.
-func objectsOf(objects map[string]*Object) Source {
+// objectsOf is a List of objects already in memory.
+func objectsOf(objects map[string]*Object) List {
 	return objectMap{keys: slices.Sorted(maps.Keys(objects)), objects: objects}
 }
 

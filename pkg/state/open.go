@@ -53,7 +53,7 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 	if len(damaged) > 0 {
 		log.Warn("state store: damaged records dropped, the rest kept", "path", path, "records", len(damaged), "where", damaged.where())
 	}
-	return &Store{db: db, log: log, pending: map[string]*targetChanges{}, queues: map[string]*Queue{}, held: map[Ref]*heldState{}}, nil
+	return &Store{db: db, log: log, pending: map[string]*targetChanges{}, spools: map[string]*Spool{}, held: map[Ref]*heldState{}}, nil
 }
 
 // openChecked opens the file and walks it (check).
@@ -86,7 +86,7 @@ func prepare(db *bolt.DB, damaged damagedRecords) error {
 		if err != nil {
 			return err
 		}
-		for _, name := range [][]byte{targetsBucket, queuesBucket} {
+		for _, name := range [][]byte{targetsBucket, spoolsBucket} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -144,7 +144,7 @@ func (d damagedRecords) where() string {
 	var out []string
 	for _, r := range d {
 		w := "objects of " + string(r.bucket)
-		if string(r.top) == string(queuesBucket) {
+		if string(r.top) == string(spoolsBucket) {
 			w = "queue of sink " + string(r.bucket)
 		}
 		if !seen[w] {
@@ -171,7 +171,7 @@ func (s *Store) check() (format string, damaged damagedRecords, err error) {
 			valid := map[string]func(k, v []byte) bool{
 				string(targetsBucket): func(_, v []byte) bool { _, err := decode(v); return err == nil },
 				string(stagingBucket): func(_, _ []byte) bool { return true },
-				string(queuesBucket):  func(k, v []byte) bool { return len(k) == 8 && json.Valid(v) },
+				string(spoolsBucket):  func(k, v []byte) bool { return len(k) == 8 && json.Valid(v) },
 			}
 			for top, ok := range valid {
 				d, err := walk(tx, []byte(top), ok)

@@ -64,23 +64,23 @@ type Store struct {
 
 	mu      sync.Mutex
 	pending map[string]*targetChanges // by target key
-	queues  map[string]*Queue         // by sink name
+	spools  map[string]*Spool         // by sink name
 	held    map[Ref]*heldState        // see Hold
 }
 
 // targetChanges are a target's changes not yet written.
 type targetChanges struct {
 	replace bool               // all of the target's stored objects are replaced ...
-	list    Source             // ... by these, and objects
+	list    List               // ... by these, and objects
 	objects map[string]*Object // nil: deleted
 	forget  bool               // the target is no longer watched
 }
 
-// Source is a target's complete state, read as it is written: a full
+// List is a target's complete state, read as it is written: a full
 // write (the first list of a type) goes to disk a few MiB per
 // transaction, so that neither it nor its transaction is ever all in
 // memory at once.
-type Source interface {
+type List interface {
 	Len() int
 	Key(i int) string     // in ascending order
 	Object(i int) *Object // nil: left out
@@ -114,6 +114,20 @@ func (s *Store) Rebind(cluster string) error {
 		return tx.Bucket(metaBucket).Put(clusterKey, []byte(cluster))
 	})
 }
+
+// Rules returns the fingerprint of the rules a target's stored objects
+// went through (diff.Differ.RulesFingerprint), as WriteFull recorded it;
+// "" when unknown.
+func (s *Store) Rules(target string) string {
+	var fp string
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		fp = string(tx.Bucket(metaBucket).Get(rulesKey(target)))
+		return nil
+	})
+	return fp
+}
+
+func rulesKey(target string) []byte { return []byte("rules/" + target) }
 
 // Salt returns the key of the hashes shown in place of redacted values,
 // made at the first start and kept with the state: a value that did not
@@ -181,7 +195,7 @@ func (s *Store) note(target, key string, o *Object) {
 
 // Replace notes a target's complete state (a list). Changes noted after
 // it apply on top.
-func (s *Store) Replace(target string, list Source) {
+func (s *Store) Replace(target string, list List) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pending[target] = &targetChanges{replace: true, list: list, objects: map[string]*Object{}}
@@ -232,7 +246,7 @@ func (s *Store) Run(ctx context.Context) {
 }
 
 // Flush writes noted changes in one transaction: objects' states and the
-// sinks' queues together, taken at one instant, so a record appended
+// sinks' spools together, taken at one instant, so a record appended
 // before its object's state was noted is on disk whenever that state is.
 func (s *Store) Flush() error {
 	s.writing.Lock()
@@ -240,14 +254,14 @@ func (s *Store) Flush() error {
 	s.mu.Lock()
 	pending := s.pending
 	s.pending = map[string]*targetChanges{}
-	var queues []flushed
-	for _, q := range s.queues {
+	var spools []flushed
+	for _, q := range s.spools {
 		if f, ok := q.snapshot(); ok {
-			queues = append(queues, f)
+			spools = append(spools, f)
 		}
 	}
 	s.mu.Unlock()
-	if len(pending) == 0 && len(queues) == 0 {
+	if len(pending) == 0 && len(spools) == 0 {
 		return nil
 	}
 	written := 0
@@ -262,7 +276,7 @@ func (s *Store) Flush() error {
 		}
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		for _, f := range queues {
+		for _, f := range spools {
 			if err := f.write(tx); err != nil {
 				return err
 			}
@@ -315,7 +329,7 @@ func (s *Store) Flush() error {
 		return err
 	}
 	s.mu.Lock()
-	for _, f := range queues {
+	for _, f := range spools {
 		f.written()
 	}
 	s.mu.Unlock()
@@ -343,7 +357,7 @@ const stageBytes = 4 << 20
 // that writes what was noted since. A crash in between leaves the stored
 // objects as they were (Open drops the staging). It returns the bytes
 // written.
-func (s *Store) stage(target string, list Source) (written int, err error) {
+func (s *Store) stage(target string, list List) (written int, err error) {
 	name := []byte(target)
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		staging := tx.Bucket(stagingBucket)

@@ -250,7 +250,7 @@ func TestDamagedRecordCostsOnlyThatRecord(t *testing.T) {
 	dir := t.TempDir()
 	s := openBound(t, dir, "c1", &bytes.Buffer{})
 	s.Replace("configmaps", objectsOf(map[string]*Object{"ns/a": cm, "ns/b": cm}))
-	q, err := s.Queue("hook")
+	q, err := s.Spool("hook")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestDamagedRecordCostsOnlyThatRecord(t *testing.T) {
 		if err := tx.Bucket(targetsBucket).Bucket([]byte("configmaps")).Put([]byte("ns/x"), []byte("garbage")); err != nil {
 			return err
 		}
-		return tx.Bucket(queuesBucket).Bucket([]byte("hook")).Put(seqKey(2), []byte(`{"id":"cut sh`))
+		return tx.Bucket(spoolsBucket).Bucket([]byte("hook")).Put(seqKey(2), []byte(`{"id":"cut sh`))
 	})
 	var logs bytes.Buffer
 	s = openBound(t, dir, "c1", &logs)
@@ -275,7 +275,7 @@ func TestDamagedRecordCostsOnlyThatRecord(t *testing.T) {
 	if err != nil || len(objects) != 2 || objects["ns/a"] == nil || objects["ns/b"] == nil {
 		t.Fatalf("objects after damage: %v (err %v), want ns/a and ns/b kept", objects, err)
 	}
-	q, err = s.Queue("hook")
+	q, err = s.Spool("hook")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,10 +12,10 @@ import (
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
-// Deliver runs records through a notify.Queue in front of sink, with a
+// Deliver runs records through a queue in memory in front of sink, with a
 // fast backoff and logs to logs (nil discards them), until each is
 // delivered or given up on, and returns the queue for its counters.
-func Deliver(t testing.TB, sink notify.Notifier, records []record.Change, backoff notify.Backoff, logs io.Writer) *notify.Queue {
+func Deliver(t testing.TB, sink notify.Notifier, records []record.Change, backoff notify.Backoff, logs io.Writer) notify.Queue {
 	t.Helper()
 	if logs == nil {
 		logs = io.Discard

@@ -116,7 +116,7 @@ func update(name string, n int) record.Change {
 	return c
 }
 
-func deliver(t *testing.T, sink notify.Notifier, records []record.Change) *notify.Queue {
+func deliver(t *testing.T, sink notify.Notifier, records []record.Change) notify.Queue {
 	return notifytest.Deliver(t, sink, records, notify.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond}, nil)
 }
 

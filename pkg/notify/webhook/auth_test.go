@@ -52,19 +52,20 @@ func expiredCredential(t *testing.T, status int, spooled bool) {
 		t.Fatal(err)
 	}
 	var logs strings.Builder
-	opts := notify.QueueOptions{Size: records, Backoff: fast, AuthBackoff: slowAuth, Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	opts := notify.QueueOptions{Size: records, MaxBytes: 1 << 20, Backoff: fast, AuthBackoff: slowAuth, Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	q := notify.NewQueue("hook", sink, opts)
 	if spooled {
 		st, err := state.Open(t.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		if opts.Spool, err = st.Queue("hook"); err != nil {
+		spool, err := st.Spool("hook")
+		if err != nil {
 			t.Fatal(err)
 		}
-		opts.MaxBytes = 1 << 20
+		q = notify.NewSpooledQueue("hook", sink, spool, opts)
 	}
-	q := notify.NewQueue("hook", sink, opts)
 	done := make(chan struct{})
 	go func() { q.Run(context.Background()); close(done) }()
 	var sent []record.Change

@@ -74,7 +74,7 @@ func serve(t *testing.T, rc *receiver) *httptest.Server {
 
 var fast = notify.Backoff{Initial: 20 * time.Millisecond, Max: 200 * time.Millisecond, Jitter: 0.2}
 
-func run(t *testing.T, sink notify.Notifier, records []record.Change, logs io.Writer) *notify.Queue {
+func run(t *testing.T, sink notify.Notifier, records []record.Change, logs io.Writer) notify.Queue {
 	return notifytest.Deliver(t, sink, records, fast, logs)
 }
 

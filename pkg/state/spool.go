@@ -11,20 +11,21 @@ import (
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
-// queuesBucket holds a bucket per sink: sequence number → record.
-var queuesBucket = []byte("queues")
+// spoolsBucket holds a bucket per sink: sequence number → record. Its
+// name on disk stays "queues", which existing state dirs hold.
+var spoolsBucket = []byte("queues")
 
-// Queue is one sink's undelivered records, in order, kept in the state
-// store: a record appended is written with the store's next flush, in the
+// Spool is one sink's undelivered records, in order, kept in the state
+// store (the disk behind notify's spooled queue): a record appended is written with the store's next flush, in the
 // same transaction as the object states noted after it, so a crash never
 // leaves an object's new state on disk without the record that reported
 // it. A record delivered before that flush is never written at all, so a
 // sink that keeps up costs no disk writes.
 //
-// Records are numbered in order; the queue holds those from Head to
+// Records are numbered in order; the spool holds those from Head to
 // Tail-1. One goroutine reads and removes (the sink's delivery), others
 // append.
-type Queue struct {
+type Spool struct {
 	s    *Store
 	name []byte
 
@@ -44,24 +45,24 @@ type entry struct {
 }
 
 // stored is a record as written: Change leaves Unified (text output's
-// diff) out of its JSON, the queue must not.
+// diff) out of its JSON, the spool must not.
 type stored struct {
 	record.Change
 	Unified string `json:"unified,omitempty"`
 }
 
-// Queue returns the named sink's queue, with what an earlier run left
+// Spool returns the named sink's spool, with what an earlier run left
 // undelivered.
-func (s *Store) Queue(name string) (*Queue, error) {
+func (s *Store) Spool(name string) (*Spool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if q := s.queues[name]; q != nil {
+	if q := s.spools[name]; q != nil {
 		return q, nil
 	}
-	q := &Queue{s: s, name: []byte(name), head: 1, tail: 1}
+	q := &Spool{s: s, name: []byte(name), head: 1, tail: 1}
 	err := guard(func() error {
 		return s.db.View(func(tx *bolt.Tx) error {
-			b := tx.Bucket(queuesBucket).Bucket(q.name)
+			b := tx.Bucket(spoolsBucket).Bucket(q.name)
 			if b == nil {
 				return nil
 			}
@@ -86,21 +87,21 @@ func (s *Store) Queue(name string) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state store: queue %s: %w", name, err)
 	}
-	s.queues[name] = q
+	s.spools[name] = q
 	return q, nil
 }
 
-// DropQueuesExcept deletes the queues of sinks no longer configured,
+// DropSpoolsExcept deletes the spools of sinks no longer configured,
 // saying how many records each held.
-func (s *Store) DropQueuesExcept(names []string) error {
+func (s *Store) DropSpoolsExcept(names []string) error {
 	keep := map[string]bool{}
 	for _, n := range names {
 		keep[n] = true
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {
-		queues := tx.Bucket(queuesBucket)
+		spools := tx.Bucket(spoolsBucket)
 		var gone [][]byte
-		err := queues.ForEachBucket(func(name []byte) error {
+		err := spools.ForEachBucket(func(name []byte) error {
 			if !keep[string(name)] {
 				gone = append(gone, bytes.Clone(name))
 			}
@@ -110,10 +111,10 @@ func (s *Store) DropQueuesExcept(names []string) error {
 			return err
 		}
 		for _, name := range gone {
-			if n := queues.Bucket(name).Stats().KeyN; n > 0 {
+			if n := spools.Bucket(name).Stats().KeyN; n > 0 {
 				s.log.Warn("state dir holds undelivered records of a sink no longer configured: dropped", "sink", string(name), "records", n)
 			}
-			if err := queues.DeleteBucket(name); err != nil {
+			if err := spools.DeleteBucket(name); err != nil {
 				return err
 			}
 		}
@@ -122,7 +123,7 @@ func (s *Store) DropQueuesExcept(names []string) error {
 }
 
 // Append adds c at the tail.
-func (q *Queue) Append(c record.Change) error {
+func (q *Spool) Append(c record.Change) error {
 	data, err := json.Marshal(stored{Change: c, Unified: c.Unified})
 	if err != nil {
 		return err
@@ -136,22 +137,22 @@ func (q *Queue) Append(c record.Change) error {
 	return nil
 }
 
-// Size is how many records the queue holds, and their encoded bytes.
-func (q *Queue) Size() (records int, bytes int64) {
+// Size is how many records the spool holds, and their encoded bytes.
+func (q *Spool) Size() (records int, bytes int64) {
 	q.s.mu.Lock()
 	defer q.s.mu.Unlock()
 	return int(q.tail - q.head), q.bytes
 }
 
 // Head is the number of the oldest record held.
-func (q *Queue) Head() uint64 {
+func (q *Spool) Head() uint64 {
 	q.s.mu.Lock()
 	defer q.s.mu.Unlock()
 	return q.head
 }
 
 // Tail is the number the next record appended gets.
-func (q *Queue) Tail() uint64 {
+func (q *Spool) Tail() uint64 {
 	q.s.mu.Lock()
 	defer q.s.mu.Unlock()
 	return q.tail
@@ -160,7 +161,7 @@ func (q *Queue) Tail() uint64 {
 // Read returns up to limit records from number from on, in order, and the
 // number to read from next. A record that cannot be decoded (damage) is
 // skipped and counted.
-func (q *Queue) Read(from uint64, limit int) (recs []record.Change, next uint64, skipped int, err error) {
+func (q *Spool) Read(from uint64, limit int) (recs []record.Change, next uint64, skipped int, err error) {
 	q.s.mu.Lock()
 	from = max(from, q.head)
 	next = from
@@ -183,7 +184,7 @@ func (q *Queue) Read(from uint64, limit int) (recs []record.Change, next uint64,
 	// Only the reader removes records, so those from on stay on disk.
 	err = guard(func() error {
 		return q.s.db.View(func(tx *bolt.Tx) error {
-			b := tx.Bucket(queuesBucket).Bucket(q.name)
+			b := tx.Bucket(spoolsBucket).Bucket(q.name)
 			if b == nil {
 				return nil
 			}
@@ -212,7 +213,7 @@ func (q *Queue) Read(from uint64, limit int) (recs []record.Change, next uint64,
 
 // Remove forgets the records up to number through: delivered, or given up
 // on. Those already written are deleted with the next flush.
-func (q *Queue) Remove(through uint64) {
+func (q *Spool) Remove(through uint64) {
 	q.s.mu.Lock()
 	defer q.s.mu.Unlock()
 	for q.head <= through && q.head < q.tail {
@@ -225,22 +226,22 @@ func (q *Queue) Remove(through uint64) {
 	}
 }
 
-// flushed is what one flush writes of a queue.
+// flushed is what one flush writes of a spool.
 type flushed struct {
-	q       *Queue
+	q       *Spool
 	head    uint64
 	entries []entry
 }
 
 // snapshot takes what the next flush writes, if anything. The caller
 // holds s.mu.
-func (q *Queue) snapshot() (flushed, bool) {
+func (q *Spool) snapshot() (flushed, bool) {
 	return flushed{q: q, head: q.head, entries: q.pending}, len(q.pending) > 0 || q.head != q.diskHead
 }
 
 // write deletes the removed records and writes the appended ones.
 func (f flushed) write(tx *bolt.Tx) error {
-	b, err := tx.Bucket(queuesBucket).CreateBucketIfNotExists(f.q.name)
+	b, err := tx.Bucket(spoolsBucket).CreateBucketIfNotExists(f.q.name)
 	if err != nil {
 		return err
 	}

@@ -45,14 +45,14 @@ func (o *outage) tried() int {
 	return o.tries
 }
 
-func openSpool(t *testing.T, dir string) (*state.Store, *state.Queue) {
+func openSpool(t *testing.T, dir string) (*state.Store, *state.Spool) {
 	t.Helper()
 	st, err := state.Open(dir, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() }) // a second Close does nothing
-	spool, err := st.Queue("hook")
+	spool, err := st.Spool("hook")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestSpooledQueueOutlivesAnOutageAndARestart(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	st, spool := openSpool(t, dir)
 	down := &outage{}
-	q := NewQueue("hook", down, QueueOptions{Spool: spool, MaxBytes: 1 << 20, Backoff: fast, Log: log})
+	q := NewSpooledQueue("hook", down, spool, QueueOptions{MaxBytes: 1 << 20, Backoff: fast, Log: log})
 	ctx, drainTimeout := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { q.Run(ctx); close(done) }()
@@ -103,7 +103,7 @@ func TestSpooledQueueOutlivesAnOutageAndARestart(t *testing.T) {
 	st, spool = openSpool(t, dir)
 	defer st.Close()
 	up := &recorder{}
-	q = NewQueue("hook", up, QueueOptions{Spool: spool, MaxBytes: 1 << 20, Backoff: fast, Log: quiet})
+	q = NewSpooledQueue("hook", up, spool, QueueOptions{MaxBytes: 1 << 20, Backoff: fast, Log: quiet})
 	mark, ok := q.enqueue(change(20))
 	if !ok || mark.Handled() {
 		t.Fatal("a new record was refused, or counts as handled before it was delivered")
@@ -132,7 +132,7 @@ func TestSpooledQueueBoundedInBytes(t *testing.T) {
 	_, size := spool.Size()
 	spool.Remove(spool.Head())
 	down := &outage{}
-	q := NewQueue("hook", down, QueueOptions{Spool: spool, MaxBytes: 5 * size, Backoff: fast, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	q := NewSpooledQueue("hook", down, spool, QueueOptions{MaxBytes: 5 * size, Backoff: fast, Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	for i := range 12 {
 		q.Enqueue(change(i))
 	}
@@ -151,7 +151,7 @@ func TestSpooledQueueBoundedInBytes(t *testing.T) {
 
 	_, spool = openSpool(t, t.TempDir())
 	slow := &outage{}
-	q = NewQueue("stdout", slow, QueueOptions{Spool: spool, MaxBytes: 5 * size, Block: true, Backoff: fast, Log: quiet})
+	q = NewSpooledQueue("stdout", slow, spool, QueueOptions{MaxBytes: 5 * size, Block: true, Backoff: fast, Log: quiet})
 	done := make(chan struct{})
 	go func() { q.Run(context.Background()); close(done) }()
 	enqueued := make(chan struct{})

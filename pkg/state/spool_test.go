@@ -25,7 +25,7 @@ func storedKeys(t *testing.T, s *Store, name string) int {
 	t.Helper()
 	n := 0
 	err := s.db.View(func(tx *bolt.Tx) error {
-		if b := tx.Bucket(queuesBucket).Bucket([]byte(name)); b != nil {
+		if b := tx.Bucket(spoolsBucket).Bucket([]byte(name)); b != nil {
 			n = b.Stats().KeyN
 		}
 		return nil
@@ -36,11 +36,11 @@ func storedKeys(t *testing.T, s *Store, name string) int {
 	return n
 }
 
-func TestQueueKeepsUndeliveredRecordsAcrossARestart(t *testing.T) {
+func TestSpoolKeepsUndeliveredRecordsAcrossARestart(t *testing.T) {
 	dir := t.TempDir()
 	var logs bytes.Buffer
 	s := openBound(t, dir, "c1", &logs)
-	q, err := s.Queue("hook")
+	q, err := s.Spool("hook")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestQueueKeepsUndeliveredRecordsAcrossARestart(t *testing.T) {
 	}
 
 	s = openBound(t, dir, "c1", &logs)
-	q, err = s.Queue("hook")
+	q, err = s.Spool("hook")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,18 +97,18 @@ func TestQueueKeepsUndeliveredRecordsAcrossARestart(t *testing.T) {
 
 	s = openBound(t, dir, "c1", &logs)
 	defer s.Close()
-	q, _ = s.Queue("hook")
+	q, _ = s.Spool("hook")
 	if got, _, _, _ := q.Read(q.Head(), 10); len(got) != 1 || got[0].ID != "u/6/updated" {
 		t.Fatalf("after delivering 3 to 5 and appending 6, the queue holds %+v", got)
 	}
 }
 
-func TestQueuesOfSinksNoLongerConfiguredAreDropped(t *testing.T) {
+func TestSpoolsOfSinksNoLongerConfiguredAreDropped(t *testing.T) {
 	dir := t.TempDir()
 	var logs bytes.Buffer
 	s := openBound(t, dir, "c1", &logs)
 	for _, name := range []string{"kept", "gone"} {
-		q, _ := s.Queue(name)
+		q, _ := s.Spool(name)
 		if err := q.Append(rec(1)); err != nil {
 			t.Fatal(err)
 		}
@@ -118,24 +118,24 @@ func TestQueuesOfSinksNoLongerConfiguredAreDropped(t *testing.T) {
 	}
 	s = openBound(t, dir, "c1", &logs)
 	defer s.Close()
-	if err := s.DropQueuesExcept([]string{"kept"}); err != nil {
+	if err := s.DropSpoolsExcept([]string{"kept"}); err != nil {
 		t.Fatal(err)
 	}
 	if storedKeys(t, s, "kept") != 1 || storedKeys(t, s, "gone") != 0 {
-		t.Fatal("DropQueuesExcept kept the wrong queues")
+		t.Fatal("DropSpoolsExcept kept the wrong spools")
 	}
 	if !strings.Contains(logs.String(), "sink no longer configured") || !strings.Contains(logs.String(), "sink=gone records=1") {
 		t.Fatalf("dropping a queue with records must say so; logs:\n%s", logs.String())
 	}
 }
 
-// TestQueueUnderConcurrentFlushes: records appended, read, removed and
+// TestSpoolUnderConcurrentFlushes: records appended, read, removed and
 // flushed at once all arrive, in order, once.
-func TestQueueUnderConcurrentFlushes(t *testing.T) {
+func TestSpoolUnderConcurrentFlushes(t *testing.T) {
 	var logs bytes.Buffer
 	s := openBound(t, t.TempDir(), "c1", &logs)
 	defer s.Close()
-	q, _ := s.Queue("hook")
+	q, _ := s.Spool("hook")
 	const total = 2000
 	done := make(chan struct{})
 	var wg sync.WaitGroup
