@@ -120,7 +120,7 @@ func runWatch(ctx context.Context, cfg config.Config, out, stderr io.Writer) err
 	if err := bindState(ctx, st, c); err != nil {
 		return err
 	}
-	w, err := watcher.New(rc, p.Handle, watcher.Options{Logger: log, Transform: p.CacheTransform, State: st, Compress: cfg.CompressCache,
+	w, err := watcher.New(rc, p.Handle, watcher.Options{Logger: log, Transform: p.CacheTransform, State: st, Rules: differ.RulesFingerprint(), Compress: cfg.CompressCache,
 		OnConnection: func(up bool) { m.APIServerConnected.Set(map[bool]float64{true: 1}[up]) }})
 	if err != nil {
 		return err

@@ -11,6 +11,10 @@
 package diff
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,7 +49,8 @@ type Options struct {
 // Differ turns inputs into change records. It is safe for concurrent use:
 // every reflector calls it from its own goroutine.
 type Differ struct {
-	rules    *compiledRules
+	fingerprint string
+	rules       *compiledRules
 	redactor *redactor
 	keys     ListKeys
 	patch    bool
@@ -68,7 +73,34 @@ func New(opts Options) (*Differ, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Differ{rules: rules, redactor: red, keys: opts.ListKeys, patch: opts.Patch, unified: opts.Unified, cached: opts.CachedObjects, now: now}, nil
+	return &Differ{fingerprint: fingerprint(opts), rules: rules, redactor: red, keys: opts.ListKeys, patch: opts.Patch, unified: opts.Unified, cached: opts.CachedObjects, now: now}, nil
+}
+
+// RulesFingerprint identifies what CacheTransform does: the rules, the
+// redaction and the built-in lists of both. Objects cached (and stored in
+// the state dir) under another fingerprint must go through
+// CacheTransform again, or a key newly redacted would still show its old
+// value in the clear.
+func (d *Differ) RulesFingerprint() string { return d.fingerprint }
+
+func fingerprint(opts Options) string {
+	b, _ := json.Marshal(struct {
+		Rules                       Rules
+		Paths, Keys                 []string
+		Defaults                    []DefaultRule
+		DefaultPaths                [][]string
+		Secret, Copies, HelmRelease []string
+	}{opts.Rules, opts.Redact.Paths, opts.Redact.Keys, DefaultRules, defaultPaths(), secretPaths, objectCopies, helmReleasePaths})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+func defaultPaths() [][]string {
+	var out [][]string
+	for _, r := range DefaultRules {
+		out = append(out, append(slices.Clone(r.resources), r.paths...))
+	}
+	return out
 }
 
 // Diff returns the record of the watcher's event, and false when there is

@@ -113,3 +113,29 @@ func TestRedactedHashSaysOnlyChangedOrNot(t *testing.T) {
 		t.Error("a Secret's value hashes as a ConfigMap's equal value does")
 	}
 }
+
+// TestRulesFingerprintFollowsWhatTheCacheHolds: a key added to the
+// redaction changes the fingerprint (restored objects must go through the
+// rules again); the salt and the clock do not.
+func TestRulesFingerprintFollowsWhatTheCacheHolds(t *testing.T) {
+	fp := func(o Options) string {
+		d, err := New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.RulesFingerprint()
+	}
+	base := Options{Rules: Rules{Defaults: AllDefaults}, Redact: RedactOptions{Keys: []string{"*password*"}, Salt: []byte("a")}}
+	salted := base
+	salted.Redact.Salt = []byte("b")
+	more := base
+	more.Redact.Keys = []string{"*password*", "*pin*"}
+	fewer := base
+	fewer.Rules.Defaults = []string{"bookkeeping"}
+	if fp(base) != fp(salted) {
+		t.Error("the salt changed the fingerprint: every restart would redo the state")
+	}
+	if fp(base) == fp(more) || fp(base) == fp(fewer) {
+		t.Error("another redaction or other rules kept the fingerprint: stored objects would keep what is now hidden")
+	}
+}

@@ -44,12 +44,14 @@ func (s *Store) Release(ref Ref) {
 	}
 }
 
-// WriteFull writes a target's complete state (its first list) before it
-// returns, a few MiB per transaction, replacing what was stored. The
-// watcher reports a type's changes only after its first list is written:
-// a crash from then on finds a stored state to compare with, so no change
-// made after the sync is lost, however early the crash.
-func (s *Store) WriteFull(target string, list List) error {
+// WriteFull writes a target's complete state (its first list, or its
+// stored objects passed through new rules) before it returns, a few MiB
+// per transaction, replacing what was stored, and records the fingerprint
+// of the rules the objects went through (Rules). The watcher reports a
+// type's changes only after its first list is written: a crash from then
+// on finds a stored state to compare with, so no change made after the
+// sync is lost, however early the crash.
+func (s *Store) WriteFull(target, rules string, list List) error {
 	s.writing.Lock()
 	defer s.writing.Unlock()
 	s.mu.Lock()
@@ -69,6 +71,9 @@ func (s *Store) WriteFull(target string, list List) error {
 			if err := targets.DeleteBucket(name); err != nil {
 				return err
 			}
+		}
+		if err := tx.Bucket(metaBucket).Put(rulesKey(target), []byte(rules)); err != nil {
+			return err
 		}
 		return tx.Bucket(stagingBucket).MoveBucket(name, targets)
 	})

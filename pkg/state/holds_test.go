@@ -73,7 +73,7 @@ func TestWriteFullIsOnDiskWhenItReturns(t *testing.T) {
 	}
 	s.Put("v1/configmaps", "ns/stale", obj("9")) // noted before the list: superseded
 	list := map[string]*Object{"ns/a": obj("1"), "ns/b": obj("2")}
-	if err := s.WriteFull("v1/configmaps", objectsOf(list)); err != nil {
+	if err := s.WriteFull("v1/configmaps", "rules-1", objectsOf(list)); err != nil {
 		t.Fatal(err)
 	}
 	objects, ok, err := s.load("v1/configmaps")

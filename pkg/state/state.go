@@ -115,6 +115,20 @@ func (s *Store) Rebind(cluster string) error {
 	})
 }
 
+// Rules returns the fingerprint of the rules a target's stored objects
+// went through (diff.Differ.RulesFingerprint), as WriteFull recorded it;
+// "" when unknown.
+func (s *Store) Rules(target string) string {
+	var fp string
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		fp = string(tx.Bucket(metaBucket).Get(rulesKey(target)))
+		return nil
+	})
+	return fp
+}
+
+func rulesKey(target string) []byte { return []byte("rules/" + target) }
+
 // Salt returns the key of the hashes shown in place of redacted values,
 // made at the first start and kept with the state: a value that did not
 // change while kubediff was down hashes the same after a restart.

@@ -155,7 +155,7 @@ func TestStateKeepsPackedObjectsAsJSON(t *testing.T) {
 	if err := st.Bind("c1"); err != nil {
 		t.Fatal(err)
 	}
-	restored, ok, err := (&persisted{state: st, target: "configmaps"}).restore(newPacker().forType("v1/configmaps"))
+	restored, ok, err := (&persisted{state: st, target: "configmaps"}).restore(newPacker().forType("v1/configmaps"), nil)
 	if err != nil || !ok || len(restored) != 50 {
 		t.Fatalf("restored %d objects, %v, %v", len(restored), ok, err)
 	}

@@ -2,6 +2,7 @@ package watcher
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -191,6 +192,7 @@ func cacheForm(toCache func(*unstructured.Unstructured, bool) (*compactObject, e
 type persisted struct {
 	state  *state.Store
 	target string
+	rules  string // the fingerprint of the rules objects go through
 	logErr func(error)
 }
 
@@ -232,7 +234,7 @@ func (p *persisted) replace(objects map[string]*compactObject) {
 	for i, key := range list.keys {
 		list.objects[i] = objects[key]
 	}
-	if err := p.state.WriteFull(p.target, list); err != nil {
+	if err := p.state.WriteFull(p.target, p.rules, list); err != nil {
 		// The next flush tries again; until one succeeds, a crash loses
 		// what changes meanwhile (its error is logged by the flush too).
 		p.logErr(fmt.Errorf("cannot write the state dir: %w", err))
@@ -264,26 +266,54 @@ func (l *storedList) Object(i int) *state.Object { return l.p.stored(l.objects[i
 
 // restore loads the target's objects as last stored: false when there are
 // none (a type not watched before), and then the first list is not news.
-func (p *persisted) restore(packer *typePacker) (map[string]*compactObject, bool, error) {
+// Objects stored under other rules go through the cache transform
+// (toCache) again and are stored again so, so that what the rules now
+// hide or redact never shows from the stored side of a diff.
+func (p *persisted) restore(packer *typePacker, toCache func(*unstructured.Unstructured, bool) (*compactObject, error)) (map[string]*compactObject, bool, error) {
 	if p == nil {
 		return nil, false, nil
+	}
+	var again func(*unstructured.Unstructured, bool) (*compactObject, error)
+	if p.state.Rules(p.target) != p.rules {
+		again = toCache
 	}
 	// Each object is packed as it is read: a type's stored objects are
 	// never all in memory as plain JSON.
 	objects := map[string]*compactObject{}
+	var failed error
 	ok, err := p.state.Each(p.target, func(key string, o *state.Object) {
-		ns, name, namespaced := strings.Cut(key, "/")
-		if !namespaced {
-			ns, name = "", key
-		}
-		c := &compactObject{Namespace: ns, Name: name, UID: types.UID(o.UID), ResourceVersion: o.ResourceVersion}
-		if c.raw, c.dict = packer.pack(o.Raw); c.dict == nil {
-			c.raw = bytes.Clone(c.raw) // o.Raw is the store's, for this call only
+		c, err := restored(key, o, packer, again)
+		if err != nil {
+			failed = cmp.Or(failed, err)
+			return
 		}
 		objects[key] = c
 	})
-	if !ok || err != nil {
+	if err = cmp.Or(err, failed); !ok || err != nil {
 		return nil, false, err
 	}
+	if again != nil {
+		p.replace(objects) // stored as they now are, under the current rules
+	}
 	return objects, true, nil
+}
+
+// restored is one stored object in the cache form.
+func restored(key string, o *state.Object, packer *typePacker, again func(*unstructured.Unstructured, bool) (*compactObject, error)) (*compactObject, error) {
+	if again != nil {
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(o.Raw); err != nil {
+			return nil, fmt.Errorf("stored object %s: %w", key, err)
+		}
+		return again(u, false)
+	}
+	ns, name, namespaced := strings.Cut(key, "/")
+	if !namespaced {
+		ns, name = "", key
+	}
+	c := &compactObject{Namespace: ns, Name: name, UID: types.UID(o.UID), ResourceVersion: o.ResourceVersion}
+	if c.raw, c.dict = packer.pack(o.Raw); c.dict == nil {
+		c.raw = bytes.Clone(c.raw) // o.Raw is the store's, for this call only
+	}
+	return c, nil
 }

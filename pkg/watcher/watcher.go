@@ -43,6 +43,10 @@ type Options struct {
 	// of the type's first objects (packing.go): a third of the memory, for
 	// about 2 µs an object.
 	Compress bool
+	// Rules fingerprints what Transform does (diff.Differ.RulesFingerprint):
+	// objects stored under other rules go through Transform again when
+	// restored, and are stored again as they then are.
+	Rules string
 }
 
 // Watcher runs a reflector per target and reports the changes they see to
@@ -164,8 +168,8 @@ func (w *Watcher) start(ctx context.Context, t discovery.Target) {
 	logErr := w.watchErrorLogger(ctx, t)
 	s := &store{toCache: cacheForm(toCache), emit: w.emitter(t.Resource), objects: map[string]*compactObject{}}
 	if w.opts.State != nil {
-		s.persist = &persisted{state: w.opts.State, target: key, logErr: logErr}
-		objects, ok, err := s.persist.restore(w.packer.forType(t.Resource.GVR.String()))
+		s.persist = &persisted{state: w.opts.State, target: key, rules: w.opts.Rules, logErr: logErr}
+		objects, ok, err := s.persist.restore(w.packer.forType(t.Resource.GVR.String()), toCache)
 		if err != nil {
 			w.opts.Logger.Warn("cannot read this type's stored state: changes made while kubediff was down are not reported for it", "resource", t.Resource.String(), "namespace", t.Namespace, "err", err)
 		}

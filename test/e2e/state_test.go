@@ -145,3 +145,32 @@ func TestRestartDoesNotReportUnchangedRedactedValues(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoredObjectsGoThroughTheCurrentRules: a key added to
+// diff.redact.keys between two runs with a state dir never shows its old
+// value in the clear: the objects stored under the old rules are passed
+// through the new ones as they are restored.
+func TestRestoredObjectsGoThroughTheCurrentRules(t *testing.T) {
+	ns := newNamespace(t)
+	const before, after = "pin-canary-4321", "pin-canary-9876"
+	kubectl(t, "", "-n", ns, "create", "configmap", "app", "--from-literal=pin_code="+before)
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	stopWith(t, startBinary(t, "watch", "-n", ns, "--state-dir", state), syscall.SIGTERM)
+	kubectl(t, "", "-n", ns, "patch", "configmap", "app", "--type", "merge", "-p", `{"data":{"pin_code":"`+after+`"}}`)
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("diff:\n  redact:\n    keys: ['*password*', '*pin*']\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	second := startBinary(t, "watch", "-n", ns, "--state-dir", state, "--config", cfg)
+	got := untilMarker(t, second, ns, "marker")
+	if len(got) != 1 || got[0].Changed != "data.pin_code" {
+		t.Fatalf("want the one change while down, got %+v", got)
+	}
+	stopWith(t, second, syscall.SIGTERM)
+	for _, leaked := range []string{before, after} {
+		if strings.Contains(second.stdout.String(), leaked) {
+			t.Errorf("%q, now redacted, appears in the record: %s", leaked, second.stdout.String())
+		}
+	}
+}
