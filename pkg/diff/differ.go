@@ -51,12 +51,12 @@ type Options struct {
 type Differ struct {
 	fingerprint string
 	rules       *compiledRules
-	redactor *redactor
-	keys     ListKeys
-	patch    bool
-	unified  bool
-	cached   bool
-	now      func() time.Time
+	redactor    *redactor
+	keys        ListKeys
+	patch       bool
+	unified     bool
+	cached      bool
+	now         func() time.Time
 }
 
 // New returns a Differ, or an error naming a malformed rule.

@@ -16,11 +16,11 @@ import (
 // got; a follower holds recent records, so that if it takes over it
 // replays what the old leader had not delivered and no change is lost.
 type Gate struct {
-	next     dispatcher
-	maxHeld  int
-	track    bool // publish progress: only with leader election
-	settle   time.Duration
-	log      *slog.Logger
+	next    dispatcher
+	maxHeld int
+	track   bool // publish progress: only with leader election
+	settle  time.Duration
+	log     *slog.Logger
 
 	mu      sync.Mutex
 	leading bool

@@ -11,7 +11,6 @@ import (
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
-
 func rec(rv int) record.Change {
 	return record.Change{Kind: "ConfigMap", Name: "cm", ResourceVersion: fmt.Sprint(rv)}
 }
