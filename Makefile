@@ -8,7 +8,7 @@ LDFLAGS  := -s -w -X github.com/kubediff/kubediff/internal/cli.version=$(VERSION
 TESTENV  := .testenv/bin
 export KUBEBUILDER_ASSETS := $(abspath $(TESTENV))
 
-.PHONY: all build dist testenv peers helm tools test unit e2e demo bench microbench vet lint tidy-check lint-dockerfile fmt clean
+.PHONY: all build dist testenv peers helm tools test unit demo bench microbench vet lint tidy-check lint-dockerfile fmt clean
 
 all: build
 
@@ -38,9 +38,10 @@ peers: $(TESTENV)/kubewatch
 test: testenv peers helm vet
 	$(GO) test -race -count=1 -timeout 25m ./...
 
-## unit: tests that need no control plane
+## unit: tests that need no control plane and build no release (everything but test/e2e, test/living and test/dist)
+UNIT_PKGS = $$($(GO) list ./... | grep -v -e /test/e2e -e /test/living -e /test/dist)
 unit:
-	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /test/e2e)
+	$(GO) test -race -count=1 $(UNIT_PKGS)
 
 ## bench: end-to-end benchmark against the local control plane (BENCH_FLAGS=-quick: under two minutes; -scale: 300,000 objects, about 20 minutes)
 BENCH_FLAGS ?= -quick
