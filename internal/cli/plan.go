@@ -78,11 +78,11 @@ func newPlanner(cfg config.Config, c *clients) *discovery.Planner {
 }
 
 // objects turns TYPE/NAME (validated) into the planner's objects.
-func objects(names []string) []discovery.Object {
-	var out []discovery.Object
+func objects(names []string) []discovery.ObjectName {
+	var out []discovery.ObjectName
 	for _, o := range names {
 		typ, name, _ := config.ParseObject(o)
-		out = append(out, discovery.Object{Resource: typ, Name: name})
+		out = append(out, discovery.ObjectName{Resource: typ, Name: name})
 	}
 	return out
 }

@@ -117,7 +117,7 @@ func (s *sinks) drain(timeout time.Duration, log *slog.Logger) {
 }
 
 // newSink builds a configured sink through its type's package.
-func newSink(sc config.SinkConfig, log *slog.Logger) (notify.Notifier, error) {
+func newSink(sc config.SinkEntry, log *slog.Logger) (notify.Notifier, error) {
 	typed, err := sc.Decode()
 	if err != nil {
 		return nil, err

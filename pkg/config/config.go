@@ -86,7 +86,7 @@ type Config struct {
 	// take to be delivered.
 	DrainTimeout time.Duration `mapstructure:"drainTimeout"`
 	// Sinks are where records go besides stdout.
-	Sinks []SinkConfig `mapstructure:"sinks"`
+	Sinks []SinkEntry `mapstructure:"sinks"`
 	// HTTPAddress serves /healthz, /readyz and /metrics; empty turns it off.
 	// The default is loopback only: kubediff in a terminal opens no socket
 	// on the network; in a pod, the manifests set ":8080" for the kubelet's
@@ -130,10 +130,11 @@ type TypeSelector struct {
 	FieldSelector string   `mapstructure:"fieldSelector"`
 }
 
-// SinkConfig is one destination: the keys every sink has, and the rest,
-// which belong to its type (pkg/notify/sinks lists the types, and each
-// type's package its keys).
-type SinkConfig struct {
+// SinkEntry is one entry of the sinks list, one destination: the keys
+// every sink has, and the rest, which belong to its type (pkg/notify/sinks
+// lists the types, and each type's package its keys; Decode returns that
+// part as the type's notify.SinkConfig).
+type SinkEntry struct {
 	Name  string      `mapstructure:"name"`
 	Type  string      `mapstructure:"type"`
 	Match MatchConfig `mapstructure:"match"`
@@ -460,7 +461,7 @@ func checkHTTPAddress(addr string) error {
 }
 
 // MaxBytes is the sink's queueMaxBytes, or global's when it sets none.
-func (s SinkConfig) MaxBytes(global string) int64 {
+func (s SinkEntry) MaxBytes(global string) int64 {
 	v := s.QueueMaxBytes
 	if v == "" {
 		v = global
@@ -469,7 +470,7 @@ func (s SinkConfig) MaxBytes(global string) int64 {
 	return n
 }
 
-func (s SinkConfig) validate(key string, seen map[string]bool) []error {
+func (s SinkEntry) validate(key string, seen map[string]bool) []error {
 	var errs []error
 	switch {
 	case s.Name == "":
@@ -511,7 +512,7 @@ func (s SinkConfig) validate(key string, seen map[string]bool) []error {
 
 // Decode returns the sink type's own config, decoded strictly from the
 // entry's other keys over the type's defaults.
-func (s SinkConfig) Decode() (notify.SinkConfig, error) {
+func (s SinkEntry) Decode() (notify.SinkConfig, error) {
 	t, ok := sinks.Lookup(s.Type)
 	if !ok {
 		return nil, fmt.Errorf("type: %q is not one of %s", s.Type, strings.Join(sinks.Names(), ", "))

@@ -33,7 +33,7 @@ func TestQueueSizeIsBounded(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := Default()
 			c.QueueSize = tt.global
-			c.Sinks = []SinkConfig{{Name: "a", Type: "webhook", QueueSize: tt.sink, Options: map[string]any{"url": "http://127.0.0.1:1/"}}}
+			c.Sinks = []SinkEntry{{Name: "a", Type: "webhook", QueueSize: tt.sink, Options: map[string]any{"url": "http://127.0.0.1:1/"}}}
 			err := c.Validate()
 			switch {
 			case tt.wantError == "" && err != nil:

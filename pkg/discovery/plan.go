@@ -12,7 +12,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/glob"
 )
 
-// Target is one informer to run: a type, in one namespace or all ("" also
+// Target is one watch to run: a type, in one namespace or all ("" also
 // for cluster-scoped types), with the selectors the server filters by.
 type Target struct {
 	Resource      Resource
@@ -22,7 +22,7 @@ type Target struct {
 }
 
 // Key identifies a target: a change of version, namespace or selector is a
-// different informer.
+// different watch.
 func (t Target) Key() string {
 	return strings.Join([]string{t.Resource.GVR.String(), t.Namespace, t.LabelSelector, t.FieldSelector}, "|")
 }
@@ -30,7 +30,7 @@ func (t Target) Key() string {
 // Scope says where and how to watch.
 type Scope struct {
 	// Namespaces to watch, exact names or globs; empty means all namespaces
-	// through one cluster-wide informer per type (cluster-scoped types are
+	// through one cluster-wide watch per type (cluster-scoped types are
 	// watched only then).
 	Namespaces []string
 	// ExcludeNamespaces, exact names or globs. Exact names and the current
@@ -57,8 +57,8 @@ const (
 	StateNotWatchable = "not watchable"
 )
 
-// Object names one object of a type, as `kubectl get TYPE/NAME` does.
-type Object struct {
+// ObjectName names one object of a type, as `kubectl get TYPE/NAME` does.
+type ObjectName struct {
 	Resource, Name string
 }
 
@@ -73,7 +73,7 @@ type Status struct {
 type Plan struct {
 	// All is every watchable type the server offers.
 	All []Resource
-	// Targets are the informers to run.
+	// Targets are the watches to run.
 	Targets []Target
 	// Statuses cover every type the server offers, watched or not,
 	// ordered by group and resource.
@@ -96,7 +96,7 @@ type Planner struct {
 	// Objects are single objects to watch (kubectl's TYPE/NAME): their
 	// types are watched through a metadata.name field selector per object,
 	// unless Include names the type, which then is watched whole.
-	Objects []Object
+	Objects []ObjectName
 	// Excluded is a default filter (Events) that naming a type in Include
 	// overrides; it returns the reason.
 	Excluded func(Resource) (bool, string)
@@ -104,7 +104,7 @@ type Planner struct {
 
 	// frozenExclusions are the namespaces the first plan excluded by field
 	// selector. Later plans reuse them: a new namespace matching a glob
-	// would otherwise change every namespaced informer's selector and
+	// would otherwise change every namespaced watch's selector and
 	// restart them all. kubediff filters such namespaces itself. Plan is
 	// called from one goroutine at a time.
 	frozenExclusions []string
@@ -185,7 +185,7 @@ func targetStatuses(candidates []Target, forbidden map[string]string) []Status {
 	return out
 }
 
-// targets returns r's informers under the scope.
+// targets returns r's watches under the scope.
 func (p *Planner) targets(ctx context.Context, r Resource) ([]Target, error) {
 	labelSel, fieldSel := p.Scope.LabelSelector, p.Scope.FieldSelector
 	for _, ts := range p.Scope.PerResource {

@@ -43,10 +43,10 @@ func TestPlanScopes(t *testing.T) {
 		scope Scope
 		want  []string
 	}{
-		{"all namespaces: one cluster-wide informer per type", Scope{}, []string{
+		{"all namespaces: one cluster-wide watch per type", Scope{}, []string{
 			"events@ l= f=", "namespaces@ l= f=", "pods@ l= f=", "deployments@ l= f=", "crontabs@ l= f=",
 		}},
-		{"namespaces: namespaced types only, one informer per namespace", Scope{Namespaces: []string{"default", "prod-*"}}, []string{
+		{"namespaces: namespaced types only, one watch per namespace", Scope{Namespaces: []string{"default", "prod-*"}}, []string{
 			"events@default l= f=", "events@prod-eu l= f=", "events@prod-us l= f=",
 			"pods@default l= f=", "pods@prod-eu l= f=", "pods@prod-us l= f=",
 			"deployments@default l= f=", "deployments@prod-eu l= f=", "deployments@prod-us l= f=",

@@ -71,7 +71,7 @@ func TestNoSinkLeaksASecret(t *testing.T) {
 		typ, _, _ := strings.Cut(variant, "/")
 		for name, base := range receivers {
 			t.Run(variant+"/"+name, func(t *testing.T) {
-				sc, err := config.SinkConfig{Name: "leak", Type: typ, Options: options(base)}.Decode()
+				sc, err := config.SinkEntry{Name: "leak", Type: typ, Options: options(base)}.Decode()
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -81,7 +81,7 @@ func TestNoSinkLeaksASecret(t *testing.T) {
 	}
 }
 
-// commonKeys are the keys every sink entry has (config.SinkConfig).
+// commonKeys are the keys every sink entry has (config.SinkEntry).
 var commonKeys = []string{"name", "type", "match", "queueSize", "queueMaxBytes"}
 
 // typeKeys returns a sink type's own keys, from its config's tags.
