@@ -41,7 +41,7 @@ func TestColorFollowsFlagTerminalAndNoColor(t *testing.T) {
 	}
 }
 
-func TestRediscoveryKeepsInformersOfUnavailableGroups(t *testing.T) {
+func TestRediscoveryKeepsWatchesOfUnavailableGroups(t *testing.T) {
 	metrics := discovery.Target{Resource: discovery.Resource{GVR: schema.GroupVersionResource{Group: "metrics.k8s.io", Version: "v1beta1", Resource: "pods"}}}
 	gone := discovery.Target{Resource: discovery.Resource{GVR: schema.GroupVersionResource{Group: "old.example.com", Version: "v1", Resource: "things"}}}
 	cms := discovery.Target{Resource: discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}}}

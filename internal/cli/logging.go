@@ -29,7 +29,7 @@ func newLogger(stderr io.Writer, lc config.LogConfig) *slog.Logger {
 	return logger
 }
 
-// klog's logger is process-wide and not safe to replace while informers
+// klog's logger is process-wide and not safe to replace while the watches
 // log, so it is set once, to a handler forwarding to the current logger.
 var (
 	klogOnce   sync.Once

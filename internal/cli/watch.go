@@ -205,7 +205,7 @@ func newDiffer(cfg config.Config, c *clients, st *state.Store, log *slog.Logger)
 		ListKeys: listkeys.New(c.discovery.OpenAPIV3(), log),
 		Patch:    d.Patch,
 		Unified:  cfg.Output == config.OutputText && d.Style == config.StyleUnified,
-		// The watcher's informers cache objects through CacheTransform.
+		// The watcher caches objects through CacheTransform.
 		CachedObjects: true,
 	})
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 )
 
 // benchEvent loads a recorded Pod update and passes both objects through
-// the informer's cache transform, as the running watcher does.
+// the cache transform, as the running watcher does.
 func benchEvent(b *testing.B, d *diff.Differ, name string) watcher.Event {
 	b.Helper()
 	ev := loadCase(b, filepath.Join("testdata", "bench", name))
@@ -45,7 +45,7 @@ func BenchmarkDiffPodStatusChange(b *testing.B)  { benchmarkDiff(b, "pod-status"
 func BenchmarkDiffPodSpecChange(b *testing.B)    { benchmarkDiff(b, "pod-spec", true) }
 func BenchmarkDiffPodIgnoredChange(b *testing.B) { benchmarkDiff(b, "pod-ignored", false) }
 
-// BenchmarkDecodeAndTransform is what the informer does per object it
+// BenchmarkDecodeAndTransform is what the watcher does per object it
 // receives: decode the JSON, then the cache transform.
 func BenchmarkDecodeAndTransform(b *testing.B) {
 	data, err := os.ReadFile(filepath.Join("testdata", "bench", "pod-status", "new.json"))

@@ -30,7 +30,7 @@ func TestCacheTransform(t *testing.T) {
 	got := out.(*unstructured.Unstructured)
 	meta := got.Object["metadata"].(map[string]any)
 	if got.GetResourceVersion() != "7" {
-		t.Error("resourceVersion must stay: informers resume from it")
+		t.Error("resourceVersion must stay: watches resume from it")
 	}
 	if want := []any{map[string]any{"manager": "kubectl", "operation": "Apply", "time": "2026-11-22T10:00:00Z"}}; !reflect.DeepEqual(meta["managedFields"], want) {
 		t.Errorf("managedFields = %v, want the entry without its field set", meta["managedFields"])

@@ -150,10 +150,10 @@ func TestDiffNeverModifiesTheCachedObjects(t *testing.T) {
 	d, _ := New(Options{Rules: Rules{Paths: []string{"/data/k"}, Defaults: AllDefaults}})
 	d.Diff(ev)
 	if !reflect.DeepEqual(before.Object, ev.Old.Object) {
-		t.Fatal("Diff modified the old object, which belongs to the informer cache")
+		t.Fatal("Diff modified the old object, which belongs to the watcher's cache")
 	}
 	if _, ok := ev.New.Object["data"].(map[string]any)["k"]; !ok {
-		t.Fatal("Diff removed an ignored field from the new object, which belongs to the informer cache")
+		t.Fatal("Diff removed an ignored field from the new object, which belongs to the watcher's cache")
 	}
 }
 

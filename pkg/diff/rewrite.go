@@ -13,7 +13,7 @@ const (
 
 // rewriteChildren applies fn to each child of a map or list and returns the
 // result and whether anything changed. The container is copied only when a
-// child is replaced or dropped, so objects from the informer cache are never
+// child is replaced or dropped, so objects from the watcher's cache are never
 // modified and untouched subtrees stay shared. A dropped list item becomes
 // nil, keeping later indices meaningful (nil equals nil on both sides).
 func rewriteChildren(v any, fn func(key string, child any) (any, action)) (any, bool) {

@@ -42,7 +42,7 @@ type dispatcher interface {
 
 // settle is how long a handled record must have been dispatched before
 // the published progress moves past it: a record with a lower
-// resourceVersion can reach the gate later, because each informer has its
+// resourceVersion can reach the gate later, because each target has its
 // own watch (up to ~2 s), and because the pipeline holds updates of owned
 // objects and status-only updates for up to 12 s to join a controller's
 // steps. It must not be skipped by a takeover.
