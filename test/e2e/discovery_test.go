@@ -19,7 +19,7 @@ import (
 
 // TestCRDInstalledWhileRunning: a CRD applied while kubediff runs is
 // watched within seconds, its existing objects are not reported, and
-// deleting it stops the informer without an error loop.
+// deleting it stops its watch without an error loop.
 func TestCRDInstalledWhileRunning(t *testing.T) {
 	ns := newNamespace(t)
 	w := startWatch(t, "-n", ns)
@@ -38,7 +38,7 @@ func TestCRDInstalledWhileRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Change the widget until kubediff reports it: the first changes may
-	// land before its informer has synced, and are then part of its
+	// land before its watch has synced, and are then part of its
 	// initial state rather than news.
 	var got time.Duration
 	eventually(t, "a change to a Widget to be reported", func() bool {
@@ -71,12 +71,12 @@ func TestCRDInstalledWhileRunning(t *testing.T) {
 	}
 
 	// Deleting the CRD deletes its objects (reported once each) and stops
-	// the informer.
+	// its watch.
 	ext := apiextensionsclient.NewForConfigOrDie(env.Config).ApiextensionsV1().CustomResourceDefinitions()
 	if err := ext.Delete(bg, crd.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the Widget informer to stop", func() bool {
+	eventually(t, "the Widget watch to stop", func() bool {
 		return strings.Contains(w.stderr.String(), "msg=\"stopped watching\" resource=widgets."+crd.Spec.Group)
 	})
 	deleted := 0
@@ -88,11 +88,11 @@ func TestCRDInstalledWhileRunning(t *testing.T) {
 	if deleted != 1 {
 		t.Errorf("Widget deletion reported %d times, want once:\n%s", deleted, w.stdout.String())
 	}
-	// Watch the logs for 10 s: a stopped informer must not retry.
+	// Watch the logs for 10 s: a stopped watch must not retry.
 	stopped := len(w.stderr.String())
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
 		if after := w.stderr.String()[stopped:]; strings.Contains(after, "widgets") {
-			t.Fatalf("log lines about widgets after its informer stopped:\n%s", after)
+			t.Fatalf("log lines about widgets after its watch stopped:\n%s", after)
 		}
 	}
 }
@@ -151,7 +151,7 @@ func TestNamespacedRolesOnly(t *testing.T) {
 		t.Errorf("forbidden warnings = %v; want secrets once and configmaps not at all", seen)
 	}
 	if strings.Contains(w.stderr.String(), "list/watch failed") {
-		t.Errorf("a forbidden informer was started:\n%s", w.stderr.String())
+		t.Errorf("a forbidden type was watched:\n%s", w.stderr.String())
 	}
 }
 
@@ -216,7 +216,7 @@ func TestAccessGrantedLaterIsPickedUp(t *testing.T) {
 	eventually(t, "access to be picked up", func() bool {
 		return strings.Contains(w.stderr.String(), `msg="access granted: now watching" resource=configmaps`)
 	})
-	// The informer may still be listing: change until a record arrives.
+	// The watch may still be listing: change until a record arrives.
 	eventually(t, "a ConfigMap change to be reported", func() bool {
 		name := fmt.Sprintf("cm-%d", time.Now().UnixNano()%1000000)
 		if _, err := clients.CoreV1().ConfigMaps(ns).Create(bg, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
