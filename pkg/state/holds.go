@@ -65,7 +65,16 @@ func (s *Store) WriteFull(target, rules string, list List) error {
 		defer debug.FreeOSMemory() // as in Flush
 	}
 	name := []byte(target)
-	return s.db.Update(func(tx *bolt.Tx) error {
+	// The records queued so far go in the same transaction: a record the
+	// watcher emitted from this list (a type found while running reports
+	// its new objects) is on disk whenever the list is.
+	s.mu.Lock()
+	spools := s.snapshotSpools()
+	s.mu.Unlock()
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		if err := writeSpools(tx, spools); err != nil {
+			return err
+		}
 		targets := tx.Bucket(targetsBucket)
 		if targets.Bucket(name) != nil {
 			if err := targets.DeleteBucket(name); err != nil {
@@ -77,4 +86,8 @@ func (s *Store) WriteFull(target, rules string, list List) error {
 		}
 		return tx.Bucket(stagingBucket).MoveBucket(name, targets)
 	})
+	if err == nil {
+		s.spoolsWritten(spools)
+	}
+	return err
 }

@@ -254,12 +254,7 @@ func (s *Store) Flush() error {
 	s.mu.Lock()
 	pending := s.pending
 	s.pending = map[string]*targetChanges{}
-	var spools []flushed
-	for _, q := range s.spools {
-		if f, ok := q.snapshot(); ok {
-			spools = append(spools, f)
-		}
-	}
+	spools := s.snapshotSpools()
 	s.mu.Unlock()
 	if len(pending) == 0 && len(spools) == 0 {
 		return nil
@@ -276,50 +271,14 @@ func (s *Store) Flush() error {
 		}
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		for _, f := range spools {
-			if err := f.write(tx); err != nil {
-				return err
-			}
+		if err := writeSpools(tx, spools); err != nil {
+			return err
 		}
-		targets := tx.Bucket(targetsBucket)
 		for target, tc := range pending {
-			name := []byte(target)
-			if tc.replace || tc.forget {
-				if targets.Bucket(name) != nil {
-					if err := targets.DeleteBucket(name); err != nil {
-						return err
-					}
-				}
-				if tc.forget {
-					// A full write staged by a flush that failed.
-					if staging := tx.Bucket(stagingBucket); staging.Bucket(name) != nil {
-						if err := staging.DeleteBucket(name); err != nil {
-							return err
-						}
-					}
-					continue
-				}
-				// The full write, staged: now it takes the old one's place.
-				if err := tx.Bucket(stagingBucket).MoveBucket(name, targets); err != nil {
-					return err
-				}
-			}
-			b, err := targets.CreateBucketIfNotExists(name)
+			n, err := writeTarget(tx, target, tc)
+			written += n
 			if err != nil {
 				return err
-			}
-			for _, key := range slices.Sorted(maps.Keys(tc.objects)) {
-				o := tc.objects[key]
-				if o == nil {
-					err = b.Delete([]byte(key))
-				} else {
-					v := encode(o)
-					written += len(v)
-					err = b.Put([]byte(key), v)
-				}
-				if err != nil {
-					return err
-				}
 			}
 		}
 		return nil
@@ -328,11 +287,7 @@ func (s *Store) Flush() error {
 		s.requeue(pending)
 		return err
 	}
-	s.mu.Lock()
-	for _, f := range spools {
-		f.written()
-	}
-	s.mu.Unlock()
+	s.spoolsWritten(spools)
 	if written >= bigWrite {
 		// A full write (the first list of every type, or a relist) built
 		// the transaction's pages on the heap, several times the data.
@@ -342,6 +297,79 @@ func (s *Store) Flush() error {
 		debug.FreeOSMemory()
 	}
 	return nil
+}
+
+// writeTarget writes one target's noted changes: a staged full write
+// moved into place, or the target forgotten, then objects put and
+// deleted. It returns the bytes written.
+func writeTarget(tx *bolt.Tx, target string, tc *targetChanges) (written int, err error) {
+	targets, name := tx.Bucket(targetsBucket), []byte(target)
+	if tc.replace || tc.forget {
+		if targets.Bucket(name) != nil {
+			if err := targets.DeleteBucket(name); err != nil {
+				return 0, err
+			}
+		}
+		if tc.forget {
+			// A full write staged by a flush that failed.
+			if staging := tx.Bucket(stagingBucket); staging.Bucket(name) != nil {
+				return 0, staging.DeleteBucket(name)
+			}
+			return 0, nil
+		}
+		// The full write, staged: now it takes the old one's place.
+		if err := tx.Bucket(stagingBucket).MoveBucket(name, targets); err != nil {
+			return 0, err
+		}
+	}
+	b, err := targets.CreateBucketIfNotExists(name)
+	if err != nil {
+		return 0, err
+	}
+	for _, key := range slices.Sorted(maps.Keys(tc.objects)) {
+		o := tc.objects[key]
+		if o == nil {
+			err = b.Delete([]byte(key))
+		} else {
+			v := encode(o)
+			written += len(v)
+			err = b.Put([]byte(key), v)
+		}
+		if err != nil {
+			return written, err
+		}
+	}
+	return written, nil
+}
+
+// snapshotSpools takes what the next write holds of every spool. The
+// caller holds s.mu.
+func (s *Store) snapshotSpools() []flushed {
+	var spools []flushed
+	for _, q := range s.spools {
+		if f, ok := q.snapshot(); ok {
+			spools = append(spools, f)
+		}
+	}
+	return spools
+}
+
+func writeSpools(tx *bolt.Tx, spools []flushed) error {
+	for _, f := range spools {
+		if err := f.write(tx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// spoolsWritten drops from memory what a committed write held.
+func (s *Store) spoolsWritten(spools []flushed) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range spools {
+		f.written()
+	}
 }
 
 // bigWrite is how many bytes a flush must write to count as a full write.

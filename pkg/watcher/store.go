@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -36,6 +37,9 @@ type store struct {
 	// restored says objects came from the state dir: the first list is
 	// then compared with them, as a relist after a gap is.
 	restored bool
+	// reportSince, for a type that appeared while kubediff ran, makes the
+	// first list report the objects created since then as added.
+	reportSince time.Time
 }
 
 var _ cache.ReflectorStore = (*store)(nil)
@@ -112,7 +116,9 @@ func (s *store) Replace(list []any, _ string) error {
 	s.mu.Unlock()
 	if !s.synced.Load() && !s.restored {
 		// The first list of a type with nothing stored: all of it is
-		// written, in key order, before the type's changes are reported.
+		// written, in key order (with the records of what it reports),
+		// before the type's changes are reported.
+		s.reportNew(objects)
 		s.persist.replace(objects)
 		s.synced.Store(true)
 		return nil
@@ -135,6 +141,21 @@ func (s *store) Replace(list []any, _ string) error {
 		}
 	}
 	return nil
+}
+
+// reportNew reports, for a type that appeared while kubediff ran, the
+// objects of its first list created since it appeared, in key order.
+func (s *store) reportNew(objects map[string]*compactObject) {
+	if s.reportSince.IsZero() {
+		return
+	}
+	since := s.reportSince.Truncate(time.Second) // creationTimestamp has seconds
+	for _, key := range slices.Sorted(maps.Keys(objects)) {
+		u, err := expand(objects[key])
+		if err == nil && !u.GetCreationTimestamp().Time.Before(since) {
+			s.emit(Added, nil, objects[key], true, s.persist.ref(key))
+		}
+	}
 }
 
 // report emits what became of the object at key, from was (nil: none) to

@@ -72,6 +72,9 @@ type Watcher struct {
 
 	mu      sync.Mutex
 	targets map[string]*runningTarget // by Target.Key
+	// lastSync is when Sync last ran, seenTypes the types (typeKey) it ran.
+	lastSync  time.Time
+	seenTypes map[string]bool
 	wg      sync.WaitGroup
 }
 
@@ -138,10 +141,24 @@ func (w *Watcher) Sync(ctx context.Context, targets []discovery.Target) {
 		})
 		w.wg.Go(func() { w.followCluster(ctx) })
 	})
+	// A type (or namespace) absent at the last Sync that is here now
+	// appeared since: its first list reports what was created since then,
+	// or what was created between a CRD's arrival and the list is lost.
+	w.mu.Lock()
+	since, seen := w.lastSync, w.seenTypes
+	w.lastSync, w.seenTypes = time.Now(), map[string]bool{}
+	for _, t := range targets {
+		w.seenTypes[typeKey(t)] = true
+	}
+	w.mu.Unlock()
 	want := map[string]bool{}
 	for _, t := range targets {
 		want[t.Key()] = true
-		w.start(ctx, t)
+		reportSince := time.Time{}
+		if !since.IsZero() && !seen[typeKey(t)] {
+			reportSince = since
+		}
+		w.start(ctx, t, reportSince)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -157,7 +174,16 @@ func (w *Watcher) Sync(ctx context.Context, targets []discovery.Target) {
 	}
 }
 
-func (w *Watcher) start(ctx context.Context, t discovery.Target) {
+// typeKey names a target's type and namespace, whatever its version: a
+// version switch is the same objects, not new ones.
+func typeKey(t discovery.Target) string {
+	return t.Resource.GVR.Group + "/" + t.Resource.GVR.Resource + "|" + t.Namespace
+}
+
+// start runs a target. reportSince, when set, makes its first list report
+// the objects created since then as added (a type that appeared while
+// kubediff ran).
+func (w *Watcher) start(ctx context.Context, t discovery.Target, reportSince time.Time) {
 	key := t.Key()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -166,7 +192,7 @@ func (w *Watcher) start(ctx context.Context, t discovery.Target) {
 	}
 	toCache := w.cacheTransform(t.Resource)
 	logErr := w.watchErrorLogger(ctx, t)
-	s := &store{toCache: cacheForm(toCache), emit: w.emitter(t.Resource), objects: map[string]*compactObject{}}
+	s := &store{toCache: cacheForm(toCache), emit: w.emitter(t.Resource), objects: map[string]*compactObject{}, reportSince: reportSince}
 	if w.opts.State != nil {
 		s.persist = &persisted{state: w.opts.State, target: key, rules: w.opts.Rules, logErr: logErr}
 		objects, ok, err := s.persist.restore(w.packer.forType(t.Resource.GVR.String()), toCache)

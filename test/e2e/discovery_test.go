@@ -18,56 +18,45 @@ import (
 )
 
 // TestCRDInstalledWhileRunning: a CRD applied while kubediff runs is
-// watched within seconds, its existing objects are not reported, and
-// deleting it stops its watch without an error loop.
+// watched within seconds; an object created a second after the CRD is
+// reported as added, with every later write (it used to be swallowed as
+// part of the type's first list); deleting the CRD stops its watch
+// without an error loop.
 func TestCRDInstalledWhileRunning(t *testing.T) {
 	ns := newNamespace(t)
 	w := startWatch(t, "-n", ns)
 
 	crd := installWidgetCRD(t) // returns once Established and discoverable
-	established := time.Now()
 	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: "v1", Resource: "widgets"}
 	widgets := dynamic.NewForConfigOrDie(env.Config).Resource(gvr).Namespace(ns)
-	widget := func(name string, size int64) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": crd.Spec.Group + "/v1", "kind": "Widget",
-			"metadata": map[string]any{"name": name}, "spec": map[string]any{"size": size},
-		}}
-	}
-	if _, err := widgets.Create(bg, widget("early", 1), metav1.CreateOptions{}); err != nil {
+	widget := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": crd.Spec.Group + "/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": "early"}, "spec": map[string]any{"size": int64(0)},
+	}}
+	time.Sleep(time.Second) // a second after the CRD: the scenario, not a wait for kubediff
+	created, err := widgets.Create(bg, widget, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	// Change the widget until kubediff reports it: the first changes may
-	// land before its watch has synced, and are then part of its
-	// initial state rather than news.
-	var got time.Duration
-	eventually(t, "a change to a Widget to be reported", func() bool {
-		obj, err := widgets.Get(bg, "early", metav1.GetOptions{})
-		if err != nil {
-			return false
+	rvs := []string{created.GetResourceVersion()}
+	for size := int64(1); size <= 5; size++ {
+		time.Sleep(time.Second) // a write a second, as an operator might
+		_ = unstructured.SetNestedField(created.Object, size, "spec", "size")
+		if created, err = widgets.Update(bg, created, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
 		}
-		size, _, _ := unstructured.NestedInt64(obj.Object, "spec", "size")
-		_ = unstructured.SetNestedField(obj.Object, size+1, "spec", "size")
-		if _, err := widgets.Update(bg, obj, metav1.UpdateOptions{}); err != nil {
-			return false
-		}
-		time.Sleep(200 * time.Millisecond)
-		if rs := w.recordsFor("Widget", ns, "early"); len(rs) > 0 {
-			got = time.Since(established)
-			return true
-		}
-		return false
-	})
-	t.Logf("first Widget change reported %s after the CRD was Established", got.Round(time.Millisecond))
-	if got > 10*time.Second {
-		t.Errorf("took %s, want within 10s", got)
+		rvs = append(rvs, created.GetResourceVersion())
 	}
-	seenRV := map[string]bool{}
-	for _, r := range w.recordsFor("Widget", ns, "early") {
-		if seenRV[r.ResourceVersion] {
-			t.Errorf("resourceVersion %s reported twice: %s", r.ResourceVersion, w.stdout.String())
+	got := w.waitRecords("Widget", ns, "early", len(rvs))
+	var summary []string
+	for i, r := range got {
+		summary = append(summary, r.Type+" "+r.ResourceVersion)
+		if i < len(rvs) && r.ResourceVersion != rvs[i] {
+			t.Errorf("record %d is %s %s, want resourceVersion %s", i, r.Type, r.ResourceVersion, rvs[i])
 		}
-		seenRV[r.ResourceVersion] = true
+	}
+	if len(got) != len(rvs) || got[0].Type != "added" {
+		t.Fatalf("records %v, want the creation as added and 5 updates, resourceVersions %v", summary, rvs)
 	}
 
 	// Deleting the CRD deletes its objects (reported once each) and stops
@@ -225,4 +214,30 @@ func TestAccessGrantedLaterIsPickedUp(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		return len(w.recordsFor("ConfigMap", ns, name)) > 0
 	})
+}
+
+// TestNamespaceMatchedWhileRunningReportsWhatItHolds: with a namespace
+// glob, a namespace created while kubediff runs is watched from the next
+// rediscovery; a ConfigMap created in it before then is reported as
+// added, and its update too (it used to be swallowed as part of the new
+// watch's first list).
+func TestNamespaceMatchedWhileRunningReportsWhatItHolds(t *testing.T) {
+	prefix := fmt.Sprintf("glob%d", time.Now().UnixNano()%100000)
+	w := startWatch(t, "-n", prefix+"-*", "--rediscovery-interval", "5s")
+	ns := prefix + "-late"
+	ensureNamespace(t, ns)
+	t.Cleanup(func() { _ = clients.CoreV1().Namespaces().Delete(bg, ns, metav1.DeleteOptions{}) })
+	cms := clients.CoreV1().ConfigMaps(ns)
+	cm, err := cms.Create(bg, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "early"}, Data: map[string]string{"k": "1"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["k"] = "2"
+	if _, err := cms.Update(bg, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := w.waitRecords("ConfigMap", ns, "early", 1)
+	if got[0].Type != "added" {
+		t.Fatalf("first record %s, want the ConfigMap reported as added: %s", got[0].Type, w.stdout.String())
+	}
 }
