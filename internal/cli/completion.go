@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubediff/kubediff/internal/app"
 	"github.com/kubediff/kubediff/pkg/discovery"
 )
 
@@ -27,17 +28,17 @@ const completionTimeout = 5 * time.Second
 // connect returns clients and the namespaces the flags and config name,
 // or nil when the cluster cannot be reached (completion then offers
 // nothing, silently).
-func connect(cmd *cobra.Command) (*clients, []string) {
+func connect(cmd *cobra.Command) (*app.Clients, []string) {
 	cfg, err := loadConfigWithArgs(cmd, nil)
 	if err != nil {
 		return nil, nil
 	}
-	rc, err := restConfig(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	rc, err := app.RestConfig(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return nil, nil
 	}
 	rc.Timeout = completionTimeout
-	cl, err := newClients(rc)
+	cl, err := app.NewClients(rc)
 	if err != nil {
 		return nil, nil
 	}
@@ -52,7 +53,7 @@ func completeArgs(cmd *cobra.Command, args []string, toComplete string) ([]strin
 	if cl == nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	catalog, _ := discovery.New(cl.discovery).Resources(ctx)
+	catalog, _ := discovery.New(cl.Discovery).Resources(ctx)
 	all := catalog.Watchable
 	find := func(name string) *discovery.Resource {
 		i := slices.IndexFunc(all, func(r discovery.Resource) bool { return r.Matches(name) })
@@ -91,13 +92,13 @@ func completeArgs(cmd *cobra.Command, args []string, toComplete string) ([]strin
 
 // objectNames lists the objects of r (in namespaces, or all), by
 // metadata only.
-func objectNames(ctx context.Context, cl *clients, r discovery.Resource, namespaces []string) []string {
+func objectNames(ctx context.Context, cl *app.Clients, r discovery.Resource, namespaces []string) []string {
 	if !r.Namespaced || len(namespaces) == 0 {
 		namespaces = []string{""}
 	}
 	var out []string
 	for _, ns := range namespaces {
-		list, err := cl.metadata.Resource(r.GVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+		list, err := cl.Metadata.Resource(r.GVR).Namespace(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			continue
 		}
@@ -119,7 +120,7 @@ func completeNamespaces(cmd *cobra.Command, _ []string, toComplete string) ([]st
 	if cl == nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	list, err := cl.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	list, err := cl.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

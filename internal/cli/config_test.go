@@ -233,7 +233,11 @@ func TestExampleSinksAreValid(t *testing.T) {
 		t.Fatalf("sinks = %+v", cfg.Sinks)
 	}
 	for _, sc := range cfg.Sinks {
-		if _, err := newSink(sc, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+		typed, err := sc.Decode()
+		if err == nil {
+			_, err = typed.Build(slog.New(slog.NewTextHandler(io.Discard, nil)))
+		}
+		if err != nil {
 			t.Errorf("sink %s: %v", sc.Name, err)
 		}
 	}

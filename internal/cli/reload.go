@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubediff/kubediff/internal/app"
 	"github.com/kubediff/kubediff/pkg/config"
 )
 
@@ -31,7 +32,7 @@ type loaded struct {
 func watchWithReload(cmd *cobra.Command, cfg config.Config, out, stderr io.Writer) error {
 	path := configPath(cmd)
 	if path == "" {
-		return runWatch(cmd.Context(), cfg, out, stderr)
+		return app.Run(cmd.Context(), cfg, out, stderr)
 	}
 	current := loaded{cfg: cfg, hash: fileHash(path)}
 	var lastGood *loaded
@@ -39,7 +40,7 @@ func watchWithReload(cmd *cobra.Command, cfg config.Config, out, stderr io.Write
 		runCtx, cancel := context.WithCancel(cmd.Context())
 		next := make(chan loaded, 1)
 		go pollConfig(runCtx, path, current.hash, func(h [32]byte) bool {
-			log := newLogger(stderr, current.cfg.Log)
+			log := app.NewLogger(stderr, current.cfg.Log)
 			newCfg, err := loadConfig(cmd)
 			if err != nil {
 				log.Error("config file changed but is invalid; keeping the running config", "file", path, "err", err)
@@ -50,13 +51,13 @@ func watchWithReload(cmd *cobra.Command, cfg config.Config, out, stderr io.Write
 			cancel()
 			return true
 		})
-		err := runWatch(runCtx, current.cfg, out, stderr)
+		err := app.Run(runCtx, current.cfg, out, stderr)
 		cancel()
 		if err != nil {
 			if lastGood == nil || cmd.Context().Err() != nil {
 				return err
 			}
-			newLogger(stderr, lastGood.cfg.Log).Error("the new config failed to start; going back to the previous one", "file", path, "err", err)
+			app.NewLogger(stderr, lastGood.cfg.Log).Error("the new config failed to start; going back to the previous one", "file", path, "err", err)
 			current, lastGood = loaded{cfg: lastGood.cfg, hash: current.hash}, nil
 			continue
 		}

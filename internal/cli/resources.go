@@ -2,13 +2,13 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubediff/kubediff/internal/app"
 	"github.com/kubediff/kubediff/pkg/discovery"
 )
 
@@ -26,18 +26,18 @@ forbidden (with the verb and scope the credentials lack), or not watchable
 			if err != nil {
 				return err
 			}
-			log := newLogger(stderr, cfg.Log)
-			rc, err := restConfig(cfg, log)
+			log := app.NewLogger(stderr, cfg.Log)
+			rc, err := app.RestConfig(cfg, log)
 			if err != nil {
 				return err
 			}
-			c, err := newClients(rc)
+			c, err := app.NewClients(rc)
 			if err != nil {
 				return err
 			}
-			plan, err := newPlanner(cfg, c).Plan(cmd.Context())
+			plan, err := app.NewPlanner(cfg, c).Plan(cmd.Context())
 			if plan.All == nil && err != nil {
-				return planError(err)
+				return app.PlanError(err)
 			}
 			if err != nil {
 				log.Warn("some API groups could not be discovered", "err", err)
@@ -81,14 +81,4 @@ func writeStatusJSON(w io.Writer, statuses []discovery.Status) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
-}
-
-// planError marks selection mistakes (an unknown --resources name, a
-// namespace glob without permission to list namespaces) as usage errors.
-func planError(err error) error {
-	var se *discovery.SelectionError
-	if errors.As(err, &se) {
-		return usageError{err}
-	}
-	return err
 }

@@ -1,6 +1,6 @@
 // Package cli is kubediff's command line: the only package that knows about
 // cobra and viper. It turns flags, environment and config file into a
-// config.Config and wires discovery, watcher, diff and notify together.
+// config.Config, checks it, and hands it to the program (internal/app).
 package cli
 
 import (
@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/kubediff/kubediff/internal/app"
 )
 
 // Exit codes.
@@ -27,6 +29,14 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
+// isUsageError says whether err is the user's to fix: marked here, or by
+// the program (app.ConfigError).
+func isUsageError(err error) bool {
+	var ue usageError
+	var ce app.ConfigError
+	return errors.As(err, &ue) || errors.As(err, &ce)
+}
+
 // runtimeError marks a failure while a command runs (the cluster not
 // answering, a sink that cannot be built, a state dir that cannot be
 // used): exit code 1, so that a script or a supervisor can tell "fix the
@@ -41,12 +51,11 @@ func (e runtimeError) Unwrap() error { return e.err }
 // unknown command, flag or argument), is a usage error; the rest of what
 // a run returns is a runtime failure.
 func exitCode(err error) int {
-	var ue usageError
 	var re runtimeError
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue):
+	case isUsageError(err):
 		return exitUsage
 	case errors.As(err, &re):
 		return exitError
@@ -61,8 +70,7 @@ func markRuntimeErrors(cmd *cobra.Command) {
 	if run := cmd.RunE; run != nil {
 		cmd.RunE = func(c *cobra.Command, args []string) error {
 			err := run(c, args)
-			var ue usageError
-			if err == nil || errors.As(err, &ue) {
+			if err == nil || isUsageError(err) {
 				return err
 			}
 			return runtimeError{err}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubediff/kubediff/internal/app"
 	"github.com/kubediff/kubediff/pkg/notify/otlp"
 )
 
@@ -19,7 +20,10 @@ var (
 )
 
 // The OTLP sink reports kubediff's version as service.version.
-func init() { otlp.Version = version }
+func init() {
+	otlp.Version = version
+	app.Version = version
+}
 
 func newVersionCommand(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{

@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"crypto/rand"
@@ -17,7 +17,7 @@ const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/n
 
 // newElector prepares the election that opens and closes gate, or
 // returns nil without leader election: the gate then leads from the start.
-func newElector(le config.LeaderElectionConfig, c *clients, gate leader.Gate, m *metrics.Metrics, log *slog.Logger) (*leader.Elector, error) {
+func newElector(le config.LeaderElectionConfig, c *Clients, gate leader.Gate, m *metrics.Metrics, log *slog.Logger) (*leader.Elector, error) {
 	if !le.Enabled {
 		m.Leader.Set(1)
 		return nil, nil
@@ -30,7 +30,7 @@ func newElector(le config.LeaderElectionConfig, c *clients, gate leader.Gate, m 
 		}
 	}))
 	if err != nil {
-		return nil, usageError{err}
+		return nil, ConfigError{err}
 	}
 	return elector, nil
 }
@@ -63,13 +63,13 @@ func ownLeases(le config.LeaderElectionConfig) []string {
 	return []string{ns + "/" + le.Name, ns + "/" + leader.ProgressLeaseName(le.Name)}
 }
 
-func electionOptions(le config.LeaderElectionConfig, c *clients, log *slog.Logger, onLeader func(bool)) leader.Options {
+func electionOptions(le config.LeaderElectionConfig, c *Clients, log *slog.Logger, onLeader func(bool)) leader.Options {
 	ns := electionNamespace(le)
 	host, _ := os.Hostname()
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
 	return leader.Options{
-		Client:        c.kube.CoordinationV1(),
+		Client:        c.Kube.CoordinationV1(),
 		Namespace:     ns,
 		Name:          le.Name,
 		Identity:      host + "_" + hex.EncodeToString(suffix),

@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
-// newLogger returns the operational logger (stderr, never stdout) and routes
+// NewLogger returns the operational logger (stderr, never stdout) and routes
 // client-go's klog output into it so that both streams stay separate.
-func newLogger(stderr io.Writer, lc config.LogConfig) *slog.Logger {
+func NewLogger(stderr io.Writer, lc config.LogConfig) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(lc.Level)) // validated by config.Validate
 	opts := &slog.HandlerOptions{Level: level}

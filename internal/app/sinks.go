@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"context"
@@ -61,7 +61,7 @@ func startSinks(ctx context.Context, cfg config.Config, all []discovery.Resource
 		}
 		match, err := newMatch(sc.Match, all)
 		if err != nil {
-			return nil, usageError{fmt.Errorf("sinks[%s].match: %w", sc.Name, err)}
+			return nil, ConfigError{fmt.Errorf("sinks[%s].match: %w", sc.Name, err)}
 		}
 		size := cfg.QueueSize
 		if sc.QueueSize > 0 {

@@ -1,7 +1,8 @@
-package cli
+package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,15 +15,16 @@ import (
 	"github.com/kubediff/kubediff/pkg/discovery"
 )
 
-// clients are the API clients kubediff uses, built once per run.
-type clients struct {
-	rest      *rest.Config
-	discovery *k8sdiscovery.DiscoveryClient
-	kube      *kubernetes.Clientset
-	metadata  metadata.Interface // watches CRDs and APIServices for rediscovery
+// Clients are the API clients kubediff uses, built once per run.
+type Clients struct {
+	Rest      *rest.Config
+	Discovery *k8sdiscovery.DiscoveryClient
+	Kube      *kubernetes.Clientset
+	Metadata  metadata.Interface // watches CRDs and APIServices for rediscovery
 }
 
-func newClients(rc *rest.Config) (*clients, error) {
+// NewClients builds the clients for rc.
+func NewClients(rc *rest.Config) (*Clients, error) {
 	dc, err := k8sdiscovery.NewDiscoveryClientForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("discovery client: %w", err)
@@ -35,11 +37,11 @@ func newClients(rc *rest.Config) (*clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &clients{rest: rc, discovery: dc, kube: kube, metadata: meta}, nil
+	return &Clients{Rest: rc, Discovery: dc, Kube: kube, Metadata: meta}, nil
 }
 
-// newPlanner turns the config into a discovery.Planner.
-func newPlanner(cfg config.Config, c *clients) *discovery.Planner {
+// NewPlanner turns the config into a discovery.Planner.
+func NewPlanner(cfg config.Config, c *Clients) *discovery.Planner {
 	scope := discovery.Scope{
 		Namespaces:        cfg.Namespaces,
 		ExcludeNamespaces: cfg.ExcludeNamespaces,
@@ -50,10 +52,10 @@ func newPlanner(cfg config.Config, c *clients) *discovery.Planner {
 		scope.PerResource = append(scope.PerResource, discovery.TypeSelector{Resources: s.Resources, LabelSelector: s.LabelSelector, FieldSelector: s.FieldSelector})
 	}
 	p := &discovery.Planner{
-		Discoverer: discovery.New(c.discovery),
-		Access:     discovery.NewAccessChecker(c.kube.AuthorizationV1()),
+		Discoverer: discovery.New(c.Discovery),
+		Access:     discovery.NewAccessChecker(c.Kube.AuthorizationV1()),
 		ListNamespaces: func(ctx context.Context) ([]string, error) {
-			list, err := c.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+			list, err := c.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return nil, err
 			}
@@ -85,4 +87,14 @@ func objects(names []string) []discovery.ObjectName {
 		out = append(out, discovery.ObjectName{Resource: typ, Name: name})
 	}
 	return out
+}
+
+// PlanError marks selection mistakes (an unknown --resources name, a
+// namespace glob without permission to list namespaces) as ConfigErrors.
+func PlanError(err error) error {
+	var se *discovery.SelectionError
+	if errors.As(err, &se) {
+		return ConfigError{err}
+	}
+	return err
 }

@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"context"
@@ -24,15 +24,15 @@ func openState(dir string, log *slog.Logger) (*state.Store, error) {
 // clusterIdentity names the cluster a state dir belongs to: the
 // kube-system namespace's UID (the usual cluster id), or the server's
 // address when it cannot be read.
-func clusterIdentity(ctx context.Context, c *clients) string {
-	if ns, err := c.kube.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{}); err == nil {
+func clusterIdentity(ctx context.Context, c *Clients) string {
+	if ns, err := c.Kube.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{}); err == nil {
 		return "kube-system/" + string(ns.UID)
 	}
-	return "server/" + c.rest.Host
+	return "server/" + c.Rest.Host
 }
 
 // bindState ties the state dir to the cluster.
-func bindState(ctx context.Context, st *state.Store, c *clients) error {
+func bindState(ctx context.Context, st *state.Store, c *Clients) error {
 	if st == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"context"
@@ -25,7 +25,7 @@ const syncTimeout = 2 * time.Minute
 func discover(ctx context.Context, planner *discovery.Planner, log *slog.Logger) (discovery.Plan, error) {
 	plan, err := planner.Plan(ctx)
 	if plan.All == nil && err != nil {
-		return plan, planError(err)
+		return plan, PlanError(err)
 	}
 	if err != nil {
 		log.Warn("some API groups are unavailable; what is already watched of them stays watched", "err", err)
@@ -54,8 +54,8 @@ func (s *targetSync) start(ctx context.Context, plan discovery.Plan, synced func
 
 // follow rediscovers whenever a CRD or APIService changes, and every
 // interval, until ctx is done.
-func (s *targetSync) follow(ctx context.Context, planner *discovery.Planner, c *clients, interval time.Duration) {
-	monitor := &discovery.Monitor{Metadata: c.metadata, Access: planner.Access, Interval: interval, Log: s.log}
+func (s *targetSync) follow(ctx context.Context, planner *discovery.Planner, c *Clients, interval time.Duration) {
+	monitor := &discovery.Monitor{Metadata: c.Metadata, Access: planner.Access, Interval: interval, Log: s.log}
 	monitor.Run(ctx, func(ctx context.Context) {
 		plan, err := discover(ctx, planner, s.log)
 		if err != nil {

@@ -1,0 +1,155 @@
+// Package app is kubediff's program apart from its command line: Run
+// builds the parts (state dir, clients, diff, discovery, sinks, pipeline,
+// election, watcher) from a config.Config and runs them until its context
+// is done. It never imports cobra or viper; internal/cli parses the
+// command line into a config and calls Run, as stern's cobra command
+// calls its library.
+package app
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kubediff/kubediff/pkg/config"
+	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/leader"
+	"github.com/kubediff/kubediff/pkg/metrics"
+	"github.com/kubediff/kubediff/pkg/pipeline"
+	"github.com/kubediff/kubediff/pkg/state"
+	"github.com/kubediff/kubediff/pkg/watcher"
+)
+
+// Version is kubediff's version, for its user agent (set by internal/cli
+// from the build's stamp).
+var Version = "dev"
+
+// ConfigError marks a user's mistake found while starting (a sink that
+// cannot be built from its keys, a resource name the server does not
+// know, a kubeconfig that cannot be read): the command line exits 2 for
+// it, 1 for any other failure.
+type ConfigError struct{ Err error }
+
+func (e ConfigError) Error() string { return e.Err.Error() }
+func (e ConfigError) Unwrap() error { return e.Err }
+
+// program is one run's parts, built in order by Run.
+type program struct {
+	cfg      config.Config
+	log      *slog.Logger
+	state    *state.Store // nil without a state dir
+	clients  *Clients
+	differ   *diff.Differ
+	planner  *discovery.Planner
+	plan     discovery.Plan
+	sinks    *sinks
+	metrics  *metrics.Metrics
+	pipeline *pipeline.Pipeline
+	elector  *leader.Elector // nil without leader election
+	watcher  *watcher.Watcher
+}
+
+// Run watches the cluster cfg names and delivers each change's record to
+// stdout and the configured sinks until ctx is done; operational logs go
+// to stderr. Records still queued at the end are delivered for up to
+// cfg.DrainTimeout (kept in the state dir when there is one).
+func Run(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) error {
+	p := &program{cfg: cfg, log: NewLogger(stderr, cfg.Log)}
+	var err error
+	if p.state, err = openState(cfg.State.Dir, p.log); err != nil {
+		return err
+	}
+	defer closeState(p.state, p.log) // after the watches stopped: their last writes included
+	if err := p.connect(ctx); err != nil {
+		return err
+	}
+	if p.sinks, err = startSinks(ctx, cfg, p.plan.All, p.state, stdout, p.log); err != nil {
+		return err
+	}
+	defer p.sinks.drain(cfg.DrainTimeout, p.log)
+	if err := p.assemble(ctx); err != nil {
+		return err
+	}
+	return p.run(ctx)
+}
+
+// connect reaches the cluster: clients, the differ (its list keys come
+// from the server's OpenAPI), and the first plan of what to watch.
+func (p *program) connect(ctx context.Context) error {
+	rc, err := RestConfig(p.cfg, p.log)
+	if err != nil {
+		return err
+	}
+	if p.clients, err = NewClients(rc); err != nil {
+		return err
+	}
+	if p.differ, err = newDiffer(p.cfg, p.clients, p.state, p.log); err != nil {
+		return err
+	}
+	p.planner = NewPlanner(p.cfg, p.clients)
+	p.plan, err = discover(ctx, p.planner, p.log)
+	return err
+}
+
+// assemble connects the record path (pipeline, election) to the sinks and
+// builds the watcher that feeds it.
+func (p *program) assemble(ctx context.Context) error {
+	p.metrics = metrics.New()
+	p.metrics.AddQueues(p.sinks.router.Queues())
+	le := p.cfg.LeaderElection
+	p.pipeline = pipeline.New(pipeline.Options{Differ: p.differ, Router: p.sinks.router, Metrics: p.metrics,
+		ExcludeNamespaces: p.cfg.ExcludeNamespaces, OwnLeases: ownLeases(le),
+		Election: le.Enabled, HoldRecords: le.HoldRecords, Holds: stateHolds(p.state), Log: p.log})
+	var err error
+	if p.elector, err = newElector(le, p.clients, p.pipeline.Gate(), p.metrics, p.log); err != nil {
+		return err
+	}
+	if err := bindState(ctx, p.state, p.clients); err != nil {
+		return err
+	}
+	p.watcher, err = watcher.New(p.clients.Rest, p.pipeline.Handle, watcher.Options{Logger: p.log,
+		Transform: p.pipeline.CacheTransform, State: p.state, Rules: p.differ.RulesFingerprint(), Compress: p.cfg.CompressCache,
+		OnConnection: func(up bool) { p.metrics.APIServerConnected.Set(map[bool]float64{true: 1}[up]) }})
+	return err
+}
+
+// run serves health and metrics, starts the watches and what follows them
+// (state writes, held records, rediscovery, the election), and waits for
+// ctx.
+func (p *program) run(ctx context.Context) error {
+	var synced atomic.Bool
+	ready := func() error {
+		switch {
+		case !synced.Load():
+			return errors.New("caches are still syncing")
+		case !p.watcher.Connected():
+			return errors.New("the API server does not answer: watches wait for it")
+		}
+		return nil
+	}
+	stopHTTP, err := serveHTTP(p.cfg.HTTPAddress, p.metrics, ready, p.log)
+	if err != nil {
+		return err
+	}
+	defer stopHTTP() // before a reload's new run binds the same address
+	targets := &targetSync{watcher: p.watcher, metrics: p.metrics, log: p.log, warned: map[string]bool{}}
+	targets.start(ctx, p.plan, func() { synced.Store(true) })
+	var background sync.WaitGroup
+	if p.state != nil {
+		background.Go(func() { p.state.Run(ctx) })
+	}
+	background.Go(func() { p.pipeline.Run(ctx) })
+	background.Go(func() { targets.follow(ctx, p.planner, p.clients, p.cfg.RediscoveryInterval) })
+	if p.elector != nil {
+		background.Go(func() { p.elector.Run(ctx) })
+	}
+	<-ctx.Done()
+	p.log.Info("stopping")
+	background.Wait()
+	p.watcher.Wait()
+	return nil
+}
