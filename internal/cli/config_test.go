@@ -11,7 +11,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -48,7 +47,6 @@ func TestConfigPrecedenceFileThenEnvThenFlags(t *testing.T) {
 output: text
 namespaces: [from-file]
 queueSize: 5
-resyncPeriod: 10m
 log:
   level: warn
 diff:
@@ -69,7 +67,7 @@ diff:
 	if !reflect.DeepEqual(cfg.Namespaces, []string{"from-flag"}) {
 		t.Errorf("namespaces = %v: a flag should override the file", cfg.Namespaces)
 	}
-	if cfg.QueueSize != 5 || cfg.ResyncPeriod != 10*time.Minute || !reflect.DeepEqual(cfg.Diff.IgnorePaths, []string{"/status/observedGeneration"}) {
+	if cfg.QueueSize != 5 || !reflect.DeepEqual(cfg.Diff.IgnorePaths, []string{"/status/observedGeneration"}) {
 		t.Errorf("file values not applied: %+v", cfg)
 	}
 }

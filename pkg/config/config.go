@@ -70,10 +70,6 @@ type Config struct {
 	Diff DiffConfig `mapstructure:"diff"`
 	// Log configures operational logging on stderr.
 	Log LogConfig `mapstructure:"log"`
-	// ResyncPeriod is deprecated and has no effect: kubediff's cache never
-	// replays (replays never produced records). It is still accepted so
-	// that config files written for earlier versions load.
-	ResyncPeriod time.Duration `mapstructure:"resyncPeriod"`
 	// QueueSize is how many records each sink may have waiting before new
 	// ones are dropped (with a log line and a counter).
 	QueueSize int `mapstructure:"queueSize"`

@@ -75,7 +75,7 @@ type Watcher struct {
 	// lastSync is when Sync last ran, seenTypes the types (typeKey) it ran.
 	lastSync  time.Time
 	seenTypes map[string]bool
-	wg      sync.WaitGroup
+	wg        sync.WaitGroup
 }
 
 type runningTarget struct {
