@@ -47,6 +47,7 @@ type coalescer struct {
 
 	mu      sync.Mutex
 	held    map[string]*heldUpdate // by object UID
+	seq     uint64                 // updates held so far
 	stopped bool
 }
 
@@ -61,6 +62,7 @@ type heldUpdate struct {
 	joined      bool          // later updates joined the first
 	at          record.Timestamp
 	start, last time.Time
+	seq         uint64 // arrival order, for updates held at the same instant
 }
 
 // StateHolds keeps an object's stored state where it is while its update
@@ -92,7 +94,8 @@ func (co *coalescer) add(ev watcher.Event, c record.Change) {
 	}
 	now := co.now()
 	if h == nil {
-		co.held[c.UID] = &heldUpdate{ev: ev, first: c, at: c.Time, start: now, last: now}
+		co.seq++
+		co.held[c.UID] = &heldUpdate{ev: ev, first: c, at: c.Time, start: now, last: now, seq: co.seq}
 		if co.holds != nil && ev.Stored != (state.Ref{}) {
 			co.holds.Hold(ev.Stored)
 		}
@@ -165,7 +168,7 @@ func (co *coalescer) flush(due func(*heldUpdate) bool) {
 	for len(out) > 0 {
 		oldest := 0
 		for i, h := range out {
-			if h.start.Before(out[oldest].start) {
+			if o := out[oldest]; h.start.Before(o.start) || h.start.Equal(o.start) && h.seq < o.seq {
 				oldest = i
 			}
 		}
