@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# The demo behind `make demo`: starts a local control plane, runs
-# `kubediff watch -o text` against it, and makes a short series of real
-# changes so you can see what kubediff reports. DEMO_KEEP=1 keeps kubediff
+# The demo behind `make demo`: with a cluster given (KUBECONFIG), watches
+# it; otherwise starts a local control plane, runs `kubediff watch -o text`
+# against it, and makes a short series of real changes so you can see what
+# kubediff reports. DEMO_KEEP=1 keeps kubediff
 # and the control plane running afterwards until you press Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# A cluster given (KUBECONFIG set, or `make demo KUBECONFIG=...`): watch it,
+# changing nothing. DEMO_LOCAL=1 runs the local demo regardless.
+if [ -n "${KUBECONFIG:-}" ] && [ "${DEMO_LOCAL:-0}" != 1 ]; then
+  echo "» kubediff watch -o text, against the cluster KUBECONFIG names (DEMO_LOCAL=1 runs the local demo instead)" >&2
+  exec bin/kubediff watch -o text
+fi
+make -s testenv
 tmp=$(mktemp -d)
 kubectl=.testenv/bin/kubectl
 pids=()
