@@ -136,13 +136,16 @@ func (p *program) run(ctx context.Context) error {
 		return err
 	}
 	defer stopHTTP() // before a reload's new run binds the same address
-	targets := &targetSync{watcher: p.watcher, metrics: p.metrics, log: p.log, warned: map[string]bool{}}
-	targets.start(ctx, p.plan, func() { synced.Store(true) })
+	// The state writes and the release of held updates run from the
+	// start: a type that syncs early reports changes (and holds updates
+	// of owned objects) while others still sync.
 	var background sync.WaitGroup
 	if p.state != nil {
 		background.Go(func() { p.state.Run(ctx) })
 	}
 	background.Go(func() { p.pipeline.Run(ctx) })
+	targets := &targetSync{watcher: p.watcher, metrics: p.metrics, log: p.log, warned: map[string]bool{}}
+	targets.start(ctx, p.plan, func() { synced.Store(true) })
 	background.Go(func() { targets.follow(ctx, p.planner, p.clients, p.cfg.RediscoveryInterval) })
 	if p.elector != nil {
 		background.Go(func() { p.elector.Run(ctx) })
