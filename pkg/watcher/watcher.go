@@ -2,17 +2,13 @@ package watcher
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -226,89 +222,6 @@ func (w *Watcher) run(ctx context.Context, rt *runningTarget) {
 	})
 }
 
-// ReflectorLogs passes client-go reflectors' logs on to h, except that
-// their "Failed to watch" errors, logged at every retry, go to debug
-// level: listWatch logs each distinct failure once (watchErrorLogger); and
-// so do watches ended by a lost connection, one per type: the outage is
-// one line of its own (health.go). For klog's output too, which carries
-// the logs of client-go's own informers.
-func ReflectorLogs(h slog.Handler) slog.Handler { return reflectorLogHandler{h} }
-
-type reflectorLogHandler struct{ slog.Handler }
-
-func (h reflectorLogHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == "Failed to watch" || (r.Message == "Warning: watch ended with error" && connectionErrorAttr(r)) {
-		r.Level = slog.LevelDebug
-		if !h.Enabled(ctx, r.Level) {
-			return nil
-		}
-	}
-	return h.Handler.Handle(ctx, r)
-}
-
-// connectionErrorAttr reports whether the record's err is a lost connection.
-func connectionErrorAttr(r slog.Record) bool {
-	lost := false
-	r.Attrs(func(a slog.Attr) bool {
-		if err, ok := a.Value.Any().(error); ok && a.Key == "err" {
-			lost = isConnectionError(err)
-		}
-		return !lost
-	})
-	return lost
-}
-
-func (h reflectorLogHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return reflectorLogHandler{h.Handler.WithAttrs(attrs)}
-}
-
-func (h reflectorLogHandler) WithGroup(name string) slog.Handler {
-	return reflectorLogHandler{h.Handler.WithGroup(name)}
-}
-
-// watchErrorLogger logs each distinct list/watch error of a target once
-// at warning level and repeats at debug level, so a type that is gone or
-// forbidden does not flood the logs while the reflector backs off.
-func (w *Watcher) watchErrorLogger(ctx context.Context, t discovery.Target) func(error) {
-	var mu sync.Mutex
-	seen := map[string]bool{}
-	return func(err error) {
-		if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
-			return // stopping, or a watch the server closed normally
-		}
-		if isConnectionError(err) {
-			// Not this target's trouble: the outage is logged once for all.
-			w.opts.Logger.Debug("list/watch failed: connection", "resource", t.Resource.String(), "namespace", t.Namespace, "err", err)
-			return
-		}
-		key := errorKey(err)
-		mu.Lock()
-		first := !seen[key]
-		seen[key] = true
-		mu.Unlock()
-		attrs := []any{"resource", t.Resource.String(), "namespace", t.Namespace, "err", err}
-		switch {
-		case apierrors.IsNotFound(err):
-			w.opts.Logger.Debug("type no longer served; waiting for rediscovery to stop its watch", attrs...)
-		case first:
-			w.opts.Logger.Warn("list/watch failed; retrying with backoff", attrs...)
-		default:
-			w.opts.Logger.Debug("list/watch failed again", attrs...)
-		}
-	}
-}
-
-// errorKey is what makes two list/watch errors the same for logging: API
-// errors by reason (their messages name resourceVersions or the verb).
-// Transport errors never get here (isConnectionError).
-func errorKey(err error) string {
-	var status apierrors.APIStatus
-	if errors.As(err, &status) {
-		return fmt.Sprintf("%s %d", status.Status().Reason, status.Status().Code)
-	}
-	return err.Error()
-}
-
 // cacheTransform applies Options.Transform, then makes the cache form.
 func (w *Watcher) cacheTransform(r discovery.Resource) func(*unstructured.Unstructured, bool) (*compactObject, error) {
 	var transform cache.TransformFunc
@@ -351,68 +264,6 @@ func (w *Watcher) emitter(r discovery.Resource) func(EventType, *compactObject, 
 	}
 }
 
-// Progress describes how far the initial sync has come.
-type Progress struct {
-	Watches int // targets (type × namespace) watched
-	Synced  int // targets whose initial list is in
-	Types   int // distinct types watched
-	Objects int // objects cached, or received of an initial list, across all targets
-	// Expected is how many objects there are in all, once every target
-	// still syncing has said (CountUnsynced); 0 until then.
-	Expected int
-}
-
-// Progress returns the current sync progress.
-func (w *Watcher) Progress() Progress {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var p Progress
-	types := map[string]bool{}
-	known := true
-	for _, rt := range w.targets {
-		p.Watches++
-		types[rt.target.Resource.GVR.String()] = true
-		if rt.store.HasSynced() {
-			p.Synced++
-			p.Objects += rt.store.Len()
-			p.Expected += rt.store.Len()
-			continue
-		}
-		p.Objects += int(rt.lw.received.Load())
-		n := rt.lw.expected.Load()
-		known = known && n >= 0
-		p.Expected += int(n)
-	}
-	p.Types = len(types)
-	if !known {
-		p.Expected = 0
-	}
-	return p
-}
-
-// CountUnsynced asks the server how many objects each target still
-// syncing has, so that Progress can say how many to expect: one small
-// list per target, made only for a sync that takes a while. It gives up
-// when the server stops answering.
-func (w *Watcher) CountUnsynced(ctx context.Context) {
-	w.mu.Lock()
-	var unsynced []*listWatch
-	for _, rt := range w.targets {
-		if !rt.store.HasSynced() && rt.lw.expected.Load() < 0 {
-			unsynced = append(unsynced, rt.lw)
-		}
-	}
-	w.mu.Unlock()
-	for _, lw := range unsynced {
-		if !w.Connected() || ctx.Err() != nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		lw.count(ctx)
-		cancel()
-	}
-}
-
 // Targets returns what is watched now.
 func (w *Watcher) Targets() []discovery.Target {
 	w.mu.Lock()
@@ -421,20 +272,6 @@ func (w *Watcher) Targets() []discovery.Target {
 	for _, rt := range w.targets {
 		out = append(out, rt.target)
 	}
-	return out
-}
-
-// Unsynced names the targets whose cache has not synced yet.
-func (w *Watcher) Unsynced() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var out []string
-	for _, rt := range w.targets {
-		if !rt.store.HasSynced() {
-			out = append(out, rt.target.Resource.String()+"@"+rt.target.Namespace)
-		}
-	}
-	sort.Strings(out)
 	return out
 }
 

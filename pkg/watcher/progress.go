@@ -1,0 +1,83 @@
+package watcher
+
+import (
+	"context"
+	"sort"
+	"time"
+)
+
+// Progress describes how far the initial sync has come.
+type Progress struct {
+	Watches int // targets (type × namespace) watched
+	Synced  int // targets whose initial list is in
+	Types   int // distinct types watched
+	Objects int // objects cached, or received of an initial list, across all targets
+	// Expected is how many objects there are in all, once every target
+	// still syncing has said (CountUnsynced); 0 until then.
+	Expected int
+}
+
+// Progress returns the current sync progress.
+func (w *Watcher) Progress() Progress {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var p Progress
+	types := map[string]bool{}
+	known := true
+	for _, rt := range w.targets {
+		p.Watches++
+		types[rt.target.Resource.GVR.String()] = true
+		if rt.store.HasSynced() {
+			p.Synced++
+			p.Objects += rt.store.Len()
+			p.Expected += rt.store.Len()
+			continue
+		}
+		p.Objects += int(rt.lw.received.Load())
+		n := rt.lw.expected.Load()
+		known = known && n >= 0
+		p.Expected += int(n)
+	}
+	p.Types = len(types)
+	if !known {
+		p.Expected = 0
+	}
+	return p
+}
+
+// CountUnsynced asks the server how many objects each target still
+// syncing has, so that Progress can say how many to expect: one small
+// list per target, made only for a sync that takes a while. It gives up
+// when the server stops answering.
+func (w *Watcher) CountUnsynced(ctx context.Context) {
+	w.mu.Lock()
+	var unsynced []*listWatch
+	for _, rt := range w.targets {
+		if !rt.store.HasSynced() && rt.lw.expected.Load() < 0 {
+			unsynced = append(unsynced, rt.lw)
+		}
+	}
+	w.mu.Unlock()
+	for _, lw := range unsynced {
+		if !w.Connected() || ctx.Err() != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		lw.count(ctx)
+		cancel()
+	}
+}
+
+// Unsynced names the targets whose cache has not synced yet.
+func (w *Watcher) Unsynced() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, rt := range w.targets {
+		if !rt.store.HasSynced() {
+			out = append(out, rt.target.Resource.String()+"@"+rt.target.Namespace)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
