@@ -120,9 +120,14 @@ func reportSyncProgress(ctx context.Context, w *watcher.Watcher, log *slog.Logge
 	for {
 		p := w.Progress()
 		took := time.Since(start).Round(time.Millisecond).String()
-		if p.Synced == p.Watches {
+		if p.Synced+p.Failing == p.Watches {
+			// Types that cannot be listed do not hold the others back:
+			// they are named, retried, and reported once they work.
 			synced(true)
 			log.Info("watching", "types", p.Types, "watches", p.Watches, "objects", p.Objects, "syncTime", took)
+			if p.Failing > 0 {
+				log.Warn("some types cannot be listed: retrying them with backoff; their changes are reported once they can", "failing", w.Failing())
+			}
 			return
 		}
 		if time.Since(start) >= syncTimeout {

@@ -56,7 +56,7 @@ func (h reflectorLogHandler) WithGroup(name string) slog.Handler {
 // watchErrorLogger logs each distinct list/watch error of a target once
 // at warning level and repeats at debug level, so a type that is gone or
 // forbidden does not flood the logs while the reflector backs off.
-func (w *Watcher) watchErrorLogger(ctx context.Context, t discovery.Target) func(error) {
+func (w *Watcher) watchErrorLogger(ctx context.Context, t discovery.Target, h *targetHealth) func(error) {
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	return func(err error) {
@@ -67,6 +67,9 @@ func (w *Watcher) watchErrorLogger(ctx context.Context, t discovery.Target) func
 			// Not this target's trouble: the outage is logged once for all.
 			w.opts.Logger.Debug("list/watch failed: connection", "resource", t.Resource.String(), "namespace", t.Namespace, "err", err)
 			return
+		}
+		if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+			h.fail(err) // an expired resourceVersion is routine: a relist follows
 		}
 		key := errorKey(err)
 		mu.Lock()

@@ -10,6 +10,7 @@ import (
 type Progress struct {
 	Watches int // targets (type × namespace) watched
 	Synced  int // targets whose initial list is in
+	Failing int // targets not synced whose lists fail for a reason of their own, or bring nothing (stallAfter)
 	Types   int // distinct types watched
 	Objects int // objects cached, or received of an initial list, across all targets
 	// Expected is how many objects there are in all, once every target
@@ -22,6 +23,7 @@ func (w *Watcher) Progress() Progress {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var p Progress
+	now := time.Now()
 	types := map[string]bool{}
 	known := true
 	for _, rt := range w.targets {
@@ -32,6 +34,9 @@ func (w *Watcher) Progress() Progress {
 			p.Objects += rt.store.Len()
 			p.Expected += rt.store.Len()
 			continue
+		}
+		if rt.health.stalled(rt.lw.received.Load(), now) {
+			p.Failing++
 		}
 		p.Objects += int(rt.lw.received.Load())
 		n := rt.lw.expected.Load()
@@ -76,6 +81,21 @@ func (w *Watcher) Unsynced() []string {
 	for _, rt := range w.targets {
 		if !rt.store.HasSynced() {
 			out = append(out, rt.target.Resource.String()+"@"+rt.target.Namespace)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Failing names the targets not synced whose lists fail for a reason of
+// their own, with the last failure.
+func (w *Watcher) Failing() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, rt := range w.targets {
+		if err, failing := rt.health.failing(); failing && !rt.store.HasSynced() {
+			out = append(out, rt.target.Resource.String()+"@"+rt.target.Namespace+": "+err)
 		}
 	}
 	sort.Strings(out)

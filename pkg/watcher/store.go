@@ -40,6 +40,10 @@ type store struct {
 	// reportSince, for a type that appeared while kubediff ran, makes the
 	// first list report the objects created since then as added.
 	reportSince time.Time
+	// health says whether the target failed before its first list came
+	// in; listed is told of every list that did.
+	health *targetHealth
+	listed func()
 }
 
 var _ cache.ReflectorStore = (*store)(nil)
@@ -114,10 +118,17 @@ func (s *store) Replace(list []any, _ string) error {
 	old := s.objects
 	s.objects = objects
 	s.mu.Unlock()
+	if s.listed != nil {
+		defer s.listed()
+	}
 	if !s.synced.Load() && !s.restored {
 		// The first list of a type with nothing stored: all of it is
 		// written, in key order (with the records of what it reports),
-		// before the type's changes are reported.
+		// before the type's changes are reported. A type that failed
+		// until now reports what was created meanwhile.
+		if s.reportSince.IsZero() && s.health != nil && s.health.failed.Load() {
+			s.reportSince = s.health.started
+		}
 		s.reportNew(objects)
 		s.persist.replace(objects)
 		s.synced.Store(true)

@@ -78,6 +78,7 @@ type runningTarget struct {
 	target discovery.Target
 	store  *store
 	lw     *listWatch
+	health *targetHealth
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the reflector has stopped
 }
@@ -187,8 +188,10 @@ func (w *Watcher) start(ctx context.Context, t discovery.Target, reportSince tim
 		return
 	}
 	toCache := w.cacheTransform(t.Resource)
-	logErr := w.watchErrorLogger(ctx, t)
-	s := &store{toCache: cacheForm(toCache), emit: w.emitter(t.Resource), objects: map[string]*compactObject{}, reportSince: reportSince}
+	health := newTargetHealth()
+	logErr := w.watchErrorLogger(ctx, t, health)
+	s := &store{toCache: cacheForm(toCache), emit: w.emitter(t.Resource), objects: map[string]*compactObject{}, reportSince: reportSince,
+		health: health, listed: func() { w.listed(t, health) }}
 	if w.opts.State != nil {
 		s.persist = &persisted{state: w.opts.State, target: key, rules: w.opts.Rules, logErr: logErr}
 		objects, ok, err := s.persist.restore(w.packer.forType(t.Resource.GVR.String()), toCache)
@@ -201,9 +204,17 @@ func (w *Watcher) start(ctx context.Context, t discovery.Target, reportSince tim
 	}
 	lw := &listWatch{target: t, dynamic: w.dynamic, rest: w.rest, toCache: toCache, logErr: logErr, health: w.health}
 	lw.expected.Store(-1)
-	rt := &runningTarget{target: t, store: s, lw: lw}
+	rt := &runningTarget{target: t, store: s, lw: lw, health: health}
 	w.targets[key] = rt
 	w.run(ctx, rt)
+}
+
+// listed is told of each list of t that worked: a target that was
+// failing works again, which is said once.
+func (w *Watcher) listed(t discovery.Target, h *targetHealth) {
+	if ended, was := h.heal(); was {
+		w.opts.Logger.Info("listed again: watching", "resource", t.Resource.String(), "namespace", t.Namespace, "failedWith", ended)
+	}
 }
 
 // run starts rt's reflector. A reflector started again over the same store

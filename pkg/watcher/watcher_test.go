@@ -342,7 +342,7 @@ func (r *records) attrs(prefix string) map[string]string {
 func TestWatchErrorsAreWarnedOncePerReason(t *testing.T) {
 	logs := &records{}
 	w := &Watcher{opts: Options{Logger: slog.New(logs)}}
-	logErr := w.watchErrorLogger(context.Background(), discovery.Target{Resource: configMaps, Namespace: "ns"})
+	logErr := w.watchErrorLogger(context.Background(), discovery.Target{Resource: configMaps, Namespace: "ns"}, newTargetHealth())
 	gr := schema.GroupResource{Resource: "configmaps"}
 	logErr(apierrors.NewForbidden(gr, "", errors.New(`cannot list resource "configmaps"`)))
 	logErr(apierrors.NewForbidden(gr, "", errors.New(`cannot watch resource "configmaps"`)))
@@ -374,7 +374,7 @@ func TestWatchErrorsAreWarnedOncePerReason(t *testing.T) {
 	stopped, cancel := context.WithCancel(context.Background())
 	cancel()
 	logs.got = nil
-	w.watchErrorLogger(stopped, discovery.Target{Resource: configMaps})(errors.New("connection reset"))
+	w.watchErrorLogger(stopped, discovery.Target{Resource: configMaps}, newTargetHealth())(errors.New("connection reset"))
 	if len(logs.got) != 0 {
 		t.Fatalf("logged %d lines while stopping", len(logs.got))
 	}
