@@ -9,6 +9,8 @@ import (
 	"slices"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/metrics"
 	"github.com/kubediff/kubediff/pkg/watcher"
@@ -20,15 +22,16 @@ const progressInterval = 2 * time.Second
 // syncTimeout bounds the wait for the initial sync before kubediff goes on.
 const syncTimeout = 2 * time.Minute
 
-// discover plans what to watch. A plan missing some API groups is used,
-// with a warning; without any plan, the error says why.
+// discover plans what to watch. A plan missing some API groups is used
+// (plan.Unavailable names them; targetSync says so once per episode);
+// without any plan, the error says why.
 func discover(ctx context.Context, planner *discovery.Planner, log *slog.Logger) (discovery.Plan, error) {
 	plan, err := planner.Plan(ctx)
 	if plan.All == nil && err != nil {
 		return plan, PlanError(err)
 	}
 	if err != nil {
-		log.Warn("some API groups are unavailable; what is already watched of them stays watched", "err", err)
+		log.Debug("discovery was partial", "err", err)
 	}
 	return plan, nil
 }
@@ -39,6 +42,8 @@ type targetSync struct {
 	metrics *metrics.Metrics
 	log     *slog.Logger
 	warned  map[string]bool // forbidden types already warned about
+	// unavailable are the API groups that failed discovery last time.
+	unavailable map[schema.GroupVersion]bool
 }
 
 // start watches plan's targets and returns once their caches have synced
@@ -70,6 +75,7 @@ func (s *targetSync) follow(ctx context.Context, planner *discovery.Planner, c *
 
 func (s *targetSync) apply(ctx context.Context, plan discovery.Plan) {
 	s.reportForbidden(plan.Statuses)
+	s.reportUnavailable(plan.Unavailable)
 	s.watcher.Sync(ctx, keepUnavailable(plan, s.watcher.Targets()))
 	s.metrics.WatchesRunning.Set(float64(s.watcher.Progress().Watches))
 	s.metrics.LastSync.SetToCurrentTime()
@@ -88,6 +94,34 @@ func (s *targetSync) reportForbidden(statuses []discovery.Status) {
 			delete(s.warned, key)
 			s.log.Info("access granted: now watching", "resource", st.Resource.String())
 		}
+	}
+}
+
+// reportUnavailable says once when API groups stop answering discovery
+// (an aggregated API whose Service is gone) and once when they answer
+// again, not at every rediscovery.
+func (s *targetSync) reportUnavailable(groups []schema.GroupVersion) {
+	now := map[schema.GroupVersion]bool{}
+	var lost, back []string
+	for _, gv := range groups {
+		now[gv] = true
+		if !s.unavailable[gv] {
+			lost = append(lost, gv.String())
+		}
+	}
+	for gv := range s.unavailable {
+		if !now[gv] {
+			back = append(back, gv.String())
+		}
+	}
+	s.unavailable = now
+	if len(lost) > 0 {
+		slices.Sort(lost)
+		s.log.Warn("API groups unavailable: their types are not watched until they answer (what is already watched stays watched)", "groups", lost)
+	}
+	if len(back) > 0 {
+		slices.Sort(back)
+		s.log.Info("API groups no longer unavailable (answering again, or removed)", "groups", back)
 	}
 }
 
