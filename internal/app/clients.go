@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"k8s.io/client-go/rest"
@@ -54,5 +55,12 @@ func (w *warningLogger) HandleWarningHeader(code int, _ string, text string) {
 		return
 	}
 	w.seen[text] = true
+	if strings.Contains(text, " deprecated") {
+		// kubediff watches every type the server offers, deprecated
+		// ones too (their replacements as well): worth knowing, not a
+		// fault to act on.
+		w.log.Info("API server says a watched type is deprecated", "warning", text)
+		return
+	}
 	w.log.Warn("API server warning", "warning", text)
 }

@@ -22,6 +22,9 @@ func TestAPIServerWarningsAreLoggedOnce(t *testing.T) {
 	if n := strings.Count(logs.String(), "Endpoints is deprecated"); n != 1 {
 		t.Fatalf("warning logged %d times, want once:\n%s", n, logs.String())
 	}
+	if strings.Contains(logs.String(), "level=WARN msg=\"API server says") {
+		t.Errorf("a deprecation is logged as a warning:\n%s", logs.String())
+	}
 	if !strings.Contains(logs.String(), "another warning") {
 		t.Fatalf("a different warning was swallowed:\n%s", logs.String())
 	}
