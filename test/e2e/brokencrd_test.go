@@ -113,23 +113,6 @@ func installBrokenConversionCRD(t *testing.T) *apiextensionsv1.CustomResourceDef
 					ConversionReviewVersions: []string{"v1"}}},
 		},
 	}
-	ext := apiextensionsclient.NewForConfigOrDie(env.Config).ApiextensionsV1().CustomResourceDefinitions()
-	if _, err := ext.Create(bg, crd, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ext.Delete(bg, crd.Name, metav1.DeleteOptions{}) })
-	eventually(t, "CRD "+crd.Name+" to be established and served", func() bool {
-		got, err := ext.Get(bg, crd.Name, metav1.GetOptions{})
-		if err != nil {
-			return false
-		}
-		for _, c := range got.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				_, err := clients.Discovery().ServerResourcesForGroupVersion(group + "/v2")
-				return err == nil
-			}
-		}
-		return false
-	})
+	installCRD(t, crd, "v2")
 	return crd
 }

@@ -315,27 +315,31 @@ func installWidgetCRD(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
 			}},
 		},
 	}
+	installCRD(t, crd, "v1")
+	return crd
+}
+
+// installCRD creates crd, deletes it after the test, and returns once it
+// is Established and discovery serves version (discovery lags the
+// condition slightly).
+func installCRD(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition, version string) {
+	t.Helper()
 	ext := apiextensionsclient.NewForConfigOrDie(env.Config).ApiextensionsV1().CustomResourceDefinitions()
 	if _, err := ext.Create(bg, crd, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ext.Delete(bg, crd.Name, metav1.DeleteOptions{}) })
-	eventually(t, "CRD "+crd.Name+" to be established", func() bool {
+	eventually(t, "CRD "+crd.Name+" to be established and discoverable", func() bool {
 		got, err := ext.Get(bg, crd.Name, metav1.GetOptions{})
 		if err != nil {
 			return false
 		}
 		for _, c := range got.Status.Conditions {
 			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				return true
+				_, err := clients.Discovery().ServerResourcesForGroupVersion(crd.Spec.Group + "/" + version)
+				return err == nil
 			}
 		}
 		return false
 	})
-	// Discovery lags the Established condition slightly.
-	eventually(t, "widgets to be discoverable", func() bool {
-		_, err := clients.Discovery().ServerResourcesForGroupVersion(group + "/v1")
-		return err == nil
-	})
-	return crd
 }
