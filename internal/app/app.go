@@ -18,6 +18,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/leader"
+	"github.com/kubediff/kubediff/pkg/listkeys"
 	"github.com/kubediff/kubediff/pkg/metrics"
 	"github.com/kubediff/kubediff/pkg/pipeline"
 	"github.com/kubediff/kubediff/pkg/state"
@@ -43,6 +44,7 @@ type program struct {
 	log      *slog.Logger
 	state    *state.Store // nil without a state dir
 	clients  *Clients
+	listKeys *listkeys.Source
 	differ   *diff.Differ
 	planner  *discovery.Planner
 	plan     discovery.Plan
@@ -87,7 +89,8 @@ func (p *program) connect(ctx context.Context) error {
 	if p.clients, err = NewClients(rc); err != nil {
 		return err
 	}
-	if p.differ, err = newDiffer(p.cfg, p.clients, p.state, p.log); err != nil {
+	p.listKeys = listkeys.New(p.clients.Discovery.OpenAPIV3(), p.log)
+	if p.differ, err = newDiffer(p.cfg, p.listKeys, p.state); err != nil {
 		return err
 	}
 	p.planner = NewPlanner(p.cfg, p.clients)
@@ -144,7 +147,7 @@ func (p *program) run(ctx context.Context) error {
 		background.Go(func() { p.state.Run(ctx) })
 	}
 	background.Go(func() { p.pipeline.Run(ctx) })
-	targets := &targetSync{watcher: p.watcher, metrics: p.metrics, log: p.log, warned: map[string]bool{}}
+	targets := &targetSync{watcher: p.watcher, listKeys: p.listKeys, metrics: p.metrics, log: p.log, warned: map[string]bool{}}
 	targets.start(ctx, p.plan, func() { synced.Store(true) })
 	background.Go(func() { targets.follow(ctx, p.planner, p.clients, p.cfg.RediscoveryInterval) })
 	if p.elector != nil {

@@ -37,7 +37,7 @@ func serveHTTP(addr string, m *metrics.Metrics, ready func() error, log *slog.Lo
 	return nil, err
 }
 
-func newDiffer(cfg config.Config, c *Clients, st *state.Store, log *slog.Logger) (*diff.Differ, error) {
+func newDiffer(cfg config.Config, keys *listkeys.Source, st *state.Store) (*diff.Differ, error) {
 	d := cfg.Diff
 	var salt []byte // without a state dir: one for this process
 	if st != nil {
@@ -59,7 +59,7 @@ func newDiffer(cfg config.Config, c *Clients, st *state.Store, log *slog.Logger)
 	differ, err := diff.New(diff.Options{
 		Rules:    rules,
 		Redact:   diff.RedactOptions{Paths: d.Redact.Paths, Keys: d.Redact.Keys, Salt: salt},
-		ListKeys: listkeys.New(c.Discovery.OpenAPIV3(), log),
+		ListKeys: keys,
 		Patch:    d.Patch,
 		Unified:  cfg.Output == config.OutputText && d.Style == config.StyleUnified,
 		// The watcher caches objects through CacheTransform.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/listkeys"
 	"github.com/kubediff/kubediff/pkg/metrics"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
@@ -39,9 +40,12 @@ func discover(ctx context.Context, planner *discovery.Planner, log *slog.Logger)
 // targetSync keeps the watcher's targets matching the discovered plan.
 type targetSync struct {
 	watcher *watcher.Watcher
-	metrics *metrics.Metrics
-	log     *slog.Logger
-	warned  map[string]bool // forbidden types already warned about
+	// listKeys is refreshed at each rediscovery: a CRD's schema may have
+	// changed which of its lists are keyed.
+	listKeys *listkeys.Source
+	metrics  *metrics.Metrics
+	log      *slog.Logger
+	warned   map[string]bool // forbidden types already warned about
 	// unavailable are the API groups that failed discovery last time.
 	unavailable map[schema.GroupVersion]bool
 }
@@ -62,6 +66,7 @@ func (s *targetSync) start(ctx context.Context, plan discovery.Plan, synced func
 func (s *targetSync) follow(ctx context.Context, planner *discovery.Planner, c *Clients, interval time.Duration) {
 	monitor := &discovery.Monitor{Metadata: c.Metadata, Access: planner.Access, Interval: interval, Log: s.log}
 	monitor.Run(ctx, func(ctx context.Context) {
+		s.listKeys.Refresh()
 		plan, err := discover(ctx, planner, s.log)
 		if err != nil {
 			if ctx.Err() == nil {

@@ -6,22 +6,25 @@
 package listkeys
 
 import (
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/openapi"
-	"k8s.io/client-go/openapi3"
 
 	"github.com/kubediff/kubediff/pkg/diff"
 )
 
 // Source fetches and caches KeyTrees, one OpenAPI document per group and
-// version, on first use.
+// version, on first use. Refresh drops those whose document changed (a
+// CRD's schema upgraded in place), so they are read again.
 type Source struct {
-	root openapi3.Root
-	log  *slog.Logger
+	client openapi.Client
+	log    *slog.Logger
 
 	mu   sync.Mutex
 	byGV map[schema.GroupVersion]*groupVersion
@@ -29,6 +32,7 @@ type Source struct {
 
 type groupVersion struct {
 	once  sync.Once
+	url   string // the document's address, with its content hash
 	kinds map[string]*diff.KeyTree
 }
 
@@ -37,7 +41,7 @@ func New(client openapi.Client, log *slog.Logger) *Source {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Source{root: openapi3.NewRoot(client), log: log, byGV: map[schema.GroupVersion]*groupVersion{}}
+	return &Source{client: client, log: log, byGV: map[schema.GroupVersion]*groupVersion{}}
 }
 
 // KeyTree implements diff.ListKeys. When the document cannot be read, the
@@ -52,14 +56,70 @@ func (s *Source) KeyTree(gvk schema.GroupVersionKind) *diff.KeyTree {
 	}
 	s.mu.Unlock()
 	entry.once.Do(func() {
-		doc, err := s.root.GVSpecAsMap(gv)
+		url, doc, err := s.document(gv)
 		if err != nil {
 			s.log.Warn("no OpenAPI schema: lists of this API are compared by position", "groupVersion", gv.String(), "err", err)
 			return
 		}
 		entry.kinds = FromOpenAPI(doc, gv)
+		s.mu.Lock()
+		entry.url = url // Refresh reads it under the lock
+		s.mu.Unlock()
 	})
 	return entry.kinds[gvk.Kind]
+}
+
+// document reads gv's OpenAPI v3 document and the address it came from.
+func (s *Source) document(gv schema.GroupVersion) (string, map[string]any, error) {
+	paths, err := s.client.Paths()
+	if err != nil {
+		return "", nil, err
+	}
+	p, ok := paths[pathOf(gv)]
+	if !ok {
+		return "", nil, fmt.Errorf("the server lists no OpenAPI document for %s", gv)
+	}
+	raw, err := p.Schema(runtime.ContentTypeJSON)
+	if err != nil {
+		return "", nil, err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return "", nil, err
+	}
+	return p.ServerRelativeURL(), doc, nil
+}
+
+// Refresh drops the key trees whose OpenAPI document changed since they
+// were read: its address carries a hash of its content, so one small
+// request tells. Called at each rediscovery, it makes a CRD upgraded in
+// place (a list newly keyed) compared by its new keys at once.
+func (s *Source) Refresh() {
+	if s == nil {
+		return
+	}
+	paths, err := s.client.Paths()
+	if err != nil {
+		return // the next rediscovery tries again
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for gv, entry := range s.byGV {
+		if entry.url == "" {
+			continue // not read yet, or unreadable (warned once)
+		}
+		if p, ok := paths[pathOf(gv)]; !ok || p.ServerRelativeURL() != entry.url {
+			delete(s.byGV, gv)
+		}
+	}
+}
+
+// pathOf is gv's key in the OpenAPI v3 discovery document.
+func pathOf(gv schema.GroupVersion) string {
+	if gv.Group == "" {
+		return "api/" + gv.Version
+	}
+	return "apis/" + gv.Group + "/" + gv.Version
 }
 
 // FromOpenAPI builds the KeyTree of every kind of gv in an OpenAPI v3
