@@ -81,17 +81,44 @@ func (m *Monitor) watchTypeSources(ctx context.Context, trigger chan<- struct{})
 		DeleteFunc: func(any) { notify() },
 	}
 	for _, r := range typeSources {
-		if m.Access != nil {
-			if ok, why, err := m.Access.Allowed(ctx, r, ""); err != nil || !ok {
-				m.Log.Warn("cannot watch for new types; relying on periodic rediscovery", "resource", r.String(), "reason", why, "err", err)
-				continue
+		go func() {
+			if !m.mayWatch(ctx, r) {
+				return
 			}
+			inf := metadatainformer.NewFilteredMetadataInformer(m.Metadata, r.GVR, "", 0, cache.Indexers{}, nil).Informer()
+			if _, err := inf.AddEventHandler(handler); err != nil {
+				m.Log.Warn("cannot watch for new types", "resource", r.String(), "err", err)
+				return
+			}
+			inf.RunWithContext(ctx)
+		}()
+	}
+}
+
+// mayWatch asks whether r may be watched, again and again while the
+// answer is an error (the API server down at that moment): a passing
+// failure must not leave kubediff without its CRD watch for good. A
+// denial is said once.
+func (m *Monitor) mayWatch(ctx context.Context, r Resource) bool {
+	if m.Access == nil {
+		return true
+	}
+	wait := time.Second
+	for {
+		ok, why, err := m.Access.Allowed(ctx, r, "")
+		switch {
+		case err == nil && !ok:
+			m.Log.Warn("cannot watch for new types; relying on periodic rediscovery", "resource", r.String(), "reason", why)
+			return false
+		case err == nil:
+			return true
 		}
-		inf := metadatainformer.NewFilteredMetadataInformer(m.Metadata, r.GVR, "", 0, cache.Indexers{}, nil).Informer()
-		if _, err := inf.AddEventHandler(handler); err != nil {
-			m.Log.Warn("cannot watch for new types", "resource", r.String(), "err", err)
-			continue
+		m.Log.Debug("cannot check access to watch for new types yet", "resource", r.String(), "err", err)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(wait):
 		}
-		go inf.RunWithContext(ctx)
+		wait = min(2*wait, time.Minute)
 	}
 }

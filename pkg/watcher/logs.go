@@ -16,15 +16,16 @@ import (
 // ReflectorLogs passes client-go reflectors' logs on to h, except that
 // their "Failed to watch" errors, logged at every retry, go to debug
 // level: listWatch logs each distinct failure once (watchErrorLogger); and
-// so do watches ended by a lost connection, one per type: the outage is
-// one line of its own (health.go). For klog's output too, which carries
+// so does anything client-go says of a lost connection (a watch ended, a
+// response body cut short), one line per request: the outage is one line
+// of its own (health.go). For klog's output too, which carries
 // the logs of client-go's own informers.
 func ReflectorLogs(h slog.Handler) slog.Handler { return reflectorLogHandler{h} }
 
 type reflectorLogHandler struct{ slog.Handler }
 
 func (h reflectorLogHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == "Failed to watch" || (r.Message == "Warning: watch ended with error" && connectionErrorAttr(r)) {
+	if r.Message == "Failed to watch" || connectionErrorAttr(r) {
 		r.Level = slog.LevelDebug
 		if !h.Enabled(ctx, r.Level) {
 			return nil
