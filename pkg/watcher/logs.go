@@ -34,12 +34,14 @@ func (h reflectorLogHandler) Handle(ctx context.Context, r slog.Record) error {
 	return h.Handler.Handle(ctx, r)
 }
 
-// connectionErrorAttr reports whether the record's err is a lost connection.
+// connectionErrorAttr reports whether the record's err is a lost
+// connection, or a request cancelled because kubediff is stopping (client-go
+// logs an ERROR "context canceled" at some clean stops).
 func connectionErrorAttr(r slog.Record) bool {
 	lost := false
 	r.Attrs(func(a slog.Attr) bool {
 		if err, ok := a.Value.Any().(error); ok && a.Key == "err" {
-			lost = isConnectionError(err)
+			lost = isConnectionError(err) || errors.Is(err, context.Canceled)
 		}
 		return !lost
 	})

@@ -386,7 +386,9 @@ func TestReflectorRetryErrorsGoToDebug(t *testing.T) {
 	logger.Error("Failed to watch", "err", "forbidden")
 	logger.Info("Warning: watch ended with error", "err", errors.New("http2: client connection lost"))
 	logger.Info("Warning: watch ended with error", "err", errors.New("an error on the server"))
-	want := []slog.Level{slog.LevelDebug, slog.LevelDebug, slog.LevelInfo}
+	logger.Error("Unexpected error when reading response body", "err", errors.New("http2: client connection lost"))
+	logger.Error("Unhandled Error", "err", fmt.Errorf("list: %w", context.Canceled)) // a clean stop
+	want := []slog.Level{slog.LevelDebug, slog.LevelDebug, slog.LevelInfo, slog.LevelDebug, slog.LevelDebug}
 	if got := logs.levels(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("levels = %v, want %v", got, want)
 	}
