@@ -117,7 +117,16 @@ func (p *program) assemble(ctx context.Context) error {
 	p.watcher, err = watcher.New(p.clients.Rest, p.pipeline.Handle, watcher.Options{Logger: p.log,
 		Transform: p.pipeline.CacheTransform, State: p.state, Rules: p.differ.RulesFingerprint(), Compress: p.cfg.CompressCache,
 		OnConnection: func(up bool) { p.metrics.APIServerConnected.Set(map[bool]float64{true: 1}[up]) }})
-	return err
+	if err != nil {
+		return err
+	}
+	p.metrics.AddTypeHealth(func() (resources, namespaces []string) {
+		for _, f := range p.watcher.Failing() {
+			resources, namespaces = append(resources, f.Resource), append(namespaces, f.Namespace)
+		}
+		return resources, namespaces
+	})
+	return nil
 }
 
 // run serves health and metrics, starts the watches and what follows them

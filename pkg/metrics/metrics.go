@@ -97,3 +97,32 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.queueBytes, prometheus.GaugeValue, float64(s.WaitingBytes), q.Name())
 	}
 }
+
+// AddTypeHealth exports, at each scrape, the watched types that cannot be
+// listed or watched now: kubediff_type_failing{resource,namespace} 1 for
+// each (bounded by the types watched), and how many.
+func (m *Metrics) AddTypeHealth(failing func() (resources, namespaces []string)) {
+	m.Registry.MustRegister(&typeHealthCollector{
+		failing: failing,
+		each:    prometheus.NewDesc("kubediff_type_failing", "1 for each watched type (and namespace) that cannot be listed or watched now; its changes are reported once it can.", []string{"resource", "namespace"}, nil),
+		count:   prometheus.NewDesc("kubediff_types_failing", "Watched types (per namespace) that cannot be listed or watched now.", nil, nil),
+	})
+}
+
+type typeHealthCollector struct {
+	failing     func() (resources, namespaces []string)
+	each, count *prometheus.Desc
+}
+
+func (c *typeHealthCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.each
+	ch <- c.count
+}
+
+func (c *typeHealthCollector) Collect(ch chan<- prometheus.Metric) {
+	resources, namespaces := c.failing()
+	for i := range resources {
+		ch <- prometheus.MustNewConstMetric(c.each, prometheus.GaugeValue, 1, resources[i], namespaces[i])
+	}
+	ch <- prometheus.MustNewConstMetric(c.count, prometheus.GaugeValue, float64(len(resources)))
+}

@@ -87,17 +87,23 @@ func (w *Watcher) Unsynced() []string {
 	return out
 }
 
-// Failing names the targets not synced whose lists fail for a reason of
-// their own, with the last failure.
-func (w *Watcher) Failing() []string {
+// Failing names the targets whose lists or watches fail for a reason of
+// their own (resource@namespace), with the last failure.
+func (w *Watcher) Failing() []FailingTarget {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var out []string
+	var out []FailingTarget
 	for _, rt := range w.targets {
-		if err, failing := rt.health.failing(); failing && !rt.store.HasSynced() {
-			out = append(out, rt.target.Resource.String()+"@"+rt.target.Namespace+": "+err)
+		if err, failing := rt.health.failing(); failing {
+			out = append(out, FailingTarget{Resource: rt.target.Resource.String(), Namespace: rt.target.Namespace, Err: err})
 		}
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out
 }
+
+// FailingTarget is a watched type (in a namespace, or "" for all) that
+// cannot be listed or watched now, and why.
+type FailingTarget struct{ Resource, Namespace, Err string }
+
+func (f FailingTarget) String() string { return f.Resource + "@" + f.Namespace + ": " + f.Err }

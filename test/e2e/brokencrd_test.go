@@ -55,6 +55,10 @@ func TestBrokenConversionWebhookHoldsNothingBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.waitRecords("ConfigMap", ns, "meanwhile", 1)
+	metricsURL := httpAddress(t, w) + "/metrics"
+	if code, body := get(t, metricsURL); code != 200 || !strings.Contains(body, `kubediff_type_failing{namespace="`+ns+`",resource="gadgets.`+group+`"} 1`) {
+		t.Errorf("/metrics does not name the broken type:\n%s", grepLines(body, "kubediff_type"))
+	}
 	if _, err := gadgetsV1.Create(bg, gadget("while-broken"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +80,9 @@ func TestBrokenConversionWebhookHoldsNothingBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.waitRecords("Gadget", ns, "before", 1)
+	if _, body := get(t, metricsURL); !strings.Contains(body, "kubediff_types_failing 0") {
+		t.Errorf("/metrics after the fix:\n%s", grepLines(body, "kubediff_type"))
+	}
 	var said []string
 	for _, line := range strings.Split(w.stderr.String(), "\n") {
 		if strings.Contains(line, "gadgets."+group) && !strings.Contains(line, "level=DEBUG") {
@@ -115,4 +122,15 @@ func installBrokenConversionCRD(t *testing.T) *apiextensionsv1.CustomResourceDef
 	}
 	installCRD(t, crd, "v2")
 	return crd
+}
+
+// grepLines returns the lines of text holding part.
+func grepLines(text, part string) string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, part) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
