@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kubediff/kubediff/pkg/notify"
@@ -24,8 +25,10 @@ type Config struct {
 	URL     string            `mapstructure:"url"`
 	Headers map[string]string `mapstructure:"headers"`
 	// Secret or SecretFile signs each body (HMAC-SHA256).
-	Secret             string        `mapstructure:"secret"`
-	SecretFile         string        `mapstructure:"secretFile"`
+	Secret     string `mapstructure:"secret"`
+	SecretFile string `mapstructure:"secretFile"`
+	// Format is record, cloudevents, or a chat preset: teams, discord,
+	// mattermost, googlechat.
 	Format             string        `mapstructure:"format"`
 	Timeout            time.Duration `mapstructure:"timeout"`
 	InsecureSkipVerify bool          `mapstructure:"insecureSkipVerify"`
@@ -39,8 +42,8 @@ func (c *Config) Validate() error {
 	} else if _, err := notify.ParseHTTPURL("url", notify.ExpandEnv(c.URL)); err != nil {
 		errs = append(errs, err)
 	}
-	if !slices.Contains([]string{FormatRecord, FormatCloudEvents}, c.Format) {
-		errs = append(errs, fmt.Errorf("format: %q is not one of record, cloudevents", c.Format))
+	if !slices.Contains(Formats, c.Format) {
+		errs = append(errs, fmt.Errorf("format: %q is not one of %s", c.Format, strings.Join(Formats, ", ")))
 	}
 	if c.Secret != "" && c.SecretFile != "" {
 		errs = append(errs, errors.New("set secret or secretFile, not both"))
@@ -64,12 +67,20 @@ func (c *Config) Build(log *slog.Logger) (notify.Notifier, error) {
 	if c.InsecureSkipVerify {
 		log.Warn("TLS verification is off for this webhook")
 	}
-	sink, err := New(Options{
+	opts := Options{
 		URL: notify.ExpandEnv(c.URL), Headers: headers, Secret: []byte(secret), Format: c.Format,
 		Timeout: c.Timeout, InsecureSkipVerify: c.InsecureSkipVerify,
-	})
+	}
+	if _, chat := presetSpecs[c.Format]; chat {
+		sink, err := NewChat(opts)
+		if err != nil {
+			return nil, err // not a nil *Chat in a non-nil Notifier
+		}
+		return sink, nil
+	}
+	sink, err := New(opts)
 	if err != nil {
-		return nil, err // not a nil *Sink in a non-nil Notifier
+		return nil, err
 	}
 	return sink, nil
 }

@@ -1,6 +1,9 @@
 // Package webhook POSTs each change record to an HTTP endpoint, as the same
 // JSON object stdout prints or as a CloudEvents 1.0 envelope, optionally
-// signed with HMAC-SHA256.
+// signed with HMAC-SHA256; or, with a chat preset (teams, discord,
+// mattermost, googlechat), as a readable message to a chat service's
+// incoming webhook, rendered by a shipped template within the service's
+// limits.
 package webhook
 
 import (
@@ -16,9 +19,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"github.com/kubediff/kubediff/pkg/notify"
 	"github.com/kubediff/kubediff/pkg/record"
@@ -39,7 +45,7 @@ type Options struct {
 	Headers map[string]string
 	// Secret, when set, signs each body (HMAC-SHA256) in SignatureHeader.
 	Secret []byte
-	// Format is record (default) or cloudevents.
+	// Format is record (default), cloudevents, or a chat preset.
 	Format string
 	// Timeout bounds one request; 0 means 10 s.
 	Timeout time.Duration
@@ -55,6 +61,9 @@ type Sink struct {
 	client   *http.Client
 	safeURL  string // for errors and logs: no credentials, no query
 	endpoint *url.URL
+	// preset renders chat messages; nil for record and cloudevents.
+	preset  *preset
+	limiter *rate.Limiter // with a preset: the service's rate
 }
 
 // New returns a webhook sink, or an error naming what is wrong with opts.
@@ -66,8 +75,12 @@ func New(opts Options) (*Sink, error) {
 	if opts.Format == "" {
 		opts.Format = FormatRecord
 	}
-	if opts.Format != FormatRecord && opts.Format != FormatCloudEvents {
-		return nil, fmt.Errorf("format: %q is not one of record, cloudevents", opts.Format)
+	if !slices.Contains(Formats, opts.Format) {
+		return nil, fmt.Errorf("format: %q is not one of %s", opts.Format, strings.Join(Formats, ", "))
+	}
+	p, err := newPreset(opts.Format)
+	if err != nil {
+		return nil, err
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = defaultTimeout
@@ -79,8 +92,9 @@ func New(opts Options) (*Sink, error) {
 	if opts.InsecureSkipVerify {
 		transport.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // opted into per sink, logged
 	}
-	return &Sink{
-		opts: opts,
+	s := &Sink{
+		opts:   opts,
+		preset: p,
 		client: &http.Client{Transport: transport, Timeout: opts.Timeout,
 			// A redirect would turn the POST into a bodiless GET that
 			// "succeeds", and carry the headers to another host.
@@ -88,15 +102,27 @@ func New(opts Options) (*Sink, error) {
 		},
 		safeURL:  notify.SafeURL(u),
 		endpoint: u,
-	}, nil
+	}
+	if p != nil {
+		s.limiter = rate.NewLimiter(rate.Every(p.interval), 1)
+	}
+	return s, nil
 }
 
 // Notify implements notify.Notifier.
 func (s *Sink) Notify(ctx context.Context, c record.Change) error {
+	if s.preset != nil {
+		return s.postSections(ctx, []Section{recordSection(c)}, c.ID)
+	}
 	body, contentType, err := s.encode(c)
 	if err != nil {
 		return err
 	}
+	return s.post(ctx, body, contentType, c.ID)
+}
+
+// post sends one body. key is its Idempotency-Key.
+func (s *Sink) post(ctx context.Context, body []byte, contentType, key string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint.String(), bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("webhook %s: %w", s.safeURL, err)
@@ -107,7 +133,7 @@ func (s *Sink) Notify(ctx context.Context, c record.Change) error {
 	req.Header.Set("Content-Type", contentType)
 	// The same record retried, re-sent after a restart or by a new leader
 	// carries the same key (draft-ietf-httpapi-idempotency-key-header).
-	req.Header.Set("Idempotency-Key", c.ID)
+	req.Header.Set("Idempotency-Key", key)
 	req.Header.Set("User-Agent", "kubediff")
 	if len(s.opts.Secret) > 0 {
 		mac := hmac.New(sha256.New, s.opts.Secret)
@@ -142,7 +168,11 @@ func classify(resp *http.Response, safeURL string, reason []byte) error {
 	err := fmt.Errorf("webhook %s answered %s: %s", safeURL, resp.Status, strings.TrimSpace(string(reason)))
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
-		return notify.RetryAfter(err, retryAfter(resp.Header.Get("Retry-After")))
+		wait := retryAfter(resp.Header.Get("Retry-After"))
+		if wait == 0 {
+			wait = retryAfterField(reason)
+		}
+		return notify.RetryAfter(err, wait)
 	case resp.StatusCode >= 500, resp.StatusCode == http.StatusRequestTimeout:
 		return notify.Transient(err)
 	case resp.StatusCode == http.StatusUnauthorized, resp.StatusCode == http.StatusForbidden,
@@ -152,19 +182,33 @@ func classify(resp *http.Response, safeURL string, reason []byte) error {
 	return err
 }
 
-// retryAfter parses Retry-After as seconds or an HTTP date; 0 when absent
-// or unreadable, which means "use the backoff".
+// retryAfter parses Retry-After as seconds (Discord's may have a
+// fraction) or an HTTP date; 0 when absent or unreadable, which means
+// "use the backoff".
 func retryAfter(v string) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
-		return time.Duration(secs) * time.Second
+	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs >= 0 && secs < 1e9 { // not NaN, nor an overflow
+		return time.Duration(secs * float64(time.Second))
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		return max(time.Until(t), 0)
 	}
 	return 0
+}
+
+// retryAfterField reads the wait from a 429 answer's JSON body, as
+// Discord writes it ({"retry_after": 0.35}, seconds), for a proxy that
+// dropped the header; 0 when there is none.
+func retryAfterField(body []byte) time.Duration {
+	var v struct {
+		RetryAfter float64 `json:"retry_after"`
+	}
+	if json.Unmarshal(body, &v) != nil || v.RetryAfter <= 0 {
+		return 0
+	}
+	return time.Duration(v.RetryAfter * float64(time.Second))
 }
 
 func (s *Sink) encode(c record.Change) ([]byte, string, error) {

@@ -1,0 +1,174 @@
+package webhook
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/kubediff/kubediff/pkg/notify/fold"
+	"github.com/kubediff/kubediff/pkg/notify/visible"
+	"github.com/kubediff/kubediff/pkg/record"
+)
+
+// View is what a chat preset's template lays out: one section per record
+// or folded burst, in plain text from the cluster that the template
+// escapes for its service (esc, code). Every string has been through
+// package visible already: no control character is left in it.
+type View struct {
+	Sections []Section
+	// Omitted counts the change lines left out so that the message fits
+	// the service's limit; the template says so.
+	Omitted int
+	// Service and Limit name the limit, for that note.
+	Service string
+	Limit   int
+}
+
+// Section is one record, or one folded burst of an owner's objects.
+type Section struct {
+	// Title is "updated Deployment prod/web", or for a folded burst
+	// "owned Deployment prod/web".
+	Title string
+	// Detail is the API version and who made the change: "apps/v1 by
+	// kubectl-edit" ("" for a folded burst).
+	Detail string
+	// Lines are the readable changes, one per field ("~ spec.replicas: 1
+	// → 3", "+ field: value", "- field: old value"); a replaced
+	// multi-line string's line holds its hunks after a newline.
+	Lines []string
+}
+
+// Chat text limits kubediff sets itself, so that one field or one title
+// leaves room for the others: the services' own limits are per preset.
+const (
+	maxTitle      = 150  // runes, as Slack's header
+	maxValue      = 200  // runes of one value in a change line
+	maxHunkLines  = 30   // lines of one field's hunks
+	maxHunkLine   = 200  // runes of one hunk line
+	maxChatDetail = 200  // runes of the version and manager
+	maxBurstLine  = 1000 // runes of a folded burst's summary
+)
+
+// recordSection is c as a section.
+func recordSection(c record.Change) Section {
+	detail := c.APIVersion
+	if c.Manager != nil {
+		detail += " by " + c.Manager.Name
+	}
+	if c.AfterGap {
+		detail += " (seen after a gap)"
+	}
+	s := Section{
+		Title:  cut(visible.String(fmt.Sprintf("%s %s %s", c.Type, c.Kind, c.ObjectName())), maxTitle),
+		Detail: cut(visible.String(detail), maxChatDetail),
+	}
+	for _, fc := range record.CondenseConditions(c.Changes) {
+		s.Lines = append(s.Lines, changeLine(fc))
+	}
+	return s
+}
+
+// burstSection is a folded burst as a section: its owner and the count
+// of its records per kind.
+func burstSection(b *fold.Burst) Section {
+	kind, name := b.Owner()
+	return Section{
+		Title: cut(visible.String("owned "+kind+" "+name), maxTitle),
+		Lines: []string{cut(visible.String(b.Summary()), maxBurstLine)},
+	}
+}
+
+// sections turns bursts into sections: a folded one as one, a small one
+// as its records.
+func sections(bursts []*fold.Burst) []Section {
+	var out []Section
+	for _, b := range bursts {
+		if b.Folded() {
+			out = append(out, burstSection(b))
+			continue
+		}
+		for _, c := range b.Records {
+			out = append(out, recordSection(c))
+		}
+	}
+	return out
+}
+
+// changeLine is one change as text output writes it, with values as
+// JSON cut to maxValue runes and a note of the sizes of values the
+// record carries only in part.
+func changeLine(fc record.FieldChange) string {
+	field := visible.String(fc.Field)
+	switch {
+	case fc.Op == record.OpAdd:
+		return "+ " + field + ": " + chatValue(fc.To) + cutNote(fc)
+	case fc.Op == record.OpRemove:
+		return "- " + field + ": " + chatValue(fc.From) + cutNote(fc)
+	case fc.Lines != nil:
+		return "~ " + field + fmt.Sprintf(": %d lines → %d lines", fc.Lines.FromLines, fc.Lines.ToLines) + cutNote(fc) + "\n" + hunks(fc.Lines)
+	}
+	return "~ " + field + ": " + chatValue(fc.From) + " → " + chatValue(fc.To) + cutNote(fc)
+}
+
+// cutNote names the full sizes of values the record holds only in part.
+func cutNote(fc record.FieldChange) string {
+	if !fc.Truncated {
+		return ""
+	}
+	if fc.Lines != nil {
+		return " (" + fc.Sizes() + ")"
+	}
+	return " (cut from " + fc.Sizes() + ")"
+}
+
+// hunks are a line diff's hunks, at most maxHunkLines lines, each cut to
+// maxHunkLine runes, with a note when lines were left out.
+func hunks(d *record.LineDiff) string {
+	var lines []string
+	more := d.Truncated
+	for _, h := range d.Hunks {
+		for _, line := range append([]string{h.Header()}, h.Lines...) {
+			if len(lines) == maxHunkLines {
+				more = true
+				break
+			}
+			lines = append(lines, cut(visible.Line(line), maxHunkLine))
+		}
+	}
+	if more {
+		lines = append(lines, "… more changed lines not shown")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// chatValue is a value as JSON, cut to maxValue runes.
+func chatValue(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return cut(visible.String(fmt.Sprint(v)), maxValue)
+	}
+	return cut(visible.String(string(b)), maxValue)
+}
+
+// cut shortens s to n runes, ending with "…" when it was cut.
+func cut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// keep returns sections with only their first n change lines in all, and
+// how many were left out.
+func keep(secs []Section, n int) ([]Section, int) {
+	out := make([]Section, len(secs))
+	omitted := 0
+	for i, s := range secs {
+		k := min(len(s.Lines), n)
+		n -= k
+		omitted += len(s.Lines) - k
+		s.Lines = s.Lines[:k]
+		out[i] = s
+	}
+	return out, omitted
+}
