@@ -141,19 +141,33 @@ func hunks(d *record.LineDiff) string {
 	return strings.Join(lines, "\n")
 }
 
-// chatValue is a value as JSON, cut to maxValue runes.
+// chatValue is a value as JSON, cut to maxValue runes. HTML is not
+// escaped (\u003c would read badly): each preset escapes for its service.
 func chatValue(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
+	if str, ok := v.(string); ok {
+		v = cut(str, maxValue) // before encoding: a value may be megabytes
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return cut(visible.String(fmt.Sprint(v)), maxValue)
 	}
-	return cut(visible.String(string(b)), maxValue)
+	return cut(visible.String(strings.TrimSuffix(b.String(), "\n")), maxValue)
 }
 
-// cut shortens s to n runes, ending with "…" when it was cut.
+// cut shortens s to n runes, ending with "…" when it was cut, reading
+// no further into s than that.
 func cut(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
+	end, runes := 0, 0 // end: where the first n-1 runes end
+	for i := range s {
+		if runes == n-1 {
+			end = i
+		}
+		if runes == n {
+			return s[:end] + "…"
+		}
+		runes++
 	}
 	return s
 }

@@ -12,11 +12,11 @@ type escaper struct {
 	code func(string) string
 }
 
-// mentionBreaker puts a zero-width space after "@" and "<", so that a
-// name like @channel, @here or <users/all> shows as written but notifies
-// nobody: Mattermost finds mentions in the text on its server, and Google
-// Chat's <users/…> and <url|text> have no escape.
-var mentionBreaker = strings.NewReplacer("@", "@\u200b", "<", "<\u200b")
+// codeBreaker puts a zero-width space after "<", so that Google Chat's
+// <users/all> or <url|text> written by the cluster shows as written but
+// neither mentions nor links: they have no escape. Code needs no more:
+// Discord and Mattermost find no mention in it.
+var codeBreaker = strings.NewReplacer("<", "<\u200b")
 
 // markdownText is backslash-escaped in Discord's and Mattermost's
 // Markdown: emphasis, code, strike-through, spoilers, links, headings,
@@ -24,6 +24,7 @@ var mentionBreaker = strings.NewReplacer("@", "@\u200b", "<", "<\u200b")
 var markdownText = strings.NewReplacer(
 	`\`, `\\`, "*", `\*`, "_", `\_`, "~", `\~`, "`", "\\`", "|", `\|`, "[", `\[`, "]", `\]`,
 	"(", `\(`, ")", `\)`, "<", `\<`, ">", `\>`, "#", `\#`, ":", `\:`, "-", `\-`, "+", `\+`,
+	// Mattermost finds mentions in the text on its server, escaped or not.
 	"@", "@\u200b",
 )
 
@@ -40,7 +41,7 @@ var googleChat = escaper{text: codeSpan, code: codeSpan}
 // codeSpan puts s in inline code, or in a code block when it has several
 // lines; the backticks that would end either are written as quotes.
 func codeSpan(s string) string {
-	s = mentionBreaker.Replace(s)
+	s = codeBreaker.Replace(s)
 	if strings.Contains(s, "\n") {
 		return "```\n" + strings.ReplaceAll(s, "```", "'''") + "\n```"
 	}

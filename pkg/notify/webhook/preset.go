@@ -9,6 +9,7 @@ import (
 	"text/template"
 	"time"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Chat presets: format values that post a readable message to a chat
@@ -144,15 +145,15 @@ func (p *preset) fit(secs []Section) (body []byte, ok bool, err error) {
 		size, err := p.measure(body)
 		return body, size <= p.limit, err
 	}
-	total := 0
-	for _, s := range secs {
-		total += len(s.Lines)
+	total, bound := lineBound(secs, p.limit)
+	hi := bound + 1 // the fewest lines known not to fit
+	if bound == total {
+		if body, ok, err := try(total); err != nil || ok {
+			return body, ok, err
+		}
+		hi = total
 	}
-	if body, ok, err := try(total); err != nil || ok {
-		return body, ok, err
-	}
-	// The most lines that fit: lo fits (-1: none tried yet), hi does not.
-	lo, hi := -1, total
+	lo := -1 // the most lines known to fit (-1: none yet)
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
 		b, fits, err := try(mid)
@@ -166,6 +167,23 @@ func (p *preset) fit(secs []Section) (body []byte, ok bool, err error) {
 		}
 	}
 	return body, lo >= 0, nil
+}
+
+// lineBound counts secs' change lines, and how many of them, in order,
+// are no longer in all than limit: no message holds more, escaping only
+// lengthens them. Searching below it renders a record of thousands of
+// changes a few times at the service's size, not at its own.
+func lineBound(secs []Section, limit int) (total, bound int) {
+	size := 0
+	for _, s := range secs {
+		for _, line := range s.Lines {
+			total++
+			if size += utf8.RuneCountInString(line); size <= limit {
+				bound++
+			}
+		}
+	}
+	return total, bound
 }
 
 // bodyBytes measures a message by its encoded size (Teams).
