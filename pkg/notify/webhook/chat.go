@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubediff/kubediff/pkg/notify/fold"
 	"github.com/kubediff/kubediff/pkg/notify/visible"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
-// View is what a chat preset's template lays out: one section per record
-// or folded burst, in plain text from the cluster that the template
+// View is what a chat preset's template lays out: one section per
+// record, in plain text from the cluster that the template
 // escapes for its service (esc, code). Every string has been through
 // package visible already: no control character is left in it.
 type View struct {
@@ -24,13 +23,12 @@ type View struct {
 	Limit   int
 }
 
-// Section is one record, or one folded burst of an owner's objects.
+// Section is one record.
 type Section struct {
-	// Title is "updated Deployment prod/web", or for a folded burst
-	// "owned Deployment prod/web".
+	// Title is "updated Deployment prod/web".
 	Title string
 	// Detail is the API version and who made the change: "apps/v1 by
-	// kubectl-edit" ("" for a folded burst).
+	// kubectl-edit".
 	Detail string
 	// Lines are the readable changes, one per field ("~ spec.replicas: 1
 	// → 3", "+ field: value", "- field: old value"); a replaced
@@ -41,12 +39,11 @@ type Section struct {
 // Chat text limits kubediff sets itself, so that one field or one title
 // leaves room for the others: the services' own limits are per preset.
 const (
-	maxTitle      = 150  // runes, as Slack's header
-	maxValue      = 200  // runes of one value in a change line
-	maxHunkLines  = 30   // lines of one field's hunks
-	maxHunkLine   = 200  // runes of one hunk line
-	maxChatDetail = 200  // runes of the version and manager
-	maxBurstLine  = 1000 // runes of a folded burst's summary
+	maxTitle      = 150 // runes, as Slack's header
+	maxValue      = 200 // runes of one value in a change line
+	maxHunkLines  = 30  // lines of one field's hunks
+	maxHunkLine   = 200 // runes of one hunk line
+	maxChatDetail = 200 // runes of the version and manager
 )
 
 // recordSection is c as a section.
@@ -66,32 +63,6 @@ func recordSection(c record.Change) Section {
 		s.Lines = append(s.Lines, changeLine(fc))
 	}
 	return s
-}
-
-// burstSection is a folded burst as a section: its owner and the count
-// of its records per kind.
-func burstSection(b *fold.Burst) Section {
-	kind, name := b.Owner()
-	return Section{
-		Title: cut(visible.String("owned "+kind+" "+name), maxTitle),
-		Lines: []string{cut(visible.String(b.Summary()), maxBurstLine)},
-	}
-}
-
-// sections turns bursts into sections: a folded one as one, a small one
-// as its records.
-func sections(bursts []*fold.Burst) []Section {
-	var out []Section
-	for _, b := range bursts {
-		if b.Folded() {
-			out = append(out, burstSection(b))
-			continue
-		}
-		for _, c := range b.Records {
-			out = append(out, recordSection(c))
-		}
-	}
-	return out
 }
 
 // changeLine is one change as text output writes it, with values as
