@@ -5,12 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kubediff/kubediff/pkg/notify/notifytest"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -76,19 +75,7 @@ func TestGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			golden := filepath.Join("testdata", tt.file)
-			if *update {
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(buf.Bytes(), want) {
-				t.Fatalf("output differs from %s (go test -update rewrites it):\n%s", golden, buf.String())
-			}
+			notifytest.Golden(t, tt.file, buf.Bytes(), *update)
 		})
 	}
 }

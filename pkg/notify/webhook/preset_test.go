@@ -9,8 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -294,19 +292,7 @@ func TestPresetPayloadsMatchGoldenFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			got.WriteString("\n")
-			golden := filepath.Join("testdata", format+".json")
-			if *update {
-				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Fatalf("payload differs from %s (go test -update rewrites it):\n%s", golden, got.String())
-			}
+			notifytest.Golden(t, format+".json", got.Bytes(), *update)
 		})
 	}
 }
