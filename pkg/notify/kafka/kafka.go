@@ -14,10 +14,12 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
@@ -58,7 +60,7 @@ type SASL struct {
 // Sink produces records to one topic.
 type Sink struct {
 	client  *kgo.Client
-	topic   string
+	clog    *clientLog
 	timeout time.Duration
 	where   string // "kafka <brokers> topic <topic>", for errors
 	sasl    bool
@@ -89,15 +91,14 @@ func New(opts Options) (*Sink, error) {
 		// before it tries again, and it can only fail a timed-out record
 		// at a try; refreshes are spaced by this age (5 s by default),
 		// which would stretch every produce timeout below it.
-		kgo.MetadataMinAge(min(opts.Timeout, 5*time.Second)/2),
+		kgo.MetadataMinAge(min(opts.Timeout, 5*time.Second) / 2),
 		// A missing topic may be created by an operator: keep trying
 		// within the timeout rather than failing after 4 metadata loads.
 		kgo.UnknownTopicRetries(-1),
 		kgo.ClientID("kubediff"),
 	}
-	if opts.Log != nil {
-		kopts = append(kopts, kgo.WithLogger(debugLogger{opts.Log}))
-	}
+	clog := &clientLog{log: opts.Log}
+	kopts = append(kopts, kgo.WithLogger(clog), kgo.WithHooks(clog))
 	if opts.TLS != nil {
 		kopts = append(kopts, kgo.DialTLSConfig(opts.TLS))
 	}
@@ -112,7 +113,7 @@ func New(opts Options) (*Sink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	return &Sink{client: client, topic: opts.Topic, timeout: opts.Timeout, sasl: opts.SASL != nil,
+	return &Sink{client: client, clog: clog, timeout: opts.Timeout, sasl: opts.SASL != nil,
 		where: fmt.Sprintf("kafka %s topic %s", strings.Join(opts.Brokers, ","), opts.Topic)}, nil
 }
 
@@ -166,6 +167,7 @@ func (s *Sink) NotifyBatch(ctx context.Context, cs []record.Change) error {
 		}
 		recs = append(recs, r)
 	}
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	var errs []error
@@ -177,7 +179,11 @@ func (s *Sink) NotifyBatch(ctx context.Context, cs []record.Change) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return s.classify(worst(errs), len(errs), len(recs))
+	err := worst(errs)
+	if cerr := s.clog.failureSince(start); cerr != nil && timedOut(err) {
+		err = cerr // why it timed out
+	}
+	return s.classify(err, len(errs), len(recs))
 }
 
 // Close implements notify.Closer: it ends the client's connections once
@@ -254,7 +260,7 @@ func (s *Sink) explain(err error) error {
 	switch {
 	case s.sasl && errors.As(err, &eof):
 		return errors.New("the broker closed the connection during authentication: check sasl.mechanism, sasl.username and the password, and tls")
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, kgo.ErrRecordTimeout):
+	case timedOut(err):
 		// franz-go does not say why: the brokers' answers are in its
 		// log, which debug level shows.
 		return fmt.Errorf("not acknowledged by the brokers within timeout %s (debug logs show their answers): %w", s.timeout, err)
@@ -262,12 +268,16 @@ func (s *Sink) explain(err error) error {
 	return err
 }
 
+func timedOut(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, kgo.ErrRecordTimeout)
+}
+
 // authFailure reports whether err is the broker refusing kubediff's
 // credentials or access, or closing the connection at once, which
 // brokers do to a client whose SASL or TLS they do not accept.
 func authFailure(err error) bool {
 	var eof *kgo.ErrFirstReadEOF
-	if errors.As(err, &eof) {
+	if errors.As(err, &eof) || errors.Is(err, errSASLClosed) {
 		return true
 	}
 	for _, e := range []*kerr.Error{kerr.SaslAuthenticationFailed, kerr.UnsupportedSaslMechanism, kerr.IllegalSaslState,
@@ -295,20 +305,67 @@ func recordRejected(err error) bool {
 	return false
 }
 
-// debugLogger hands franz-go's log to kubediff's at debug level, and only
-// when that is on: the queue already logs an outage once when it starts
-// and once when it ends, and franz-go's debug lines say, for whoever
-// turns debug on, what happened in between (each broker's answer to each
-// produce, which is where a refusal's reason is).
-type debugLogger struct{ log *slog.Logger }
+// clientLog is franz-go's logger. It hands franz-go's log to kubediff's
+// at debug level, and only when that is on: the queue already logs an
+// outage once when it starts and once when it ends, and franz-go's debug
+// lines say, for whoever turns debug on, what happened in between (each
+// broker's answer to each produce). It also keeps the last connection
+// failure franz-go reports as an error (a SASL login refused, TLS
+// refused): franz-go retries those quietly until the produce times out,
+// and the timeout alone would not say that the credentials are wrong.
+type clientLog struct {
+	log *slog.Logger // nil: none
 
-func (l debugLogger) Level() kgo.LogLevel {
-	if l.log.Enabled(context.Background(), slog.LevelDebug) {
-		return kgo.LogLevelDebug
-	}
-	return kgo.LogLevelNone
+	mu      sync.Mutex
+	failure error
+	at      time.Time
 }
 
-func (l debugLogger) Log(_ kgo.LogLevel, msg string, keyvals ...any) {
-	l.log.Debug("kafka client: "+msg, keyvals...)
+func (l *clientLog) Level() kgo.LogLevel {
+	if l.log != nil && l.log.Enabled(context.Background(), slog.LevelDebug) {
+		return kgo.LogLevelDebug
+	}
+	return kgo.LogLevelError
+}
+
+func (l *clientLog) Log(level kgo.LogLevel, msg string, keyvals ...any) {
+	if level == kgo.LogLevelError && strings.HasPrefix(msg, "unable to") {
+		for i := 0; i+1 < len(keyvals); i += 2 {
+			if err, ok := keyvals[i+1].(error); ok && keyvals[i] == "err" {
+				l.failed(fmt.Errorf("%s: %w", msg, err))
+			}
+		}
+	}
+	if l.log != nil {
+		l.log.Debug("kafka client: "+msg, keyvals...)
+	}
+}
+
+// errSASLClosed stands for a broker closing the connection in the middle
+// of the SASL exchange, which brokers (and kfake) do when the password is
+// wrong, and which franz-go takes for a lost connection and retries.
+var errSASLClosed = errors.New("the broker closed the connection during SASL authentication: check sasl.mechanism, sasl.username and the password")
+
+// OnBrokerRead implements kgo.HookBrokerRead: a failed read of a SASL
+// answer is the broker refusing the login.
+func (l *clientLog) OnBrokerRead(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if err != nil && (key == int16(kmsg.SASLAuthenticate) || key == int16(kmsg.SASLHandshake)) {
+		l.failed(errSASLClosed)
+	}
+}
+
+func (l *clientLog) failed(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.failure, l.at = err, time.Now()
+}
+
+// failureSince returns the last connection failure since t, if any.
+func (l *clientLog) failureSince(t time.Time) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.failure != nil && !l.at.Before(t) {
+		return l.failure
+	}
+	return nil
 }
