@@ -3,14 +3,22 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -219,9 +227,11 @@ func TestExampleSinksAreValid(t *testing.T) {
 		lines = append(lines, strings.TrimPrefix(line, "# "))
 	}
 	dir := t.TempDir()
-	for _, f := range []string{"hmac", "slack-token"} {
+	for _, f := range []string{"hmac", "slack-token", "kafka/password"} {
+		_ = os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o700)
 		_ = os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o600)
 	}
+	writeTLSFiles(t, filepath.Join(dir, "kafka"))
 	example := strings.ReplaceAll(strings.Join(lines, "\n"), "/etc/kubediff", dir)
 	cfg, err := load(t, "--config", writeFile(t, example))
 	if err != nil {
@@ -315,5 +325,32 @@ func TestEveryDefaultRuleIsAConfigKey(t *testing.T) {
 	if code := Run(context.Background(), []string{"watch", "--config", bad}, &stdout, &stderr); code != exitUsage ||
 		!strings.Contains(stderr.String(), `diff.defaultsOff[0].rules: "podLifecycel" is not one of`) {
 		t.Errorf("a misspelt rule name: exit %d, want 2 naming it; stderr %s", code, stderr.String())
+	}
+}
+
+// writeTLSFiles writes a self-signed certificate as ca.crt and tls.crt,
+// and its key as tls.key, for the Kafka sink's example to read.
+func writeTLSFiles(t *testing.T, dir string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kubediff-test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	for name, data := range map[string][]byte{"ca.crt": cert, "tls.crt": cert,
+		"tls.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

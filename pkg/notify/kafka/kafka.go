@@ -72,6 +72,16 @@ func New(opts Options) (*Sink, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = defaultTimeout
 	}
+	for i, b := range opts.Brokers {
+		// Never quoted: an address mistyped with credentials in it must
+		// not reach an error or franz-go's log.
+		if _, port, err := net.SplitHostPort(b); err != nil || port == "" {
+			return nil, fmt.Errorf("brokers[%d]: must be host:port", i)
+		}
+	}
+	if len(opts.Brokers) == 0 {
+		return nil, errors.New("brokers: empty")
+	}
 	codec, err := codecFor(opts.Compression)
 	if err != nil {
 		return nil, err

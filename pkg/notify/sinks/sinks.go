@@ -5,6 +5,7 @@ package sinks
 
 import (
 	"github.com/kubediff/kubediff/pkg/notify"
+	"github.com/kubediff/kubediff/pkg/notify/kafka"
 	"github.com/kubediff/kubediff/pkg/notify/otlp"
 	"github.com/kubediff/kubediff/pkg/notify/slack"
 	"github.com/kubediff/kubediff/pkg/notify/webhook"
@@ -15,6 +16,7 @@ var Types = []notify.SinkType{
 	webhook.Type,
 	slack.Type,
 	otlp.Type,
+	kafka.Type,
 }
 
 // Lookup returns the sink type called name.

@@ -3,6 +3,7 @@ package sinks_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -41,6 +42,16 @@ var leakOptions = map[string]func(base string) map[string]any{
 	"otlp/grpc": func(base string) map[string]any {
 		return map[string]any{"endpoint": base + "/" + canaryPath + "/?token=" + canaryToken, "protocol": "grpc",
 			"headers": map[string]any{"Authorization": "Bearer " + canaryToken}}
+	},
+	// A Kafka client speaking to an HTTP server fails as against a broker
+	// that is not one; the SASL password is its secret.
+	"kafka": func(base string) map[string]any {
+		broker := base
+		if u, err := url.Parse(base); err == nil {
+			broker = u.Host
+		}
+		return map[string]any{"brokers": []any{broker}, "topic": "changes", "timeout": "1s",
+			"sasl": map[string]any{"mechanism": "SCRAM-SHA-512", "username": "kubediff", "password": canaryPassword}}
 	},
 	"slack": func(base string) map[string]any {
 		return map[string]any{"token": canaryToken, "channel": "#changes", "apiURL": base + "/" + canaryPath + "/api/?token=" + canaryToken}
