@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestRelistAfterARebuildReportsAReusedNameAsAnotherObject: in a cluster
@@ -55,5 +56,27 @@ func TestClusterCheckNoticesAnotherCluster(t *testing.T) {
 	c.see("not-a-number")
 	if why := c.compare("uid-2", 960); why != "" {
 		t.Fatalf("unchanged cluster reported: %s", why)
+	}
+}
+
+// TestStalledOnlyWhenTheSyncStopsProgressing: a type whose list has
+// brought nothing counts as failing only once no other list has completed
+// for stallAfter either: hundreds of types queued behind the client's rate
+// limit are progressing, not failing.
+func TestStalledOnlyWhenTheSyncStopsProgressing(t *testing.T) {
+	start := time.Unix(1000, 0)
+	h := &targetHealth{started: start}
+	later := start.Add(2 * stallAfter)
+	if h.stalled(0, later, later.Add(-time.Second)) {
+		t.Fatal("stalled while other lists were completing a second ago")
+	}
+	if h.stalled(10, later, start) {
+		t.Fatal("stalled while its own list brings objects")
+	}
+	if !h.stalled(0, later, start) {
+		t.Fatal("not stalled with nothing listed for twice stallAfter")
+	}
+	if _, failing := h.failing(); !failing || !h.failed.Load() {
+		t.Fatal("a stalled target must count as failing until it lists")
 	}
 }

@@ -35,7 +35,7 @@ func (w *Watcher) Progress() Progress {
 			p.Expected += rt.store.Len()
 			continue
 		}
-		if rt.health.stalled(rt.lw.received.Load(), now) {
+		if rt.health.stalled(rt.lw.received.Load(), now, w.lastListed()) {
 			p.Failing++
 		}
 		p.Objects += int(rt.lw.received.Load())

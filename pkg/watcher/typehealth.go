@@ -6,12 +6,14 @@ import (
 	"time"
 )
 
-// stallAfter is how long a target's first list may bring nothing before
-// it counts as failing. A type the API server cannot list does not always
-// fail at once: for a CRD whose conversion webhook is down, the server
-// holds the request ~30 s while its own cache tries to list, then asks for
-// retries; an answering type's list brings objects, page by page or event
-// by event, well before this.
+// stallAfter is how long a target's first list may bring nothing, while
+// no other list completes either, before it counts as failing. A type the
+// API server cannot list does not always fail at once: for a CRD whose
+// conversion webhook is down, the server holds the request ~30 s while its
+// own cache tries to list, then asks for retries. An answering type's list
+// brings objects, page by page or event by event, well before this; and
+// while other lists complete (hundreds of types queued behind the client's
+// rate limit) the sync is progressing, and nothing counts as stalled.
 const stallAfter = 5 * time.Second
 
 var errStalled = errors.New("its list has brought nothing yet: the API server may be failing to list the type")
@@ -55,12 +57,13 @@ func (h *targetHealth) failing() (string, bool) {
 }
 
 // stalled marks the target failing when its first list has brought
-// nothing for stallAfter, and says whether it fails.
-func (h *targetHealth) stalled(received int64, now time.Time) bool {
+// nothing for stallAfter since it started and since any list last
+// completed (progress), and says whether it fails.
+func (h *targetHealth) stalled(received int64, now, progress time.Time) bool {
 	if _, failing := h.failing(); failing {
 		return true
 	}
-	if received > 0 || now.Sub(h.started) < stallAfter {
+	if received > 0 || now.Sub(h.started) < stallAfter || now.Sub(progress) < stallAfter {
 		return false
 	}
 	h.fail(errStalled)

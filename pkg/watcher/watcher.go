@@ -65,6 +65,7 @@ type Watcher struct {
 	cluster    *clusterCheck
 	startProbe sync.Once
 	events     atomic.Uint64 // events handed to the handler
+	listedAt   atomic.Int64  // unix nanoseconds of the last list that completed
 
 	mu      sync.Mutex
 	targets map[string]*runningTarget // by Target.Key
@@ -212,9 +213,18 @@ func (w *Watcher) start(ctx context.Context, t discovery.Target, reportSince tim
 // listed is told of each list of t that worked: a target that was
 // failing works again, which is said once.
 func (w *Watcher) listed(t discovery.Target, h *targetHealth) {
+	w.listedAt.Store(time.Now().UnixNano())
 	if ended, was := h.heal(); was {
 		w.opts.Logger.Info("listed again: watching", "resource", t.Resource.String(), "namespace", t.Namespace, "failedWith", ended)
 	}
+}
+
+// lastListed is when any target's list last completed (zero: none yet).
+func (w *Watcher) lastListed() time.Time {
+	if n := w.listedAt.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
 
 // run starts rt's reflector. A reflector started again over the same store
