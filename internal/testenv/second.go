@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -41,12 +40,10 @@ func (e *Env) StartSecondAPIServer() (*APIServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
+	port := freePort()
+	if port == 0 {
+		return nil, errors.New("no free port for a second kube-apiserver")
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
 	var kept []string
 	for _, a := range args {
 		if strings.HasPrefix(a, "--secure-port=") || strings.HasPrefix(a, "--endpoint-reconciler-type=") {

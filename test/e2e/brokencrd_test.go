@@ -39,11 +39,7 @@ func TestBrokenConversionWebhookHoldsNothingBack(t *testing.T) {
 	started := time.Now()
 	w := startWatch(t, "-n", ns, "--log-level", "debug")
 	took := time.Since(started)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("kubediff's stderr:\n%s", w.stderr.String())
-		}
-	})
+	w.logOnFailure()
 	t.Logf("watching %s after start, with the broken type", took.Round(100*time.Millisecond))
 	if took > 20*time.Second {
 		t.Errorf("watching after %s: a broken type held the others back (want well under the 2-minute sync timeout)", took)

@@ -174,6 +174,16 @@ func (r *run) shutdown() {
 	}
 }
 
+// logOnFailure prints the run's stderr and records if the test fails:
+// what kubediff said is the first thing to read.
+func (r *run) logOnFailure() {
+	r.t.Cleanup(func() {
+		if r.t.Failed() {
+			r.t.Logf("kubediff's stderr:\n%s\nrecords:\n%s", r.stderr.String(), r.stdout.String())
+		}
+	})
+}
+
 // records parses every JSON line printed so far.
 func (r *run) records() []record.Change {
 	r.t.Helper()

@@ -33,11 +33,7 @@ func TestAPIServerOutages(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := startBinaryWithEnv(t, []string{"KUBECONFIG=" + second.Kubeconfig}, "watch", "-n", ns)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("kubediff's stderr:\n%s\nrecords:\n%s", w.stderr.String(), w.stdout.String())
-		}
-	})
+	w.logOnFailure()
 	base := httpAddress(t, w)
 	changeAll := func(phase string) {
 		t.Helper()

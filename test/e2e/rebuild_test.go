@@ -42,11 +42,7 @@ func rebuildUnderKubediff(t *testing.T, bump bool) {
 		t.Fatal(err)
 	}
 	w := startBinaryWithEnv(t, []string{"KUBECONFIG=" + second.Kubeconfig}, "watch", "-n", ns)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("kubediff's stderr:\n%s\nrecords:\n%s", w.stderr.String(), w.stdout.String())
-		}
-	})
+	w.logOnFailure()
 
 	empty, err := env.StartEtcd()
 	if err != nil {
