@@ -62,7 +62,7 @@ type program struct {
 func Run(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) error {
 	p := &program{cfg: cfg, log: NewLogger(stderr, cfg.Log)}
 	var err error
-	if p.state, err = openState(cfg.State.Dir, p.log); err != nil {
+	if p.state, err = openState(cfg, p.log); err != nil {
 		return err
 	}
 	defer closeState(p.state, p.log) // after the watches stopped: their last writes included
@@ -106,7 +106,7 @@ func (p *program) assemble(ctx context.Context) error {
 	le := p.cfg.LeaderElection
 	p.pipeline = pipeline.New(pipeline.Options{Differ: p.differ, Router: p.sinks.router, Metrics: p.metrics,
 		ExcludeNamespaces: p.cfg.ExcludeNamespaces, OwnLeases: ownLeases(le),
-		Election: le.Enabled, HoldRecords: le.HoldRecords, Holds: stateHolds(p.state), Log: p.log})
+		Election: le.Enabled, HoldRecords: le.HoldRecords, Holds: stateHolds(p.state), History: historyKeeper(p.state), Log: p.log})
 	var err error
 	if p.elector, err = newElector(le, p.clients, p.pipeline.Gate(), p.metrics, p.log); err != nil {
 		return err

@@ -2,10 +2,13 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubediff/kubediff/pkg/config"
+	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/pipeline"
 	"github.com/kubediff/kubediff/pkg/state"
 )
@@ -14,11 +17,20 @@ import (
 // touches the disk, so that a bad dir is reported before any network call.
 // A dir kubediff cannot use (read-only, full, in use by another
 // kubediff) is a runtime failure: the command line is right.
-func openState(dir string, log *slog.Logger) (*state.Store, error) {
-	if dir == "" {
+func openState(cfg config.Config, log *slog.Logger) (*state.Store, error) {
+	if cfg.State.Dir == "" {
 		return nil, nil
 	}
-	return state.Open(dir, log)
+	st, err := state.Open(cfg.State.Dir, log)
+	if err != nil {
+		return nil, err
+	}
+	retention, maxBytes, _ := cfg.History.Bounds() // validated
+	if err := st.SetHistory(history.Policy{Retention: retention, MaxBytes: maxBytes}); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("state dir %s: history: %w", cfg.State.Dir, err)
+	}
+	return st, nil
 }
 
 // clusterIdentity names the cluster a state dir belongs to: the
@@ -47,6 +59,15 @@ func closeState(st *state.Store, log *slog.Logger) {
 	if err := st.Close(); err != nil {
 		log.Error("cannot write the state store at shutdown: the next start may report recent changes again", "err", err)
 	}
+}
+
+// historyKeeper is the state store as the pipeline keeps records in its
+// history, or nil without a state dir.
+func historyKeeper(st *state.Store) pipeline.Keeper {
+	if st == nil {
+		return nil
+	}
+	return st
 }
 
 // stateHolds is the state store as the pipeline holds states in it, or

@@ -43,6 +43,8 @@ var flagKeys = map[string]string{
 	"drain-timeout":                  "drainTimeout",
 	"http-address":                   "httpAddress",
 	"state-dir":                      "state.dir",
+	"history-retention":              "history.retention",
+	"history-max-bytes":              "history.maxBytes",
 	"compress-cache":                 "compressCache",
 	"leader-elect":                   "leaderElection.enabled",
 	"leader-election-namespace":      "leaderElection.namespace",

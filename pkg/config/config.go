@@ -81,6 +81,9 @@ type Config struct {
 	// State keeps what kubediff last saw on disk, so that a restart
 	// reports the changes made while it was down.
 	State StateConfig `mapstructure:"state"`
+	// History keeps every record, with the objects' states, in the state
+	// dir, for `kubediff history`, `get --at` and `diff`.
+	History HistoryConfig `mapstructure:"history"`
 	// LeaderElection lets several replicas run with one emitting.
 	LeaderElection LeaderElectionConfig `mapstructure:"leaderElection"`
 }
@@ -89,6 +92,16 @@ type Config struct {
 type StateConfig struct {
 	// Dir is the state directory; empty keeps state in memory only.
 	Dir string `mapstructure:"dir"`
+}
+
+// HistoryConfig bounds the history kept in the state dir.
+type HistoryConfig struct {
+	// Retention is how long records are kept: a duration such as 36h or
+	// a number of days such as 7d; 0 turns history off.
+	Retention string `mapstructure:"retention"`
+	// MaxBytes bounds the history's size (a byte count, or a quantity
+	// such as 1Gi): the oldest records go first; 0 turns history off.
+	MaxBytes string `mapstructure:"maxBytes"`
 }
 
 // LeaderElectionConfig configures leader election.
@@ -260,6 +273,7 @@ func Default() Config {
 		CompressCache:       true,
 		QueueSize:           10000,
 		QueueMaxBytes:       "256Mi",
+		History:             HistoryConfig{Retention: "7d", MaxBytes: "1Gi"},
 		DrainTimeout:        10 * time.Second,
 		RediscoveryInterval: 3 * time.Minute,
 		HTTPAddress:         "127.0.0.1:8080",

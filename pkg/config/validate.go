@@ -139,6 +139,9 @@ func (c Config) checkDelivery() []error {
 	if _, err := ParseBytes(c.QueueMaxBytes); err != nil {
 		errs = append(errs, fmt.Errorf("queueMaxBytes: %w", err))
 	}
+	if _, _, err := c.History.Bounds(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.DrainTimeout < 0 {
 		errs = append(errs, fmt.Errorf("drainTimeout: %s is negative", c.DrainTimeout))
 	}

@@ -51,9 +51,10 @@ type coalescer struct {
 	stopped bool
 }
 
-// emitter is the stage after coalescing (the gate).
+// emitter is the stage after coalescing (keep): it takes each record
+// with the event whose states it goes from and to.
 type emitter interface {
-	Emit(c record.Change)
+	emit(ev watcher.Event, c record.Change)
 }
 
 type heldUpdate struct {
@@ -89,7 +90,7 @@ func (co *coalescer) add(ev watcher.Event, c record.Change) {
 			delete(co.held, c.UID)
 			co.release(h)
 		}
-		co.next.Emit(c)
+		co.next.emit(ev, c)
 		return
 	}
 	now := co.now()
@@ -123,7 +124,7 @@ func (co *coalescer) release(h *heldUpdate) {
 	}
 	if ok {
 		c.Time = h.at // when the last of it was seen
-		co.next.Emit(c)
+		co.next.emit(h.ev, c)
 	}
 	if co.holds != nil && h.ev.Stored != (state.Ref{}) {
 		co.holds.Release(h.ev.Stored) // after the record is queued

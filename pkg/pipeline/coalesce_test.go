@@ -51,7 +51,7 @@ type emitted struct {
 	got []string
 }
 
-func (e *emitted) Emit(c record.Change) {
+func (e *emitted) emit(_ watcher.Event, c record.Change) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s := c.Type + " " + c.Name

@@ -1,12 +1,13 @@
 // Package pipeline is the path of a change from the watch to the sinks,
 // readable top to bottom in Handle, one named stage after another:
 //
-//	watcher ──Event──▶ filter ──▶ diff ──record──▶ coalesce ──▶ gate ──▶ route ──▶ sink queues
+//	watcher ──Event──▶ filter ──▶ diff ──record──▶ coalesce ──▶ keep ──▶ gate ──▶ route ──▶ sink queues
 //	  (before caching: CacheTransform, the diff's prune and redact passes)
 //
 // Each stage is a type with one job: filter (filter.go) drops what the
 // server could not, diff (pkg/diff) makes the record, coalesce
-// (coalesce.go) joins a controller's quick steps, the gate (gate.go) lets
+// (coalesce.go) joins a controller's quick steps, keep (keep.go) hands
+// each record to the history, the gate (gate.go) lets
 // only the elected leader emit, and route (route.go) hands the record to
 // each sink's queue (pkg/notify).
 package pipeline
@@ -49,7 +50,10 @@ type Options struct {
 	// Holds keeps held updates' stored states in place (the state store;
 	// nil without a state dir).
 	Holds StateHolds
-	Log   *slog.Logger
+	// History keeps every record with the object's states (the state
+	// store; nil without history).
+	History Keeper
+	Log     *slog.Logger
 }
 
 // Pipeline carries watch events to the sinks.
@@ -71,7 +75,7 @@ func New(o Options) *Pipeline {
 		metrics:  o.Metrics,
 		filter:   filter{excludeNamespaces: o.ExcludeNamespaces, ownLeases: o.OwnLeases},
 		differ:   o.Differ,
-		coalesce: newCoalescer(o.Differ, gate, o.Holds),
+		coalesce: newCoalescer(o.Differ, keep{history: o.History, next: gate}, o.Holds),
 		gate:     gate,
 	}
 }
@@ -94,9 +98,10 @@ func (p *Pipeline) Handle(ev watcher.Event) {
 	// 3. Coalesce: a controller's quick steps on an object become one
 	// record (its state before them diffed against its state after). It
 	// passes every record on to
-	// 4. the gate: the leader emits, a follower holds the record for a
+	// 4. keep: the history keeps it with the object's states; then
+	// 5. the gate: the leader emits, a follower holds the record for a
 	// takeover; and the gate to
-	// 5. route: each sink whose match selects the record gets it queued.
+	// 6. route: each sink whose match selects the record gets it queued.
 	p.coalesce.add(ev, c)
 }
 

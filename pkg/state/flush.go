@@ -33,9 +33,10 @@ func (s *Store) Run(ctx context.Context) {
 	}
 }
 
-// Flush writes noted changes in one transaction: objects' states and the
-// sinks' spools together, taken at one instant, so a record appended
-// before its object's state was noted is on disk whenever that state is.
+// Flush writes noted changes in one transaction: objects' states, the
+// sinks' spools and the history together, taken at one instant, so a
+// record appended before its object's state was noted is on disk
+// whenever that state is.
 func (s *Store) Flush() error {
 	s.writing.Lock()
 	defer s.writing.Unlock()
@@ -43,8 +44,9 @@ func (s *Store) Flush() error {
 	pending := s.pending
 	s.pending = map[string]*targetChanges{}
 	spools := s.snapshotSpools()
+	kept := s.snapshotKept()
 	s.mu.Unlock()
-	if len(pending) == 0 && len(spools) == 0 {
+	if len(pending) == 0 && len(spools) == 0 && kept.empty() {
 		return nil
 	}
 	written := 0
@@ -54,12 +56,16 @@ func (s *Store) Flush() error {
 			written += n
 			if err != nil {
 				s.requeue(pending)
+				s.requeueKept(kept)
 				return err
 			}
 		}
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		if err := writeSpools(tx, spools); err != nil {
+			return err
+		}
+		if err := kept.write(tx); err != nil {
 			return err
 		}
 		for target, tc := range pending {
@@ -73,6 +79,7 @@ func (s *Store) Flush() error {
 	})
 	if err != nil {
 		s.requeue(pending)
+		s.requeueKept(kept)
 		return err
 	}
 	s.spoolsWritten(spools)

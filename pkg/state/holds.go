@@ -70,9 +70,13 @@ func (s *Store) WriteFull(target, rules string, list List) error {
 	// its new objects) is on disk whenever the list is.
 	s.mu.Lock()
 	spools := s.snapshotSpools()
+	kept := s.snapshotKept()
 	s.mu.Unlock()
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		if err := writeSpools(tx, spools); err != nil {
+			return err
+		}
+		if err := kept.write(tx); err != nil {
 			return err
 		}
 		targets := tx.Bucket(targetsBucket)
@@ -86,8 +90,10 @@ func (s *Store) WriteFull(target, rules string, list List) error {
 		}
 		return tx.Bucket(stagingBucket).MoveBucket(name, targets)
 	})
-	if err == nil {
-		s.spoolsWritten(spools)
+	if err != nil {
+		s.requeueKept(kept)
+		return err
 	}
-	return err
+	s.spoolsWritten(spools)
+	return nil
 }

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/kubediff/kubediff/pkg/history"
 )
 
 // Format is the version of what is stored. A newer kubediff may change it;
@@ -62,6 +64,10 @@ type Store struct {
 	pending map[string]*targetChanges // by target key
 	spools  map[string]*Spool         // by sink name
 	held    map[Ref]*heldState        // see Hold
+
+	historyPolicy history.Policy
+	kept          []history.Entry // records for the history, not yet written
+	lastTrim      time.Time
 }
 
 // targetChanges are a target's changes not yet written.
@@ -83,8 +89,8 @@ type List interface {
 }
 
 // Bind ties the store to a cluster (an identity such as the kube-system
-// namespace's UID). A store of another cluster is emptied with a warning:
-// its objects would only make bogus records.
+// namespace's UID). A store of another cluster is emptied with a warning,
+// history included: its objects would only make bogus records.
 func (s *Store) Bind(cluster string) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(metaBucket)
@@ -94,6 +100,9 @@ func (s *Store) Bind(cluster string) error {
 				return err
 			}
 			if _, err := tx.CreateBucket(targetsBucket); err != nil {
+				return err
+			}
+			if err := history.Forget(tx); err != nil {
 				return err
 			}
 		}

@@ -1,0 +1,57 @@
+package history
+
+import (
+	"fmt"
+
+	"github.com/klauspost/compress/zstd"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubediff/kubediff/pkg/discovery"
+)
+
+// States are kept as zstd-compressed JSON: a 1.7 KB ConfigMap takes
+// about a third of that. They are packed by the state store's flush, off
+// the watch's path, so zstd's slower packing (than the cache's S2) costs
+// no update any latency.
+var (
+	encoder, _ = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+	decoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+)
+
+func packState(u *unstructured.Unstructured) ([]byte, error) {
+	raw, err := u.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("history: encode %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+	}
+	return encoder.EncodeAll(raw, nil), nil
+}
+
+func unpackState(v []byte) ([]byte, error) {
+	raw, err := decoder.DecodeAll(v, nil)
+	if err != nil {
+		return nil, fmt.Errorf("history: damaged state: %w", err)
+	}
+	return raw, nil
+}
+
+// typeNames are a type's names as kubectl accepts them, kept so that a
+// query against a state dir resolves "deploy" without a cluster.
+type typeNames struct {
+	Group      string   `json:"group"`
+	Version    string   `json:"version"`
+	Resource   string   `json:"resource"`
+	Kind       string   `json:"kind"`
+	Singular   string   `json:"singular,omitempty"`
+	ShortNames []string `json:"shortNames,omitempty"`
+	Namespaced bool     `json:"namespaced"`
+}
+
+func typeNamesOf(r discovery.Resource) typeNames {
+	return typeNames{r.GVR.Group, r.GVR.Version, r.GVR.Resource, r.Kind, r.Singular, r.ShortNames, r.Namespaced}
+}
+
+func (t typeNames) resource() discovery.Resource {
+	r := discovery.Resource{Kind: t.Kind, Namespaced: t.Namespaced, Singular: t.Singular, ShortNames: t.ShortNames}
+	r.GVR.Group, r.GVR.Version, r.GVR.Resource = t.Group, t.Version, t.Resource
+	return r
+}

@@ -1,0 +1,114 @@
+// Package history keeps every record kubediff emits, with the states of
+// the object before and after it, in the state dir's database, so that
+// what changed before an incident can be asked after the fact: the
+// records of a window, an object as kubediff had it at any moment, and
+// the difference between two moments.
+//
+// It lives in the state store's bbolt file and is written by the state
+// store's flush, in the transaction that writes the objects' states and
+// the sinks' queues: a crash never leaves a record without its state, or
+// a state without its record. bbolt never shrinks its file, but it reuses
+// the pages that retention frees, so a history trimmed as it grows holds
+// the file near its high-water mark (measured in docs/benchmarks.md).
+//
+// Layout, in the bucket "history":
+//
+//	records  time|seq            → object id \x00 record JSON
+//	objects  object id \x00 time|seq → (nothing: an index)
+//	after    time|seq            → the object's state after the record (zstd JSON; none for a deletion)
+//	before   time|seq            → its state before, for an object's oldest kept record
+//	types    group/resource      → the type's names, to resolve kubectl's names without a cluster
+//	meta     bytes, seq, begin
+//
+// time|seq is the record's time in Unix nanoseconds and a sequence
+// number, both big-endian: keys sort by time, records of one instant in
+// the order they were kept.
+package history
+
+import (
+	"encoding/binary"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/record"
+)
+
+// Entry is one record to keep, with the object's states around it.
+type Entry struct {
+	Change record.Change
+	// Resource is the record's type, so that a query names it as
+	// kubectl does.
+	Resource discovery.Resource
+	// Old and New are the object's states before and after the record
+	// (nil: none), as the watcher caches them: pruned and redacted. Old
+	// is kept only for the oldest record of an object.
+	Old, New *unstructured.Unstructured
+}
+
+// Policy bounds what is kept: records older than Retention, and the
+// oldest records while the history holds more than MaxBytes, are dropped.
+// Either zero turns history off (what is kept is then dropped).
+type Policy struct {
+	Retention time.Duration
+	MaxBytes  int64
+}
+
+// On says whether records are kept at all.
+func (p Policy) On() bool { return p.Retention > 0 && p.MaxBytes > 0 }
+
+var (
+	rootBucket    = []byte("history")
+	recordsBucket = []byte("records")
+	objectsBucket = []byte("objects")
+	afterBucket   = []byte("after")
+	beforeBucket  = []byte("before")
+	typesBucket   = []byte("types")
+	metaBucket    = []byte("meta")
+	bytesKey      = []byte("bytes")
+	seqKey        = []byte("seq")
+	beginKey      = []byte("begin")
+)
+
+// ObjectID names an object across versions of its type:
+// group/resource/namespace/name ("apps/deployments/default/web",
+// "/namespaces//default" for a cluster-scoped core object).
+type ObjectID string
+
+// ObjectOf is the id of the record's object.
+func ObjectOf(c record.Change) ObjectID {
+	return NewObjectID(c.Group(), c.Resource, c.Namespace, c.Name)
+}
+
+// NewObjectID names an object.
+func NewObjectID(group, resource, namespace, name string) ObjectID {
+	return ObjectID(group + "/" + resource + "/" + namespace + "/" + name)
+}
+
+// typeKey is the record's type in the types bucket: group/resource.
+func typeKey(group, resource string) []byte { return []byte(group + "/" + resource) }
+
+// timeKey is time|seq; times before 1970 (the zero time: unbounded)
+// count as 1970.
+func timeKey(t time.Time, seq uint64) []byte {
+	k := make([]byte, 16)
+	if t.After(time.Unix(0, 0)) {
+		binary.BigEndian.PutUint64(k, uint64(t.UnixNano()))
+	}
+	binary.BigEndian.PutUint64(k[8:], seq)
+	return k
+}
+
+// keyTime reads the time of a time|seq key.
+func keyTime(k []byte) time.Time {
+	return time.Unix(0, int64(binary.BigEndian.Uint64(k[:8]))).UTC()
+}
+
+// indexKey is an object's entry in the objects index.
+func indexKey(id ObjectID, k []byte) []byte {
+	return append(append([]byte(id), 0), k...)
+}
+
+// indexPrefix starts every index key of the object.
+func indexPrefix(id ObjectID) []byte { return append([]byte(id), 0) }

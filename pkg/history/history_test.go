@@ -1,0 +1,226 @@
+package history
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/record"
+)
+
+var (
+	t0           = time.Date(2026, 11, 23, 14, 0, 0, 0, time.UTC)
+	configMaps   = discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true, Singular: "configmap", ShortNames: []string{"cm"}}
+	unlimited    = Policy{Retention: 365 * 24 * time.Hour, MaxBytes: 1 << 40}
+	settingsID   = NewObjectID("", "configmaps", "default", "settings")
+	otherNSCMID  = NewObjectID("", "configmaps", "other", "settings")
+	currentState = map[ObjectID]string{}
+)
+
+func openDB(t *testing.T) *bolt.DB {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "h.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func configMap(ns, value string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind("ConfigMap")
+	u.SetNamespace(ns)
+	u.SetName("settings")
+	u.SetUID(types.UID("uid-" + ns))
+	_ = unstructured.SetNestedField(u.Object, value, "data", "level")
+	return u
+}
+
+// change makes the record and entry of a ConfigMap going from old to new
+// ("" for none) at t0+minute.
+func change(ns, old, new string, minute int) Entry {
+	c := record.Change{Time: record.Timestamp(t0.Add(time.Duration(minute) * time.Minute)), APIVersion: "v1", Kind: "ConfigMap",
+		Resource: "configmaps", Namespace: ns, Name: "settings", UID: "uid-" + ns, ResourceVersion: fmt.Sprint(minute)}
+	e := Entry{Resource: configMaps}
+	switch {
+	case old == "":
+		c.Type = record.Added
+	case new == "":
+		c.Type = record.Deleted
+	default:
+		c.Type = record.Updated
+		c.Changes = []record.FieldChange{{Op: record.OpReplace, Path: "/data/level", Field: "data.level", From: old, To: new}}
+	}
+	if old != "" {
+		e.Old = configMap(ns, old)
+	}
+	if new != "" {
+		e.New = configMap(ns, new)
+	}
+	c.ID = c.StableID()
+	e.Change = c
+	return e
+}
+
+func write(t *testing.T, db *bolt.DB, p Policy, now time.Time, entries ...Entry) {
+	t.Helper()
+	if err := db.Update(func(tx *bolt.Tx) error { return Write(tx, entries, p, now) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func reader(db *bolt.DB) *Reader {
+	return NewReader(db, func(_ *bolt.Tx, group, resource, ns, name string) []byte {
+		if s, ok := currentState[NewObjectID(group, resource, ns, name)]; ok {
+			return []byte(s)
+		}
+		return nil
+	})
+}
+
+func levelAt(t *testing.T, r *Reader, id ObjectID, minute float64) (string, error) {
+	t.Helper()
+	raw, err := r.At(id, t0.Add(time.Duration(minute*float64(time.Minute))))
+	if err != nil {
+		return "", err
+	}
+	var u unstructured.Unstructured
+	if err := json.Unmarshal(raw, &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	level, _, _ := unstructured.NestedString(u.Object, "data", "level")
+	return level, nil
+}
+
+// An object's state at any moment comes back: before it existed, each
+// version, and after its deletion.
+func TestAtEachMoment(t *testing.T) {
+	db := openDB(t)
+	write(t, db, unlimited, t0, change("default", "", "a", 1), change("default", "a", "b", 2))
+	write(t, db, unlimited, t0.Add(time.Hour), change("default", "b", "c", 3), change("default", "c", "", 4))
+	r := reader(db)
+	for _, tc := range []struct {
+		minute float64
+		want   string
+		err    error
+	}{{0.5, "", ErrNotFound}, {1, "a", nil}, {1.5, "a", nil}, {2, "b", nil}, {3.2, "c", nil}, {4, "", ErrNotFound}, {-1, "", ErrBeforeHistory}} {
+		got, err := levelAt(t, r, settingsID, tc.minute)
+		if got != tc.want || !errors.Is(err, tc.err) {
+			t.Errorf("at minute %v: %q, %v; want %q, %v", tc.minute, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+// The records of a window come back oldest first, as JSON records,
+// filtered by namespace, type and name, and by the caller's access; a
+// page token goes on where a page stopped.
+func TestRecordsFilteredAndPaged(t *testing.T) {
+	db := openDB(t)
+	write(t, db, unlimited, t0, change("default", "", "a", 1), change("other", "", "x", 2), change("default", "a", "b", 3))
+	r := reader(db)
+	check := func(q Query, want ...string) {
+		t.Helper()
+		page, err := r.Records(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, raw := range page.Records {
+			var c record.Change
+			if err := json.Unmarshal(raw, &c); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, c.Namespace+"/"+c.ResourceVersion)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%+v: %v, want %v", q, got, want)
+		}
+	}
+	check(Query{}, "default/1", "other/2", "default/3")
+	check(Query{Namespace: "default"}, "default/1", "default/3")
+	check(Query{From: t0.Add(2 * time.Minute)}, "other/2", "default/3")
+	check(Query{Until: t0.Add(2 * time.Minute)}, "default/1", "other/2")
+	check(Query{Select: []Selector{{Resource: "configmaps", Name: "settings"}}, Namespace: "other"}, "other/2")
+	check(Query{Select: []Selector{{Group: "apps", Resource: "deployments"}}})
+	check(Query{Allowed: func(_, _, ns string) bool { return ns == "other" }}, "other/2")
+
+	first, err := r.Records(Query{Limit: 2})
+	if err != nil || len(first.Records) != 2 || first.Next == "" {
+		t.Fatalf("first page: %d records, next %q, %v", len(first.Records), first.Next, err)
+	}
+	check(Query{Limit: 2, After: first.Next}, "default/3")
+	if _, err := r.Records(Query{After: "zz"}); err == nil {
+		t.Error("a bad page token was accepted")
+	}
+}
+
+// Retention drops the oldest records, by age and by size, and an
+// object's state before its oldest kept record is still known.
+func TestRetentionKeepsStatesKnown(t *testing.T) {
+	db := openDB(t)
+	write(t, db, unlimited, t0, change("default", "", "a", 1), change("default", "a", "b", 2), change("default", "b", "c", 30))
+	// An hour's retention at t0+89m drops the records of minutes 1 and 2.
+	write(t, db, Policy{Retention: time.Hour, MaxBytes: 1 << 40}, t0.Add(89*time.Minute))
+	r := reader(db)
+	if got, err := levelAt(t, r, settingsID, 29.5); got != "b" || err != nil {
+		t.Errorf("before the oldest kept record: %q, %v; want b", got, err)
+	}
+	if _, err := levelAt(t, r, settingsID, 1.5); !errors.Is(err, ErrBeforeHistory) {
+		t.Errorf("at a dropped moment: %v, want ErrBeforeHistory", err)
+	}
+	page, _ := r.Records(Query{})
+	if len(page.Records) != 1 {
+		t.Errorf("%d records kept, want 1", len(page.Records))
+	}
+
+	// A size bound drops records until the history fits.
+	for i := range 200 {
+		write(t, db, unlimited, t0.Add(90*time.Minute), change("default", fmt.Sprint(i), fmt.Sprint(i+1), 31+i))
+	}
+	write(t, db, Policy{Retention: 24 * time.Hour, MaxBytes: 8 << 10}, t0.Add(300*time.Minute))
+	var size uint64
+	_ = db.View(func(tx *bolt.Tx) error {
+		size = (&buckets{meta: tx.Bucket(rootBucket).Bucket(metaBucket)}).counter(bytesKey)
+		return nil
+	})
+	page, _ = r.Records(Query{Limit: 1000})
+	if size > 8<<10 || len(page.Records) == 0 || len(page.Records) > 100 {
+		t.Errorf("after a size bound of 8 KiB: %d bytes counted, %d records kept", size, len(page.Records))
+	}
+	var oldest record.Change
+	_ = json.Unmarshal(page.Records[0], &oldest)
+	before := time.Time(oldest.Time).Sub(t0).Minutes() - 0.5
+	if got, err := levelAt(t, r, settingsID, before); err != nil || got == "" {
+		t.Errorf("state before the oldest kept record after a size trim: %q, %v", got, err)
+	}
+}
+
+// An object with no kept record has its current state since the history
+// began; a type resolves by any name kubectl accepts.
+func TestUnchangedObjectAndTypeNames(t *testing.T) {
+	db := openDB(t)
+	write(t, db, unlimited, t0, change("default", "", "a", 1))
+	currentState[otherNSCMID] = `{"data":{"level":"steady"}}`
+	t.Cleanup(func() { delete(currentState, otherNSCMID) })
+	r := reader(db)
+	if got, err := levelAt(t, r, otherNSCMID, 5); got != "steady" || err != nil {
+		t.Errorf("unchanged object: %q, %v", got, err)
+	}
+	for _, name := range []string{"cm", "configmaps", "ConfigMap", "configmap"} {
+		types, err := r.Resolve(name)
+		if err != nil || len(types) != 1 || types[0].GVR.Resource != "configmaps" {
+			t.Errorf("Resolve(%q) = %v, %v", name, types, err)
+		}
+	}
+}

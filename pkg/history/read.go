@@ -1,0 +1,232 @@
+package history
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/kubediff/kubediff/pkg/discovery"
+)
+
+// CurrentFunc returns an object's state as the state store holds it now
+// (nil: none). An object with no kept record has had that state since
+// the history began.
+type CurrentFunc func(tx *bolt.Tx, group, resource, namespace, name string) []byte
+
+// Reader answers queries from a history. It is safe for concurrent use.
+type Reader struct {
+	db      *bolt.DB
+	current CurrentFunc
+}
+
+// NewReader reads the history in db.
+func NewReader(db *bolt.DB, current CurrentFunc) *Reader {
+	return &Reader{db: db, current: current}
+}
+
+// Selector picks records: of a type (group and resource), of one object
+// of it (Name), in a namespace ("" in every one).
+type Selector struct {
+	Group, Resource, Name string
+}
+
+// Query is what Records returns: records of the selected types and
+// objects (none selected: all), in a namespace ("": all), between From and
+// Until (zero: unbounded), at most Limit (0: DefaultLimit) after the
+// page token After. Allowed, when set, is asked for each record's type and
+// namespace: records it refuses are left out (the caller's RBAC).
+type Query struct {
+	Select      []Selector
+	Namespace   string
+	From, Until time.Time
+	Limit       int
+	After       string
+	Allowed     func(group, resource, namespace string) bool
+}
+
+// DefaultLimit is a page's size when the query does not say.
+const DefaultLimit = 500
+
+// Page is a page of records, oldest first, each the JSON line `watch -o
+// json` printed; Next is the token of the next page ("" at the end).
+type Page struct {
+	Records []json.RawMessage `json:"records"`
+	Next    string            `json:"next,omitempty"`
+}
+
+// ErrBeforeHistory says a moment is older than what the history holds.
+var ErrBeforeHistory = errors.New("before the history kept")
+
+// ErrNotFound says an object did not exist at the moment asked.
+var ErrNotFound = errors.New("no such object at that moment")
+
+// Records returns a page of the records q selects.
+func (r *Reader) Records(q Query) (Page, error) {
+	var page Page
+	start, err := startKey(q)
+	if err != nil {
+		return page, err
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	end := timeKey(untilOf(q.Until), math.MaxUint64)
+	err = r.view(func(b *readBuckets) error {
+		if b.empty {
+			return nil
+		}
+		c := b.records.Cursor()
+		for k, v := c.Seek(start); k != nil && bytes.Compare(k, end) <= 0; k, v = c.Next() {
+			if len(page.Records) == limit {
+				page.Next = hex.EncodeToString(k)
+				break
+			}
+			id, line, _ := bytes.Cut(v, []byte{0})
+			if q.selects(ObjectID(id)) {
+				page.Records = append(page.Records, bytes.Clone(line))
+			}
+		}
+		return nil
+	})
+	return page, err
+}
+
+// startKey is where a query's scan starts: after its page token, or at
+// its From.
+func startKey(q Query) ([]byte, error) {
+	if q.After == "" {
+		return timeKey(q.From, 0), nil
+	}
+	k, err := hex.DecodeString(q.After)
+	if err != nil || len(k) != 16 {
+		return nil, fmt.Errorf("invalid page token %q", q.After)
+	}
+	return k, nil
+}
+
+func untilOf(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Unix(0, math.MaxInt64)
+	}
+	return t
+}
+
+// selects says whether q asks for the object's records.
+func (q Query) selects(id ObjectID) bool {
+	group, resource, namespace, name := id.parts()
+	if q.Namespace != "" && namespace != q.Namespace {
+		return false
+	}
+	if q.Allowed != nil && !q.Allowed(group, resource, namespace) {
+		return false
+	}
+	if len(q.Select) == 0 {
+		return true
+	}
+	for _, s := range q.Select {
+		if s.Group == group && s.Resource == resource && (s.Name == "" || s.Name == name) {
+			return true
+		}
+	}
+	return false
+}
+
+// parts splits the id into group, resource, namespace and name.
+func (id ObjectID) parts() (group, resource, namespace, name string) {
+	parts := strings.SplitN(string(id), "/", 4)
+	if len(parts) != 4 {
+		return "", "", "", ""
+	}
+	return parts[0], parts[1], parts[2], parts[3]
+}
+
+// At returns the object's state at t as kubediff had it: pruned and
+// redacted JSON. ErrNotFound when it did not exist then; ErrBeforeHistory
+// when t is older than what is kept about it.
+func (r *Reader) At(id ObjectID, t time.Time) ([]byte, error) {
+	var state []byte
+	err := r.view(func(b *readBuckets) error {
+		var err error
+		state, err = b.at(id, t, r.current)
+		return err
+	})
+	return state, err
+}
+
+func (b *readBuckets) at(id ObjectID, t time.Time, current CurrentFunc) ([]byte, error) {
+	if b.empty {
+		return nil, ErrBeforeHistory
+	}
+	prefix := indexPrefix(id)
+	c := b.objects.Cursor()
+	seek := indexKey(id, timeKey(t, math.MaxUint64))
+	next, _ := c.Seek(seek)
+	var last []byte
+	if next == nil {
+		last, _ = c.Last()
+	} else {
+		last, _ = c.Prev()
+	}
+	if last != nil && bytes.HasPrefix(last, prefix) {
+		return b.state(b.after, last[len(prefix):])
+	}
+	if t.Before(b.begin()) {
+		return nil, ErrBeforeHistory
+	}
+	if next, _ = c.Seek(seek); next != nil && bytes.HasPrefix(next, prefix) {
+		// t is before the object's oldest kept record: its state before it.
+		return b.state(b.before, next[len(prefix):])
+	}
+	if current != nil {
+		group, resource, namespace, name := id.parts()
+		if raw := current(b.tx, group, resource, namespace, name); raw != nil {
+			return bytes.Clone(raw), nil
+		}
+	}
+	return nil, ErrNotFound
+}
+
+// state unpacks the state kept at k in bucket; none is ErrNotFound (the
+// object was deleted, or not yet created).
+func (b *readBuckets) state(bucket *bolt.Bucket, k []byte) ([]byte, error) {
+	v := bucket.Get(k)
+	if v == nil {
+		return nil, ErrNotFound
+	}
+	return unpackState(v)
+}
+
+// Begin is the moment from which the history knows every watched
+// object's state (zero: nothing kept yet).
+func (r *Reader) Begin() (time.Time, error) {
+	var t time.Time
+	err := r.view(func(b *readBuckets) error { t = b.begin(); return nil })
+	return t, err
+}
+
+// Resolve returns the types kept whose names match name as kubectl
+// matches them ("deploy", "deployments.apps", "Deployment").
+func (r *Reader) Resolve(name string) ([]discovery.Resource, error) {
+	var out []discovery.Resource
+	err := r.view(func(b *readBuckets) error {
+		if b.empty {
+			return nil
+		}
+		return b.types.ForEach(func(_, v []byte) error {
+			var t typeNames
+			if json.Unmarshal(v, &t) == nil && t.resource().Matches(name) {
+				out = append(out, t.resource())
+			}
+			return nil
+		})
+	})
+	return out, err
+}

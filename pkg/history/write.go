@@ -1,0 +1,163 @@
+package history
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// maxTrim bounds how many records one write drops, so that a history far
+// over its bound (a lowered maxBytes) shrinks over a few flushes instead
+// of in one long transaction.
+const maxTrim = 20000
+
+// Write keeps entries and then drops what the policy no longer keeps, in
+// the caller's transaction (the state store's flush). The first write
+// with history on marks when the history begins: from then on every
+// watched object's state is known.
+func Write(tx *bolt.Tx, entries []Entry, p Policy, now time.Time) error {
+	if !p.On() && tx.Bucket(rootBucket) == nil {
+		return nil
+	}
+	root, err := tx.CreateBucketIfNotExists(rootBucket)
+	if err != nil {
+		return err
+	}
+	b, err := openBuckets(root)
+	if err != nil {
+		return err
+	}
+	if p.On() && b.meta.Get(beginKey) == nil {
+		if err := b.meta.Put(beginKey, timeKey(now, 0)); err != nil {
+			return err
+		}
+	}
+	if len(entries) > 0 && p.On() {
+		if err := b.append(entries); err != nil {
+			return err
+		}
+	}
+	return b.trim(p, now)
+}
+
+// buckets are the history's buckets in one transaction.
+type buckets struct {
+	records, objects, after, before, types, meta *bolt.Bucket
+}
+
+func openBuckets(root *bolt.Bucket) (*buckets, error) {
+	var b buckets
+	for _, x := range []struct {
+		into **bolt.Bucket
+		name []byte
+	}{{&b.records, recordsBucket}, {&b.objects, objectsBucket}, {&b.after, afterBucket}, {&b.before, beforeBucket}, {&b.types, typesBucket}, {&b.meta, metaBucket}} {
+		bucket, err := root.CreateBucketIfNotExists(x.name)
+		if err != nil {
+			return nil, err
+		}
+		*x.into = bucket
+	}
+	return &b, nil
+}
+
+// Forget drops the whole history (the state dir now watches another
+// cluster). It begins again with the next write.
+func Forget(tx *bolt.Tx) error {
+	if tx.Bucket(rootBucket) == nil {
+		return nil
+	}
+	return tx.DeleteBucket(rootBucket)
+}
+
+func (b *buckets) append(entries []Entry) error {
+	seq, size := b.counter(seqKey), int64(b.counter(bytesKey))
+	for _, e := range entries {
+		seq++
+		n, err := b.put(e, timeKey(time.Time(e.Change.Time), seq))
+		if err != nil {
+			return err
+		}
+		size += n
+	}
+	return b.setCounters(seq, size)
+}
+
+// put keeps one entry under key k and returns the bytes it takes.
+func (b *buckets) put(e Entry, k []byte) (int64, error) {
+	id := ObjectOf(e.Change)
+	line, err := json.Marshal(e.Change)
+	if err != nil {
+		return 0, fmt.Errorf("history: encode record: %w", err)
+	}
+	first := !b.hasEntries(id)
+	var states [2][]byte // before (for an object's first record), after
+	if first && e.Old != nil {
+		if states[0], err = packState(e.Old); err != nil {
+			return 0, err
+		}
+	}
+	if e.New != nil {
+		if states[1], err = packState(e.New); err != nil {
+			return 0, err
+		}
+	}
+	value := append(append([]byte(id), 0), line...)
+	puts := []struct {
+		b    *bolt.Bucket
+		k, v []byte
+	}{{b.records, k, value}, {b.objects, indexKey(id, k), nil}, {b.before, k, states[0]}, {b.after, k, states[1]}}
+	var size int64
+	for _, p := range puts {
+		if p.v == nil && p.b != b.objects {
+			continue
+		}
+		if err := p.b.Put(p.k, p.v); err != nil {
+			return 0, err
+		}
+		size += int64(len(p.k) + len(p.v))
+	}
+	return size, b.putType(e)
+}
+
+// hasEntries says whether an object has a kept record.
+func (b *buckets) hasEntries(id ObjectID) bool {
+	prefix := indexPrefix(id)
+	k, _ := b.objects.Cursor().Seek(prefix)
+	return k != nil && bytes.HasPrefix(k, prefix)
+}
+
+// putType keeps the names of the entry's type the first time it is seen.
+func (b *buckets) putType(e Entry) error {
+	key := typeKey(e.Resource.GVR.Group, e.Resource.GVR.Resource)
+	if b.types.Get(key) != nil {
+		return nil
+	}
+	v, err := json.Marshal(typeNamesOf(e.Resource))
+	if err != nil {
+		return err
+	}
+	return b.types.Put(key, v)
+}
+
+func (b *buckets) counter(key []byte) uint64 {
+	if v := b.meta.Get(key); len(v) == 8 {
+		return binary.BigEndian.Uint64(v)
+	}
+	return 0
+}
+
+func (b *buckets) setCounters(seq uint64, size int64) error {
+	for _, c := range []struct {
+		key []byte
+		v   uint64
+	}{{seqKey, seq}, {bytesKey, uint64(max(size, 0))}} {
+		if err := b.meta.Put(c.key, binary.BigEndian.AppendUint64(nil, c.v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

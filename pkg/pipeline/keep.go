@@ -1,0 +1,29 @@
+package pipeline
+
+import (
+	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/watcher"
+)
+
+// Keeper keeps records in the history (state.Store).
+type Keeper interface {
+	Keep(history.Entry)
+}
+
+// keep is the stage that hands each record, with the object's states
+// around it, to the history, before the gate: a follower keeps the same
+// history as the leader, so either answers a query. The state store
+// writes the record with the object's new state, which the watcher notes
+// after the record is made.
+type keep struct {
+	history Keeper // nil: no history
+	next    *Gate
+}
+
+func (k keep) emit(ev watcher.Event, c record.Change) {
+	if k.history != nil {
+		k.history.Keep(history.Entry{Change: c, Resource: ev.Resource, Old: ev.Old, New: ev.New})
+	}
+	k.next.Emit(c)
+}

@@ -1,0 +1,141 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/kubediff/kubediff/pkg/history"
+)
+
+// trimEvery is how often an idle store still drops what the history's
+// retention no longer keeps.
+const trimEvery = time.Minute
+
+// SetHistory turns the history on (or off, with a zero policy: what it
+// kept is then dropped by the next writes) and marks when it began.
+func (s *Store) SetHistory(p history.Policy) error {
+	s.mu.Lock()
+	s.historyPolicy = p
+	s.mu.Unlock()
+	if !p.On() {
+		return nil
+	}
+	return s.db.Update(func(tx *bolt.Tx) error { return history.Write(tx, nil, p, time.Now()) })
+}
+
+// Keep notes a record for the history, written by the next flush with
+// the object's new state, which is noted after it.
+func (s *Store) Keep(e history.Entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.historyPolicy.On() {
+		s.kept = append(s.kept, e)
+	}
+}
+
+// keptBatch is what a write takes of the history: the records noted so
+// far and the policy. The caller holds s.mu.
+type keptBatch struct {
+	entries []history.Entry
+	policy  history.Policy
+	trim    bool // time to drop what retention no longer keeps
+}
+
+func (s *Store) snapshotKept() keptBatch {
+	b := keptBatch{entries: s.kept, policy: s.historyPolicy}
+	s.kept = nil
+	if now := time.Now(); now.Sub(s.lastTrim) >= trimEvery {
+		b.trim, s.lastTrim = true, now
+	}
+	return b
+}
+
+// empty says there is nothing to write.
+func (b keptBatch) empty() bool { return len(b.entries) == 0 && !b.trim }
+
+func (b keptBatch) write(tx *bolt.Tx) error {
+	if b.empty() {
+		return nil
+	}
+	return history.Write(tx, b.entries, b.policy, time.Now())
+}
+
+// requeueKept puts back records a failed write did not keep, before
+// those noted since.
+func (s *Store) requeueKept(b keptBatch) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.kept = append(b.entries, s.kept...)
+}
+
+// History reads the store's history.
+func (s *Store) History() *history.Reader { return history.NewReader(s.db, current) }
+
+// OpenHistory opens the history in a state dir for reading, while no
+// kubediff runs with it. Close the returned database when done.
+func OpenHistory(dir string) (*history.Reader, func() error, error) {
+	path := filepath.Join(dir, fileName)
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil, fmt.Errorf("state dir %s: no kubediff state there (%w)", dir, err)
+	}
+	var db *bolt.DB
+	err := guard(func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+		return err
+	})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, nil, fmt.Errorf("state dir %s: in use by a running kubediff; ask it instead with --server", dir)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("state dir %s: %w", dir, err)
+	}
+	return history.NewReader(db, current), db.Close, nil
+}
+
+// current finds an object's stored state among the targets of its type
+// (a type is watched in one target, or one per namespace). Target keys
+// start with the type's GroupVersionResource ("apps/v1, Resource=deployments|…").
+func current(tx *bolt.Tx, group, resource, namespace, name string) []byte {
+	targets := tx.Bucket(targetsBucket)
+	if targets == nil {
+		return nil
+	}
+	key := []byte(name)
+	if namespace != "" {
+		key = []byte(namespace + "/" + name)
+	}
+	var found []byte
+	_ = targets.ForEachBucket(func(target []byte) error {
+		if found != nil || !targetOf(string(target), group, resource) {
+			return nil
+		}
+		if v := targets.Bucket(target).Get(key); v != nil {
+			if o, err := decode(v); err == nil {
+				found = o.Raw
+			}
+		}
+		return nil
+	})
+	return found
+}
+
+// targetOf says whether a target key watches group/resource.
+func targetOf(target, group, resource string) bool {
+	gvr, _, _ := strings.Cut(target, "|")
+	gv, res, ok := strings.Cut(gvr, ", Resource=")
+	if !ok || res != resource {
+		return false
+	}
+	g, _, hasGroup := strings.Cut(gv, "/")
+	if !hasGroup {
+		g = ""
+	}
+	return g == group
+}
