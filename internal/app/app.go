@@ -143,7 +143,7 @@ func (p *program) run(ctx context.Context) error {
 		}
 		return nil
 	}
-	stopHTTP, err := serveHTTP(p.cfg.HTTPAddress, p.metrics, ready, p.log)
+	stopHTTP, err := serveHTTP(p.cfg.HTTPAddress, p.metrics, ready, historyRoutes(p.state, p.clients, p.log), p.log)
 	if err != nil {
 		return err
 	}
@@ -156,6 +156,7 @@ func (p *program) run(ctx context.Context) error {
 		background.Go(func() { p.state.Run(ctx) })
 	}
 	background.Go(func() { p.pipeline.Run(ctx) })
+	keepTypeNames(p.state, p.plan, p.log)
 	targets := &targetSync{watcher: p.watcher, listKeys: p.listKeys, metrics: p.metrics, log: p.log, warned: map[string]bool{}}
 	targets.start(ctx, p.plan, func() { synced.Store(true) })
 	background.Go(func() { targets.follow(ctx, p.planner, p.clients, p.cfg.RediscoveryInterval) })

@@ -32,14 +32,14 @@ func TestAPIServerWarningsAreLoggedOnce(t *testing.T) {
 
 func TestColorFollowsFlagTerminalAndNoColor(t *testing.T) {
 	var buf strings.Builder
-	if useColor("auto", &buf) {
+	if UseColor("auto", &buf) {
 		t.Error("auto coloured a writer that is not a terminal")
 	}
-	if !useColor("always", &buf) || useColor("never", &buf) {
+	if !UseColor("always", &buf) || UseColor("never", &buf) {
 		t.Error("always/never not obeyed")
 	}
 	t.Setenv("NO_COLOR", "1")
-	if useColor("auto", os.Stdout) {
+	if UseColor("auto", os.Stdout) {
 		t.Error("auto coloured despite NO_COLOR")
 	}
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 
 	"golang.org/x/term"
@@ -18,11 +19,11 @@ import (
 
 // serveHTTP serves health and metrics on addr until the returned stop is
 // called; an empty addr serves nothing.
-func serveHTTP(addr string, m *metrics.Metrics, ready func() error, log *slog.Logger) (stop func(), err error) {
+func serveHTTP(addr string, m *metrics.Metrics, ready func() error, routes func(*http.ServeMux), log *slog.Logger) (stop func(), err error) {
 	if addr == "" {
 		return func() {}, nil
 	}
-	_, stop, err = metrics.Serve(addr, m, ready, log)
+	_, stop, err = metrics.Serve(addr, m, ready, routes, log)
 	switch {
 	case err == nil:
 		return stop, nil
@@ -74,16 +75,16 @@ func newDiffer(cfg config.Config, keys *listkeys.Source, st *state.Store) (*diff
 func newStdoutSink(cfg config.Config, out io.Writer) notify.Notifier {
 	switch {
 	case cfg.Output == config.OutputText && cfg.Fold:
-		return stdout.NewFoldingText(out, useColor(cfg.Color, out))
+		return stdout.NewFoldingText(out, UseColor(cfg.Color, out))
 	case cfg.Output == config.OutputText:
-		return stdout.NewText(out, useColor(cfg.Color, out))
+		return stdout.NewText(out, UseColor(cfg.Color, out))
 	}
 	return stdout.NewJSON(out)
 }
 
-// useColor follows --color, and in auto mode colours only a terminal and
+// UseColor follows --color, and in auto mode colours only a terminal and
 // respects NO_COLOR (https://no-color.org).
-func useColor(mode string, out io.Writer) bool {
+func UseColor(mode string, out io.Writer) bool {
 	switch mode {
 	case "always":
 		return true

@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubediff/kubediff/pkg/config"
+	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/historyapi"
 	"github.com/kubediff/kubediff/pkg/pipeline"
 	"github.com/kubediff/kubediff/pkg/state"
 )
@@ -77,4 +80,27 @@ func stateHolds(st *state.Store) pipeline.StateHolds {
 		return nil
 	}
 	return st
+}
+
+// historyRoutes serves the history API (pkg/historyapi) with a state dir.
+func historyRoutes(st *state.Store, c *Clients, log *slog.Logger) func(*http.ServeMux) {
+	if st == nil {
+		return nil
+	}
+	return historyapi.NewHandler(st.History(), historyapi.NewAccess(c.Kube, log)).Register
+}
+
+// keepTypeNames keeps the names of the planned types in the history, so
+// that `kubediff get` finds a type none of whose objects changed.
+func keepTypeNames(st *state.Store, plan discovery.Plan, log *slog.Logger) {
+	if st == nil {
+		return
+	}
+	types := make([]discovery.Resource, 0, len(plan.Targets))
+	for _, t := range plan.Targets {
+		types = append(types, t.Resource)
+	}
+	if err := st.KeepTypes(types); err != nil {
+		log.Warn("cannot write the watched types' names to the history", "err", err)
+	}
 }

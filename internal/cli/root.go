@@ -130,6 +130,9 @@ or text on stdout. Operational logs go to stderr.`,
 	root.AddCommand(
 		newWatchCommand(stdout, stderr),
 		newResourcesCommand(stdout, stderr),
+		newHistoryCommand(stdout, stderr),
+		newGetCommand(stdout, stderr),
+		newDiffCommand(stdout, stderr),
 		newRulesCommand(stdout),
 		newVersionCommand(stdout),
 	)

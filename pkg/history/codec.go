@@ -34,9 +34,9 @@ func unpackState(v []byte) ([]byte, error) {
 	return raw, nil
 }
 
-// typeNames are a type's names as kubectl accepts them, kept so that a
+// TypeNames are a type's names as kubectl accepts them, kept so that a
 // query against a state dir resolves "deploy" without a cluster.
-type typeNames struct {
+type TypeNames struct {
 	Group      string   `json:"group"`
 	Version    string   `json:"version"`
 	Resource   string   `json:"resource"`
@@ -46,11 +46,13 @@ type typeNames struct {
 	Namespaced bool     `json:"namespaced"`
 }
 
-func typeNamesOf(r discovery.Resource) typeNames {
-	return typeNames{r.GVR.Group, r.GVR.Version, r.GVR.Resource, r.Kind, r.Singular, r.ShortNames, r.Namespaced}
+// NamesOf are r's names.
+func NamesOf(r discovery.Resource) TypeNames {
+	return TypeNames{r.GVR.Group, r.GVR.Version, r.GVR.Resource, r.Kind, r.Singular, r.ShortNames, r.Namespaced}
 }
 
-func (t typeNames) resource() discovery.Resource {
+// Type is the type the names are of.
+func (t TypeNames) Type() discovery.Resource {
 	r := discovery.Resource{Kind: t.Kind, Namespaced: t.Namespaced, Singular: t.Singular, ShortNames: t.ShortNames}
 	r.GVR.Group, r.GVR.Version, r.GVR.Resource = t.Group, t.Version, t.Resource
 	return r

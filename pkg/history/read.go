@@ -121,7 +121,7 @@ func untilOf(t time.Time) time.Time {
 
 // selects says whether q asks for the object's records.
 func (q Query) selects(id ObjectID) bool {
-	group, resource, namespace, name := id.parts()
+	group, resource, namespace, name := id.Parts()
 	if q.Namespace != "" && namespace != q.Namespace {
 		return false
 	}
@@ -139,8 +139,8 @@ func (q Query) selects(id ObjectID) bool {
 	return false
 }
 
-// parts splits the id into group, resource, namespace and name.
-func (id ObjectID) parts() (group, resource, namespace, name string) {
+// Parts splits the id into group, resource, namespace and name.
+func (id ObjectID) Parts() (group, resource, namespace, name string) {
 	parts := strings.SplitN(string(id), "/", 4)
 	if len(parts) != 4 {
 		return "", "", "", ""
@@ -186,7 +186,7 @@ func (b *readBuckets) at(id ObjectID, t time.Time, current CurrentFunc) ([]byte,
 		return b.state(b.before, next[len(prefix):])
 	}
 	if current != nil {
-		group, resource, namespace, name := id.parts()
+		group, resource, namespace, name := id.Parts()
 		if raw := current(b.tx, group, resource, namespace, name); raw != nil {
 			return bytes.Clone(raw), nil
 		}
@@ -221,9 +221,9 @@ func (r *Reader) Resolve(name string) ([]discovery.Resource, error) {
 			return nil
 		}
 		return b.types.ForEach(func(_, v []byte) error {
-			var t typeNames
-			if json.Unmarshal(v, &t) == nil && t.resource().Matches(name) {
-				out = append(out, t.resource())
+			var t TypeNames
+			if json.Unmarshal(v, &t) == nil && t.Type().Matches(name) {
+				out = append(out, t.Type())
 			}
 			return nil
 		})

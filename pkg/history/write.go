@@ -8,6 +8,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/kubediff/kubediff/pkg/discovery"
 )
 
 // maxTrim bounds how many records one write drops, so that a history far
@@ -120,7 +122,7 @@ func (b *buckets) put(e Entry, k []byte) (int64, error) {
 		}
 		size += int64(len(p.k) + len(p.v))
 	}
-	return size, b.putType(e)
+	return size, b.putType(e.Resource)
 }
 
 // hasEntries says whether an object has a kept record.
@@ -131,12 +133,12 @@ func (b *buckets) hasEntries(id ObjectID) bool {
 }
 
 // putType keeps the names of the entry's type the first time it is seen.
-func (b *buckets) putType(e Entry) error {
-	key := typeKey(e.Resource.GVR.Group, e.Resource.GVR.Resource)
+func (b *buckets) putType(r discovery.Resource) error {
+	key := typeKey(r.GVR.Group, r.GVR.Resource)
 	if b.types.Get(key) != nil {
 		return nil
 	}
-	v, err := json.Marshal(typeNamesOf(e.Resource))
+	v, err := json.Marshal(NamesOf(r))
 	if err != nil {
 		return err
 	}
@@ -156,6 +158,25 @@ func (b *buckets) setCounters(seq uint64, size int64) error {
 		v   uint64
 	}{{seqKey, seq}, {bytesKey, uint64(max(size, 0))}} {
 		if err := b.meta.Put(c.key, binary.BigEndian.AppendUint64(nil, c.v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteTypes keeps the names of the types watched, so that a type whose
+// objects never changed is still found by name.
+func WriteTypes(tx *bolt.Tx, types []discovery.Resource) error {
+	root, err := tx.CreateBucketIfNotExists(rootBucket)
+	if err != nil {
+		return err
+	}
+	b, err := openBuckets(root)
+	if err != nil {
+		return err
+	}
+	for _, r := range types {
+		if err := b.putType(r); err != nil {
 			return err
 		}
 	}

@@ -17,7 +17,7 @@ import (
 // answering; a follower is ready too) and /metrics until stop is called.
 // It returns once listening, with the address it listens on (useful with
 // port 0).
-func Serve(addr string, m *Metrics, ready func() error, log *slog.Logger) (string, func(), error) {
+func Serve(addr string, m *Metrics, ready func() error, routes func(*http.ServeMux), log *slog.Logger) (string, func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("http-address %s: %w", addr, err)
@@ -34,6 +34,9 @@ func Serve(addr string, m *Metrics, ready func() error, log *slog.Logger) (strin
 		fmt.Fprintln(w, "ok")
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry}))
+	if routes != nil {
+		routes(mux)
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 
+	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
 )
 
@@ -28,6 +29,18 @@ func (s *Store) SetHistory(p history.Policy) error {
 		return nil
 	}
 	return s.db.Update(func(tx *bolt.Tx) error { return history.Write(tx, nil, p, time.Now()) })
+}
+
+// KeepTypes keeps the names of the types watched, for queries that name
+// a type none of whose objects changed yet.
+func (s *Store) KeepTypes(types []discovery.Resource) error {
+	s.mu.Lock()
+	on := s.historyPolicy.On()
+	s.mu.Unlock()
+	if !on {
+		return nil
+	}
+	return s.db.Update(func(tx *bolt.Tx) error { return history.WriteTypes(tx, types) })
 }
 
 // Keep notes a record for the history, written by the next flush with

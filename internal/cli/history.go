@@ -1,0 +1,345 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubediff/kubediff/internal/app"
+	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/historyapi"
+	"github.com/kubediff/kubediff/pkg/notify/stdout"
+	"github.com/kubediff/kubediff/pkg/record"
+)
+
+func newHistoryCommand(out, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "history [TYPE | TYPE/NAME ...]",
+		Short: "Print the changes kubediff kept, oldest first",
+		Long: `Print the records kubediff kept in its history (a state dir's, or a running
+kubediff's with --server), oldest first, exactly as 'kubediff watch' printed
+them. Types go by any name kubectl accepts; without one, every type.
+Without -n, every namespace.`,
+		Example: `  kubediff history --state-dir /var/lib/kubediff --since 1h
+  kubediff history deploy/web -n shop --from 2026-11-23T13:45:00Z --until 2026-11-23T14:05:00Z -o text
+  kubediff history configmaps --server http://127.0.0.1:8080 --since 30m`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format, _ := cmd.Flags().GetString("output"); format != "json" && format != "text" {
+				return usageError{fmt.Errorf("-o %q: want json or text", format)}
+			}
+			src, done, err := openHistory(cmd, stderr)
+			if err != nil {
+				return err
+			}
+			defer done()
+			q, err := historyQuery(cmd, src, args)
+			if err != nil {
+				return err
+			}
+			return printRecords(cmd.Context(), src, q, historyPrinter(cmd, out))
+		},
+	}
+	addHistorySourceFlags(cmd)
+	f := cmd.Flags()
+	f.StringP("namespace", "n", "", "only this namespace (default: every namespace)")
+	f.BoolP("all-namespaces", "A", false, "every namespace (the default)")
+	f.String("since", "", "only records of the last DURATION (such as 15m, 2h)")
+	f.String("from", "", "only records from TIME (RFC 3339, or a duration ago such as 15m)")
+	f.String("until", "", "only records until TIME (RFC 3339, or a duration ago)")
+	f.StringP("output", "o", "json", "json (as 'watch -o json') or text (as 'watch -o text')")
+	f.String("color", "auto", "colour in text output: auto, always, never")
+	return cmd
+}
+
+func newGetCommand(out, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "get TYPE/NAME --at TIME",
+		Short: "Print an object as kubediff had it at a moment",
+		Long: `Print an object as kubediff had it at a moment: the state it cached then
+(fields the rules ignore left out, secrets redacted), from its history.
+Exits 1 when the object did not exist then.`,
+		Example: `  kubediff get deploy/web -n shop --at 2026-11-23T14:01:30Z --state-dir /var/lib/kubediff
+  kubediff get cm/settings --at 2h --server http://127.0.0.1:8080 -o json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, done, err := openHistory(cmd, stderr)
+			if err != nil {
+				return err
+			}
+			defer done()
+			at, err := momentFlag(cmd, "at", time.Now())
+			if err != nil {
+				return err
+			}
+			id, err := resolveObject(cmd, src, args[0])
+			if err != nil {
+				return err
+			}
+			raw, err := src.At(cmd.Context(), id, at)
+			if err != nil {
+				return stateError(args[0], at, err)
+			}
+			format, _ := cmd.Flags().GetString("output")
+			return writeObject(out, raw, format)
+		},
+	}
+	addHistorySourceFlags(cmd)
+	f := cmd.Flags()
+	f.StringP("namespace", "n", "", "the object's namespace (default: the kubeconfig context's, else default)")
+	f.String("at", "", "the moment: RFC 3339 (fractional seconds allowed) or a duration ago such as 15m")
+	f.StringP("output", "o", "yaml", "yaml or json")
+	_ = cmd.MarkFlagRequired("at")
+	return cmd
+}
+
+func newDiffCommand(out, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "diff TYPE/NAME --from TIME [--to TIME]",
+		Short: "Show how an object changed between two moments",
+		Long: `Show, as a unified diff of YAML, how an object changed between two moments
+(--to defaults to now), as kubediff had it then. An object that did not
+exist at one of them shows as all added or all removed.`,
+		Example: `  kubediff diff deploy/web -n shop --from 2026-11-23T13:00:00Z --to 2026-11-23T14:05:00Z --state-dir /var/lib/kubediff
+  kubediff diff cm/settings --from 1h --server http://127.0.0.1:8080`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, done, err := openHistory(cmd, stderr)
+			if err != nil {
+				return err
+			}
+			defer done()
+			return runDiff(cmd, src, args[0], out)
+		},
+	}
+	addHistorySourceFlags(cmd)
+	f := cmd.Flags()
+	f.StringP("namespace", "n", "", "the object's namespace (default: the kubeconfig context's, else default)")
+	f.String("from", "", "the first moment: RFC 3339 or a duration ago such as 1h")
+	f.String("to", "", "the second moment (default: now)")
+	_ = cmd.MarkFlagRequired("from")
+	return cmd
+}
+
+// addHistorySourceFlags adds where the history is read.
+func addHistorySourceFlags(cmd *cobra.Command) {
+	cmd.Flags().String("state-dir", "", "read the history in this state dir (no kubediff running with it); also the config's state.dir")
+	cmd.Flags().String("server", "", "ask a running kubediff at its --http-address (http://HOST:PORT) as your kubeconfig's user")
+}
+
+// openHistory opens the history the flags point at: a running kubediff
+// (--server) or a state dir.
+func openHistory(cmd *cobra.Command, stderr io.Writer) (historyapi.Source, func(), error) {
+	cfg, err := loadConfigWithArgs(cmd, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if server, _ := cmd.Flags().GetString("server"); server != "" {
+		rc, err := app.RestConfig(cfg, app.NewLogger(stderr, cfg.Log))
+		if err != nil {
+			return nil, nil, err
+		}
+		remote, err := historyapi.NewRemote(server, rc)
+		if err != nil {
+			return nil, nil, usageError{err}
+		}
+		return remote, func() {}, nil
+	}
+	if cfg.State.Dir == "" {
+		return nil, nil, usageError{errors.New("say where the history is: --state-dir DIR (a kubediff that is not running) or --server URL (a running kubediff)")}
+	}
+	reader, closeDB, err := openStateHistory(cfg.State.Dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return historyapi.Local{Reader: reader}, func() { _ = closeDB() }, nil
+}
+
+// historyQuery reads the history command's selection.
+func historyQuery(cmd *cobra.Command, src historyapi.Source, args []string) (history.Query, error) {
+	var q history.Query
+	q.Namespace, _ = cmd.Flags().GetString("namespace")
+	if all, _ := cmd.Flags().GetBool("all-namespaces"); all {
+		q.Namespace = ""
+	}
+	for _, arg := range args {
+		typ, name, _ := strings.Cut(arg, "/")
+		r, err := resolveType(cmd.Context(), src, typ)
+		if err != nil {
+			return q, err
+		}
+		q.Select = append(q.Select, history.Selector{Group: r.GVR.Group, Resource: r.GVR.Resource, Name: name})
+	}
+	var err error
+	if q.From, q.Until, err = historyWindow(cmd); err != nil {
+		return q, err
+	}
+	return q, nil
+}
+
+// historyWindow reads --since, --from and --until.
+func historyWindow(cmd *cobra.Command) (from, until time.Time, err error) {
+	now := time.Now()
+	since, _ := cmd.Flags().GetString("since")
+	fromFlag, _ := cmd.Flags().GetString("from")
+	switch {
+	case since != "" && fromFlag != "":
+		return from, until, usageError{errors.New("--since and --from say the same thing: give one")}
+	case since != "":
+		d, err := time.ParseDuration(since)
+		if err != nil || d <= 0 {
+			return from, until, usageError{fmt.Errorf("--since %q: want a duration such as 15m or 2h", since)}
+		}
+		from = now.Add(-d)
+	default:
+		if from, err = momentFlag(cmd, "from", now); err != nil {
+			return from, until, err
+		}
+	}
+	until, err = momentFlag(cmd, "until", now)
+	return from, until, err
+}
+
+// momentFlag reads a TIME flag: RFC 3339, or a duration before now;
+// zero when not given.
+func momentFlag(cmd *cobra.Command, name string, now time.Time) (time.Time, error) {
+	s, _ := cmd.Flags().GetString(name)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := parseMoment(s, now)
+	if err != nil {
+		return t, usageError{fmt.Errorf("--%s: %w", name, err)}
+	}
+	return t, nil
+}
+
+// parseMoment reads RFC 3339 (fractional seconds allowed) or a duration
+// ago ("15m").
+func parseMoment(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("%q is neither an RFC 3339 time (2026-11-23T14:02:00Z) nor a duration ago (15m)", s)
+}
+
+// resolveType finds the type kubectl would by name, among those the
+// history knows.
+func resolveType(ctx context.Context, src historyapi.Source, name string) (discovery.Resource, error) {
+	found, err := src.Resolve(ctx, name)
+	switch {
+	case err != nil:
+		return discovery.Resource{}, err
+	case len(found) == 0:
+		return discovery.Resource{}, usageError{fmt.Errorf("%q: no such type in kubediff's history (it knows the types it watched)", name)}
+	case len(found) > 1:
+		var names []string
+		for _, r := range found {
+			names = append(names, r.String())
+		}
+		return discovery.Resource{}, usageError{fmt.Errorf("%q names several types: %s; say which", name, strings.Join(names, ", "))}
+	}
+	return found[0], nil
+}
+
+// resolveObject reads TYPE/NAME with -n into the object's id.
+func resolveObject(cmd *cobra.Command, src historyapi.Source, arg string) (history.ObjectID, error) {
+	typ, name, ok := strings.Cut(arg, "/")
+	if !ok || name == "" {
+		return "", usageError{fmt.Errorf("%q: want TYPE/NAME, such as deploy/web", arg)}
+	}
+	r, err := resolveType(cmd.Context(), src, typ)
+	if err != nil {
+		return "", err
+	}
+	ns := ""
+	if r.Namespaced {
+		ns = objectNamespace(cmd)
+	}
+	return history.NewObjectID(r.GVR.Group, r.GVR.Resource, ns, name), nil
+}
+
+// objectNamespace is -n, else the kubeconfig context's namespace, as
+// kubectl chooses it.
+func objectNamespace(cmd *cobra.Command) string {
+	if ns, _ := cmd.Flags().GetString("namespace"); ns != "" {
+		return ns
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if path, _ := cmd.Flags().GetString("kubeconfig"); path != "" {
+		rules.ExplicitPath = path
+	}
+	context, _ := cmd.Flags().GetString("context")
+	ns, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).Namespace()
+	if err != nil || ns == "" {
+		return "default"
+	}
+	return ns
+}
+
+// stateError says why an object's state at a moment is not there.
+func stateError(arg string, at time.Time, err error) error {
+	when := at.UTC().Format(time.RFC3339Nano)
+	switch {
+	case errors.Is(err, history.ErrNotFound):
+		return fmt.Errorf("%s did not exist at %s (as far as kubediff saw)", arg, when)
+	case errors.Is(err, history.ErrBeforeHistory):
+		return fmt.Errorf("%s is older than kubediff's history (retention, or before kubediff first kept it)", when)
+	}
+	return err
+}
+
+// historyPrinter prints records as watch prints them.
+func historyPrinter(cmd *cobra.Command, out io.Writer) func(record.Change) error {
+	format, _ := cmd.Flags().GetString("output")
+	color, _ := cmd.Flags().GetString("color")
+	sink := stdout.NewJSON(out)
+	if format == "text" {
+		sink = stdout.NewText(out, app.UseColor(color, out))
+	}
+	return func(c record.Change) error { return sink.Notify(cmd.Context(), c) }
+}
+
+// printRecords prints every page of q's records.
+func printRecords(ctx context.Context, src historyapi.Source, q history.Query, print func(record.Change) error) error {
+	for {
+		page, err := src.Records(ctx, q)
+		if err != nil {
+			return err
+		}
+		for _, raw := range page.Records {
+			c, err := decodeRecord(raw)
+			if err != nil {
+				return err
+			}
+			if err := print(c); err != nil {
+				return err
+			}
+		}
+		if page.Next == "" {
+			return nil
+		}
+		q.After = page.Next
+	}
+}
+
+// decodeRecord reads a kept record, numbers as they were written.
+func decodeRecord(raw []byte) (record.Change, error) {
+	var c record.Change
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	if err := dec.Decode(&c); err != nil {
+		return c, fmt.Errorf("a kept record cannot be read: %w", err)
+	}
+	return c, nil
+}

@@ -1,0 +1,147 @@
+package historyapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	authnv1 "k8s.io/api/authentication/v1"
+	authzv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// accessTTL is how long an identity or a decision is reused: as
+// kube-rbac-proxy and the kubelet cache theirs, briefly, so that a query
+// costs a few reviews, not one per record, and a revoked binding takes
+// effect within it.
+const accessTTL = 30 * time.Second
+
+// reviewTimeout bounds one review: a slow API server makes a query fail,
+// not hang.
+const reviewTimeout = 5 * time.Second
+
+// Access authenticates each caller with the API server (TokenReview of
+// the caller's bearer token) and answers only what the caller may list
+// (SubjectAccessReview per type and namespace), as kube-rbac-proxy and
+// metrics-server do. Nothing is anonymous.
+type Access struct {
+	kube kubernetes.Interface
+	log  *slog.Logger
+	now  func() time.Time
+
+	mu        sync.Mutex
+	users     map[[32]byte]cached[*authnv1.UserInfo] // by the token's hash
+	decisions map[decision]cached[bool]
+	failing   bool // the last review failed: logged once per episode
+}
+
+type cached[T any] struct {
+	value T
+	until time.Time
+}
+
+// decision is one question asked of the authorizer: may user list
+// group/resource in namespace ("" for every namespace, or a
+// cluster-scoped type).
+type decision struct {
+	user                         string // name and groups, joined
+	group, resource, namespace   string
+}
+
+// NewAccess checks callers with the API server kube talks to; kubediff's
+// own identity needs create on tokenreviews and subjectaccessreviews
+// (the chart binds system:auth-delegator).
+func NewAccess(kube kubernetes.Interface, log *slog.Logger) *Access {
+	return &Access{kube: kube, log: log, now: time.Now,
+		users: map[[32]byte]cached[*authnv1.UserInfo]{}, decisions: map[decision]cached[bool]{}}
+}
+
+// errUnauthenticated is a request without a valid bearer token: 401.
+var errUnauthenticated = errors.New("unauthenticated: send your Kubernetes bearer token (Authorization: Bearer …); kubediff's CLI sends your kubeconfig's")
+
+// Authenticate returns who sent r.
+func (a *Access) Authenticate(r *http.Request) (*authnv1.UserInfo, error) {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || strings.TrimSpace(token) == "" {
+		return nil, errUnauthenticated
+	}
+	key := sha256.Sum256([]byte(token))
+	a.mu.Lock()
+	if c, ok := a.users[key]; ok && a.now().Before(c.until) {
+		a.mu.Unlock()
+		return c.value, nil
+	}
+	a.mu.Unlock()
+	ctx, cancel := context.WithTimeout(r.Context(), reviewTimeout)
+	defer cancel()
+	review, err := a.kube.AuthenticationV1().TokenReviews().Create(ctx,
+		&authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+	if err = a.reviewed(err); err != nil {
+		return nil, fmt.Errorf("cannot check the token with the API server: %w", err)
+	}
+	if !review.Status.Authenticated {
+		return nil, errUnauthenticated
+	}
+	user := &review.Status.User
+	a.mu.Lock()
+	a.users[key] = cached[*authnv1.UserInfo]{user, a.now().Add(accessTTL)}
+	a.mu.Unlock()
+	return user, nil
+}
+
+// MayList says whether user may list group/resource in namespace: a
+// grant over every namespace answers for each of them.
+func (a *Access) MayList(ctx context.Context, user *authnv1.UserInfo, group, resource, namespace string) bool {
+	if a.allowed(ctx, user, group, resource, "") {
+		return true
+	}
+	return namespace != "" && a.allowed(ctx, user, group, resource, namespace)
+}
+
+func (a *Access) allowed(ctx context.Context, user *authnv1.UserInfo, group, resource, namespace string) bool {
+	d := decision{user: user.Username + "\x00" + strings.Join(user.Groups, ","), group: group, resource: resource, namespace: namespace}
+	a.mu.Lock()
+	if c, ok := a.decisions[d]; ok && a.now().Before(c.until) {
+		a.mu.Unlock()
+		return c.value
+	}
+	a.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
+	defer cancel()
+	extra := map[string]authzv1.ExtraValue{}
+	for k, v := range user.Extra {
+		extra[k] = authzv1.ExtraValue(v)
+	}
+	review, err := a.kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{
+		User: user.Username, UID: user.UID, Groups: user.Groups, Extra: extra,
+		ResourceAttributes: &authzv1.ResourceAttributes{Verb: "list", Group: group, Resource: resource, Namespace: namespace},
+	}}, metav1.CreateOptions{})
+	if a.reviewed(err) != nil {
+		return false // not cached: asked again next time
+	}
+	a.mu.Lock()
+	a.decisions[d] = cached[bool]{review.Status.Allowed, a.now().Add(accessTTL)}
+	a.mu.Unlock()
+	return review.Status.Allowed
+}
+
+// reviewed logs a failing review once per episode, and its healing.
+func (a *Access) reviewed(err error) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case err != nil && !a.failing:
+		a.log.Warn("history API: cannot review callers' access with the API server; queries are refused until it answers", "err", err)
+	case err == nil && a.failing:
+		a.log.Info("history API: access reviews work again")
+	}
+	a.failing = err != nil
+	return err
+}

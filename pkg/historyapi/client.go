@@ -1,0 +1,138 @@
+package historyapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
+
+	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/history"
+)
+
+// Remote is a Source asking a running kubediff, as the user of a
+// kubeconfig: its bearer token (a static one, or one an exec plugin such
+// as EKS's or GKE's makes) goes with every request.
+type Remote struct {
+	base   *url.URL
+	client *http.Client
+}
+
+// ErrNoToken says the kubeconfig's user has no bearer token to send.
+var ErrNoToken = errors.New("your kubeconfig's user has no bearer token (it signs in with a client certificate): the history API checks callers with TokenReview, so use a kubeconfig with a token, such as one made by `kubectl create token`")
+
+// NewRemote asks the kubediff at server (http://host:port) as rc's user.
+func NewRemote(server string, rc *rest.Config) (*Remote, error) {
+	base, err := url.Parse(server)
+	if err != nil || base.Host == "" || (base.Scheme != "http" && base.Scheme != "https") {
+		return nil, fmt.Errorf("--server %q: want http://HOST:PORT, kubediff's --http-address", server)
+	}
+	if rc.BearerToken == "" && rc.BearerTokenFile == "" && rc.ExecProvider == nil && rc.AuthProvider == nil {
+		return nil, ErrNoToken
+	}
+	tc, err := rc.TransportConfig()
+	if err != nil {
+		return nil, err
+	}
+	// Only the credentials: the API server's TLS settings are not
+	// kubediff's.
+	tc.TLS = transport.TLSConfig{}
+	rt, err := transport.HTTPWrappersForConfig(tc, http.DefaultTransport)
+	if err != nil {
+		return nil, err
+	}
+	return &Remote{base: base, client: &http.Client{Transport: rt, Timeout: time.Minute}}, nil
+}
+
+// Records implements Source.
+func (r *Remote) Records(ctx context.Context, q history.Query) (history.Page, error) {
+	v := url.Values{}
+	for _, s := range q.Select {
+		v.Add("select", FormatSelector(s))
+	}
+	setIf(v, "namespace", q.Namespace)
+	setIf(v, "after", q.After)
+	setTime(v, "from", q.From)
+	setTime(v, "until", q.Until)
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(min(q.Limit, MaxLimit)))
+	}
+	var page history.Page
+	err := r.get(ctx, RecordsPath, v, func(body io.Reader) error { return json.NewDecoder(body).Decode(&page) })
+	return page, err
+}
+
+// At implements Source.
+func (r *Remote) At(ctx context.Context, id history.ObjectID, t time.Time) ([]byte, error) {
+	group, resource, namespace, name := id.Parts()
+	v := url.Values{"object": {FormatSelector(history.Selector{Group: group, Resource: resource, Name: name})}}
+	setIf(v, "namespace", namespace)
+	setTime(v, "at", t)
+	var raw []byte
+	err := r.get(ctx, ObjectPath, v, func(body io.Reader) (err error) { raw, err = io.ReadAll(body); return err })
+	return raw, err
+}
+
+// Resolve implements Source.
+func (r *Remote) Resolve(ctx context.Context, name string) ([]discovery.Resource, error) {
+	var out struct {
+		Types []history.TypeNames `json:"types"`
+	}
+	if err := r.get(ctx, TypesPath, url.Values{"name": {name}}, func(body io.Reader) error { return json.NewDecoder(body).Decode(&out) }); err != nil {
+		return nil, err
+	}
+	types := make([]discovery.Resource, len(out.Types))
+	for i, t := range out.Types {
+		types[i] = t.Type()
+	}
+	return types, nil
+}
+
+func (r *Remote) get(ctx context.Context, path string, v url.Values, read func(io.Reader) error) error {
+	u := r.base.JoinPath(path)
+	u.RawQuery = v.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("kubediff at %s: %w", r.base.Redacted(), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		return read(resp.Body)
+	}
+	var e apiError
+	if json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&e) != nil || e.Error == "" {
+		return fmt.Errorf("kubediff at %s answered %s (is it kubediff, with a state dir?)", r.base.Redacted(), resp.Status)
+	}
+	switch e.Reason {
+	case "NotFound":
+		return history.ErrNotFound
+	case "BeforeHistory":
+		return history.ErrBeforeHistory
+	}
+	return fmt.Errorf("kubediff at %s: %s", r.base.Redacted(), strings.TrimSpace(e.Error))
+}
+
+func setIf(v url.Values, key, value string) {
+	if value != "" {
+		v.Set(key, value)
+	}
+}
+
+func setTime(v url.Values, key string, t time.Time) {
+	if !t.IsZero() {
+		v.Set(key, t.UTC().Format(time.RFC3339Nano))
+	}
+}

@@ -1,0 +1,229 @@
+// Package historyapi serves kubediff's history over HTTP (documented in
+// docs/history.md) to each caller as their Kubernetes RBAC allows, and
+// reads it back for the CLI's --server: one query layer (Source) for the
+// state dir and a running kubediff.
+package historyapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	authnv1 "k8s.io/api/authentication/v1"
+
+	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/history"
+)
+
+// Source answers history queries: a state dir (Local) or a running
+// kubediff (Remote).
+type Source interface {
+	Records(ctx context.Context, q history.Query) (history.Page, error)
+	At(ctx context.Context, id history.ObjectID, t time.Time) ([]byte, error)
+	Resolve(ctx context.Context, name string) ([]discovery.Resource, error)
+}
+
+// Local is a Source reading a history directly.
+type Local struct{ Reader *history.Reader }
+
+// Records implements Source.
+func (l Local) Records(_ context.Context, q history.Query) (history.Page, error) {
+	return l.Reader.Records(q)
+}
+
+// At implements Source.
+func (l Local) At(_ context.Context, id history.ObjectID, t time.Time) ([]byte, error) {
+	return l.Reader.At(id, t)
+}
+
+// Resolve implements Source.
+func (l Local) Resolve(_ context.Context, name string) ([]discovery.Resource, error) {
+	return l.Reader.Resolve(name)
+}
+
+// Paths of the API.
+const (
+	RecordsPath = "/api/v1/history/records"
+	ObjectPath  = "/api/v1/history/object"
+	TypesPath   = "/api/v1/history/types"
+)
+
+// Handler serves the API.
+type Handler struct {
+	reader *history.Reader
+	access *Access
+}
+
+// NewHandler serves reader's history to callers access lets in.
+func NewHandler(reader *history.Reader, access *Access) *Handler {
+	return &Handler{reader: reader, access: access}
+}
+
+// Register adds the API's routes to mux.
+func (h *Handler) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET "+RecordsPath, h.authenticated(h.records))
+	mux.HandleFunc("GET "+ObjectPath, h.authenticated(h.object))
+	mux.HandleFunc("GET "+TypesPath, h.authenticated(h.types))
+}
+
+type handlerFunc func(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo)
+
+// authenticated lets through only callers the API server knows.
+func (h *Handler) authenticated(next handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		user, err := h.access.Authenticate(r)
+		switch {
+		case errors.Is(err, errUnauthenticated):
+			w.Header().Set("WWW-Authenticate", `Bearer realm="kubediff"`)
+			writeError(w, http.StatusUnauthorized, "Unauthorized", err)
+		case err != nil:
+			writeError(w, http.StatusServiceUnavailable, "Unavailable", err)
+		default:
+			next(w, r, user)
+		}
+	}
+}
+
+func (h *Handler) records(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) {
+	q, err := parseQuery(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequest", err)
+		return
+	}
+	q.Allowed = func(group, resource, namespace string) bool {
+		return h.access.MayList(r.Context(), user, group, resource, namespace)
+	}
+	page, err := h.reader.Records(q)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "Internal", err)
+		return
+	}
+	if page.Records == nil {
+		page.Records = []json.RawMessage{}
+	}
+	writeJSON(w, page)
+}
+
+func (h *Handler) object(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) {
+	v := r.URL.Query()
+	sel, err := ParseSelector(v.Get("object"))
+	at, err2 := time.Parse(time.RFC3339Nano, v.Get("at"))
+	switch {
+	case err != nil || sel.Name == "":
+		writeError(w, http.StatusBadRequest, "BadRequest", errors.New("object: want RESOURCE[.GROUP]/NAME, such as deployments.apps/web"))
+		return
+	case err2 != nil:
+		writeError(w, http.StatusBadRequest, "BadRequest", errors.New("at: want an RFC 3339 time"))
+		return
+	}
+	ns := v.Get("namespace")
+	if !h.access.MayList(r.Context(), user, sel.Group, sel.Resource, ns) {
+		writeError(w, http.StatusForbidden, "Forbidden", errors.New("your Kubernetes RBAC does not let you list "+sel.Resource+" there"))
+		return
+	}
+	raw, err := h.reader.At(history.NewObjectID(sel.Group, sel.Resource, ns, sel.Name), at)
+	switch {
+	case errors.Is(err, history.ErrNotFound):
+		writeError(w, http.StatusNotFound, "NotFound", err)
+	case errors.Is(err, history.ErrBeforeHistory):
+		writeError(w, http.StatusNotFound, "BeforeHistory", err)
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, "Internal", err)
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(raw)
+	}
+}
+
+func (h *Handler) types(w http.ResponseWriter, r *http.Request, _ *authnv1.UserInfo) {
+	found, err := h.reader.Resolve(r.URL.Query().Get("name"))
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "Internal", err)
+		return
+	}
+	out := make([]history.TypeNames, 0, len(found))
+	for _, t := range found {
+		out = append(out, history.NamesOf(t))
+	}
+	writeJSON(w, map[string]any{"types": out})
+}
+
+// parseQuery reads a records query: select (repeatable), namespace,
+// from, until, limit, after.
+func parseQuery(r *http.Request) (history.Query, error) {
+	v := r.URL.Query()
+	q := history.Query{Namespace: v.Get("namespace"), After: v.Get("after")}
+	for _, s := range v["select"] {
+		sel, err := ParseSelector(s)
+		if err != nil {
+			return q, err
+		}
+		q.Select = append(q.Select, sel)
+	}
+	for _, t := range []struct {
+		name string
+		into *time.Time
+	}{{"from", &q.From}, {"until", &q.Until}} {
+		if s := v.Get(t.name); s != "" {
+			parsed, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return q, errors.New(t.name + ": want an RFC 3339 time")
+			}
+			*t.into = parsed
+		}
+	}
+	if s := v.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxLimit {
+			return q, errors.New("limit: want 1 to " + strconv.Itoa(MaxLimit))
+		}
+		q.Limit = n
+	}
+	return q, nil
+}
+
+// MaxLimit is the most records one page holds.
+const MaxLimit = 5000
+
+// ParseSelector reads RESOURCE[.GROUP][/NAME] ("deployments.apps/web").
+func ParseSelector(s string) (history.Selector, error) {
+	typ, name, _ := strings.Cut(s, "/")
+	resource, group, _ := strings.Cut(typ, ".")
+	if resource == "" || strings.Contains(name, "/") {
+		return history.Selector{}, errors.New("select: want RESOURCE[.GROUP][/NAME], such as deployments.apps/web")
+	}
+	return history.Selector{Group: group, Resource: resource, Name: name}, nil
+}
+
+// FormatSelector writes a selector as ParseSelector reads it.
+func FormatSelector(s history.Selector) string {
+	out := s.Resource
+	if s.Group != "" {
+		out += "." + s.Group
+	}
+	if s.Name != "" {
+		out += "/" + s.Name
+	}
+	return out
+}
+
+// apiError is the body of every error.
+type apiError struct {
+	Error  string `json:"error"`
+	Reason string `json:"reason"`
+}
+
+func writeError(w http.ResponseWriter, status int, reason string, err error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(apiError{Error: err.Error(), Reason: reason})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
