@@ -51,8 +51,8 @@ type cached[T any] struct {
 // group/resource in namespace ("" for every namespace, or a
 // cluster-scoped type).
 type decision struct {
-	user                         string // name and groups, joined
-	group, resource, namespace   string
+	user                       string // name and groups, joined
+	group, resource, namespace string
 }
 
 // NewAccess checks callers with the API server kube talks to; kubediff's
@@ -92,6 +92,7 @@ func (a *Access) Authenticate(r *http.Request) (*authnv1.UserInfo, error) {
 	user := &review.Status.User
 	a.mu.Lock()
 	a.users[key] = cached[*authnv1.UserInfo]{user, a.now().Add(accessTTL)}
+	pruneExpired(a.users, a.now())
 	a.mu.Unlock()
 	return user, nil
 }
@@ -128,6 +129,7 @@ func (a *Access) allowed(ctx context.Context, user *authnv1.UserInfo, group, res
 	}
 	a.mu.Lock()
 	a.decisions[d] = cached[bool]{review.Status.Allowed, a.now().Add(accessTTL)}
+	pruneExpired(a.decisions, a.now())
 	a.mu.Unlock()
 	return review.Status.Allowed
 }
@@ -144,4 +146,19 @@ func (a *Access) reviewed(err error) error {
 	}
 	a.failing = err != nil
 	return err
+}
+
+// maxCached is how many identities or decisions are kept before the
+// expired ones are dropped: many callers never grow the caches for good.
+const maxCached = 10000
+
+func pruneExpired[K comparable, V any](m map[K]cached[V], now time.Time) {
+	if len(m) < maxCached {
+		return
+	}
+	for k, c := range m {
+		if !now.Before(c.until) {
+			delete(m, k)
+		}
+	}
 }
