@@ -115,11 +115,15 @@ func TestCondense(t *testing.T) {
 				if got := fc.Lines.Hunks[0].Header(); got != "@@ -16,7 +16,7 @@" {
 					t.Errorf("header = %q", got)
 				}
-				if fc.From != nginxConf(8080) || fc.To != nginxConf(8081) || fc.Truncated {
-					t.Errorf("a 33-line value must stay whole in from and to: %+v", fc)
+				// The hunk shows the change: from and to are excerpts
+				// around it, with the full values' sizes and hashes.
+				from, to := fc.From.(string), fc.To.(string)
+				if !fc.Truncated || len(from) > 300 || !strings.Contains(from, "app5:8080;") || !strings.Contains(to, "app5:8081;") ||
+					fc.FromBytes == nil || *fc.FromBytes != len(nginxConf(8080)) || fc.ToSHA256 == "" {
+					t.Errorf("from and to should be excerpts around the changed line: %+v", fc)
 				}
 			},
-			maxRecord: 3 << 10,
+			maxRecord: 1500,
 		},
 		{
 			name: "changes far apart in a long value: a hunk each, numbered",
