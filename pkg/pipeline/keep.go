@@ -3,12 +3,14 @@ package pipeline
 import (
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/state"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
-// Keeper keeps records in the history (state.Store).
+// Keeper keeps records in the history (state.Store), each written with
+// the state of the object stored at the ref.
 type Keeper interface {
-	Keep(history.Entry)
+	Keep(history.Entry, state.Ref)
 }
 
 // keep is the stage that hands each record, with the object's states
@@ -23,7 +25,7 @@ type keep struct {
 
 func (k keep) emit(ev watcher.Event, c record.Change) {
 	if k.history != nil {
-		k.history.Keep(history.Entry{Change: c, Resource: ev.Resource, Old: ev.Old, New: ev.New})
+		k.history.Keep(history.Entry{Change: c, Resource: ev.Resource, Old: ev.Old, New: ev.New}, ev.Stored)
 	}
 	k.next.Emit(c)
 }

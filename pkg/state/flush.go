@@ -44,7 +44,7 @@ func (s *Store) Flush() error {
 	pending := s.pending
 	s.pending = map[string]*targetChanges{}
 	spools := s.snapshotSpools()
-	kept := s.snapshotKept()
+	kept := s.snapshotKept("")
 	s.mu.Unlock()
 	if len(pending) == 0 && len(spools) == 0 && kept.empty() {
 		return nil

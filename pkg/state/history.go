@@ -43,51 +43,6 @@ func (s *Store) KeepTypes(types []discovery.Resource) error {
 	return s.db.Update(func(tx *bolt.Tx) error { return history.WriteTypes(tx, types) })
 }
 
-// Keep notes a record for the history, written by the next flush with
-// the object's new state, which is noted after it.
-func (s *Store) Keep(e history.Entry) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.historyPolicy.On() {
-		s.kept = append(s.kept, e)
-	}
-}
-
-// keptBatch is what a write takes of the history: the records noted so
-// far and the policy. The caller holds s.mu.
-type keptBatch struct {
-	entries []history.Entry
-	policy  history.Policy
-	trim    bool // time to drop what retention no longer keeps
-}
-
-func (s *Store) snapshotKept() keptBatch {
-	b := keptBatch{entries: s.kept, policy: s.historyPolicy}
-	s.kept = nil
-	if now := time.Now(); now.Sub(s.lastTrim) >= trimEvery {
-		b.trim, s.lastTrim = true, now
-	}
-	return b
-}
-
-// empty says there is nothing to write.
-func (b keptBatch) empty() bool { return len(b.entries) == 0 && !b.trim }
-
-func (b keptBatch) write(tx *bolt.Tx) error {
-	if b.empty() {
-		return nil
-	}
-	return history.Write(tx, b.entries, b.policy, time.Now())
-}
-
-// requeueKept puts back records a failed write did not keep, before
-// those noted since.
-func (s *Store) requeueKept(b keptBatch) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.kept = append(b.entries, s.kept...)
-}
-
 // History reads the store's history.
 func (s *Store) History() *history.Reader { return history.NewReader(s.db, current) }
 

@@ -30,8 +30,8 @@ func keptUpdate(level string, at time.Time) history.Entry {
 	return history.Entry{Change: c, Resource: configMapType, Old: u, New: u}
 }
 
-// A kept record is written by the flush that writes its object's state,
-// and read back while the store is open and, after it closes, from the
+// A kept record is written by the flush that writes its object's state
+// (not by one before it), and read back while the store is open and, after it closes, from the
 // state dir; while it is open, reading the dir says to ask the running
 // kubediff.
 func TestHistoryWrittenWithTheState(t *testing.T) {
@@ -42,12 +42,17 @@ func TestHistoryWrittenWithTheState(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	s.Keep(keptUpdate("debug", now))
-	s.Put(configMapTarget, "ns/a", &Object{UID: "u1", ResourceVersion: "debug", Raw: []byte(`{"data":{"level":"debug"}}`)})
+	s.Keep(keptUpdate("debug", now), Ref{Target: configMapTarget, Key: "ns/a"})
 	s.Put(configMapTarget, "ns/steady", &Object{UID: "u2", ResourceVersion: "1", Raw: []byte(`{"data":{"level":"steady"}}`)})
-	if page, _ := s.History().Records(history.Query{}); len(page.Records) != 0 {
-		t.Fatal("a record is readable before the flush that writes its state")
+	// A flush between the record and its object's state writes neither:
+	// a crash then must not leave the record without its state.
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
 	}
+	if page, _ := s.History().Records(history.Query{}); len(page.Records) != 0 {
+		t.Fatal("a record was written before its object's state")
+	}
+	s.Put(configMapTarget, "ns/a", &Object{UID: "u1", ResourceVersion: "debug", Raw: []byte(`{"data":{"level":"debug"}}`)})
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -94,5 +99,38 @@ func TestTargetOf(t *testing.T) {
 		if got := targetOf(target, "", "configmaps"); got != want {
 			t.Errorf("targetOf(%q) = %v", target, got)
 		}
+	}
+}
+
+// The record of an update the pipeline held is written with the state
+// released after it, not before.
+func TestHeldRecordWaitsForItsRelease(t *testing.T) {
+	var logs bytes.Buffer
+	s := openBound(t, t.TempDir(), "c1", &logs)
+	defer s.Close()
+	if err := s.SetHistory(history.Policy{Retention: time.Hour, MaxBytes: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	ref := Ref{Target: configMapTarget, Key: "ns/a"}
+	s.Hold(ref)
+	s.Put(ref.Target, ref.Key, &Object{UID: "u1", ResourceVersion: "2", Raw: []byte(`{"data":{"level":"two"}}`)})
+	s.Keep(keptUpdate("two", time.Now()), ref)
+	count := func() int {
+		t.Helper()
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		page, _ := s.History().Records(history.Query{})
+		return len(page.Records)
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("%d records written while their state is held", n)
+	}
+	s.Release(ref)
+	if n := count(); n != 1 {
+		t.Fatalf("%d records written after the release, want 1", n)
+	}
+	if _, ok, _ := s.load(ref.Target); !ok {
+		t.Error("the released state was not written with its record")
 	}
 }

@@ -42,6 +42,7 @@ func (s *Store) Release(ref Ref) {
 	if h.noted {
 		s.changes(ref.Target).objects[ref.Key] = h.latest
 	}
+	s.stateNoted(ref) // the record of the held update is written with what was held
 }
 
 // WriteFull writes a target's complete state (its first list, or its
@@ -70,7 +71,7 @@ func (s *Store) WriteFull(target, rules string, list List) error {
 	// its new objects) is on disk whenever the list is.
 	s.mu.Lock()
 	spools := s.snapshotSpools()
-	kept := s.snapshotKept()
+	kept := s.snapshotKept(target)
 	s.mu.Unlock()
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		if err := writeSpools(tx, spools); err != nil {

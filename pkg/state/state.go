@@ -66,7 +66,8 @@ type Store struct {
 	held    map[Ref]*heldState        // see Hold
 
 	historyPolicy history.Policy
-	kept          []history.Entry // records for the history, not yet written
+	kept          []*keptRecord         // records for the history, not yet written
+	waiting       map[Ref][]*keptRecord // kept records whose states are not yet noted
 	lastTrim      time.Time
 }
 
@@ -190,12 +191,14 @@ func (s *Store) Delete(target, key string) { s.note(target, key, nil) }
 func (s *Store) note(target, key string, o *Object) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if h := s.held[Ref{Target: target, Key: key}]; h != nil {
+	ref := Ref{Target: target, Key: key}
+	if h := s.held[ref]; h != nil {
 		h.latest, h.noted = o, true
 		return
 	}
 	tc := s.changes(target)
 	tc.objects[key] = o
+	s.stateNoted(ref)
 }
 
 // Replace notes a target's complete state (a list). Changes noted after

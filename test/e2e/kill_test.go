@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -29,7 +30,8 @@ import (
 // again at random moments — before its sync, in the first second after
 // it, and later — and started again. Every change is reported at least
 // once: for each object, the records' from → to steps chain from its
-// first value to its last, with no step missing.
+// first value to its last, with no step missing; and the history the runs
+// kept holds each step exactly once.
 func TestSIGKILLLosesNothingWithAStateDir(t *testing.T) {
 	ns := newNamespace(t)
 	cms := clients.CoreV1().ConfigMaps(ns)
@@ -108,6 +110,38 @@ func TestSIGKILLLosesNothingWithAStateDir(t *testing.T) {
 	<-run.done
 	if len(missing) > 0 {
 		t.Fatalf("%d of %d objects lost changes: %s", len(missing), len(final), strings.Join(missing, "; "))
+	}
+	checkHistoryChains(t, ns, state, final)
+}
+
+// checkHistoryChains reads the history the killed runs left and checks
+// that each object's kept records step from "0" to its final value, each
+// from where the one before ended: a record kept without its state would
+// be reported again after the kill (a step twice), a state kept without
+// its record would leave a step out.
+func checkHistoryChains(t *testing.T, ns, state string, final map[string]int) {
+	t.Helper()
+	out, code := cliOutput(t, "history", "configmaps", "-n", ns, "--state-dir", state)
+	if code != 0 {
+		t.Fatalf("history: exit %d: %s", code, out)
+	}
+	at := map[string]string{}
+	for _, c := range testenv.ParseRecords(t, out) {
+		for _, fc := range c.Changes {
+			if c.Type != record.Updated || fc.Path != "/data/k" {
+				continue
+			}
+			from, to := fc.From.(string), fc.To.(string)
+			if was := cmp.Or(at[c.Name], "0"); from != was {
+				t.Errorf("%s: history steps %s → %s after reaching %s", c.Name, from, to, was)
+			}
+			at[c.Name] = to
+		}
+	}
+	for name, last := range final {
+		if at[name] != strconv.Itoa(last) {
+			t.Errorf("%s: history reaches %q, changed to %d", name, at[name], last)
+		}
 	}
 }
 
