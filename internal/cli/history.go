@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubediff/kubediff/internal/app"
-	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/historyapi"
 	"github.com/kubediff/kubediff/pkg/notify/stdout"
@@ -171,9 +169,9 @@ func historyQuery(cmd *cobra.Command, src historyapi.Source, args []string) (his
 	}
 	for _, arg := range args {
 		typ, name, _ := strings.Cut(arg, "/")
-		r, err := resolveType(cmd.Context(), src, typ)
+		r, err := historyapi.ResolveType(cmd.Context(), src, typ)
 		if err != nil {
-			return q, err
+			return q, nameError(err)
 		}
 		q.Select = append(q.Select, history.Selector{Group: r.GVR.Group, Resource: r.GVR.Resource, Name: name})
 	}
@@ -214,42 +212,11 @@ func momentFlag(cmd *cobra.Command, name string, now time.Time) (time.Time, erro
 	if s == "" {
 		return time.Time{}, nil
 	}
-	t, err := parseMoment(s, now)
+	t, err := historyapi.ParseMoment(s, now)
 	if err != nil {
 		return t, usageError{fmt.Errorf("--%s: %w", name, err)}
 	}
 	return t, nil
-}
-
-// parseMoment reads RFC 3339 (fractional seconds allowed) or a duration
-// ago ("15m").
-func parseMoment(s string, now time.Time) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
-	}
-	return time.Time{}, fmt.Errorf("%q is neither an RFC 3339 time (2026-11-23T14:02:00Z) nor a duration ago (15m)", s)
-}
-
-// resolveType finds the type kubectl would by name, among those the
-// history knows.
-func resolveType(ctx context.Context, src historyapi.Source, name string) (discovery.Resource, error) {
-	found, err := src.Resolve(ctx, name)
-	switch {
-	case err != nil:
-		return discovery.Resource{}, err
-	case len(found) == 0:
-		return discovery.Resource{}, usageError{fmt.Errorf("%q: no such type in kubediff's history (it knows the types it watched)", name)}
-	case len(found) > 1:
-		var names []string
-		for _, r := range found {
-			names = append(names, r.String())
-		}
-		return discovery.Resource{}, usageError{fmt.Errorf("%q names several types: %s; say which", name, strings.Join(names, ", "))}
-	}
-	return found[0], nil
 }
 
 // resolveObject reads TYPE/NAME with -n into the object's id.
@@ -258,15 +225,16 @@ func resolveObject(cmd *cobra.Command, src historyapi.Source, arg string) (histo
 	if !ok || name == "" {
 		return "", usageError{fmt.Errorf("%q: want TYPE/NAME, such as deploy/web", arg)}
 	}
-	r, err := resolveType(cmd.Context(), src, typ)
-	if err != nil {
-		return "", err
+	id, err := historyapi.ResolveObject(cmd.Context(), src, typ, name, objectNamespace(cmd))
+	return id, nameError(err)
+}
+
+// nameError makes a name the history cannot resolve a usage error.
+func nameError(err error) error {
+	if errors.Is(err, historyapi.ErrBadName) {
+		return usageError{err}
 	}
-	ns := ""
-	if r.Namespaced {
-		ns = objectNamespace(cmd)
-	}
-	return history.NewObjectID(r.GVR.Group, r.GVR.Resource, ns, name), nil
+	return err
 }
 
 // objectNamespace is -n, else the kubeconfig context's namespace, as
@@ -318,7 +286,7 @@ func printRecords(ctx context.Context, src historyapi.Source, q history.Query, p
 			return err
 		}
 		for _, raw := range page.Records {
-			c, err := decodeRecord(raw)
+			c, err := historyapi.DecodeRecord(raw)
 			if err != nil {
 				return err
 			}
@@ -331,15 +299,4 @@ func printRecords(ctx context.Context, src historyapi.Source, q history.Query, p
 		}
 		q.After = page.Next
 	}
-}
-
-// decodeRecord reads a kept record, numbers as they were written.
-func decodeRecord(raw []byte) (record.Change, error) {
-	var c record.Change
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.UseNumber()
-	if err := dec.Decode(&c); err != nil {
-		return c, fmt.Errorf("a kept record cannot be read: %w", err)
-	}
-	return c, nil
 }

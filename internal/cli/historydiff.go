@@ -6,7 +6,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
@@ -36,32 +35,10 @@ func runDiff(cmd *cobra.Command, src historyapi.Source, arg string, out io.Write
 	if err != nil {
 		return err
 	}
-	var sides [2]string
-	found := 0
-	for i, at := range []time.Time{from, to} {
-		raw, err := src.At(cmd.Context(), id, at)
-		switch {
-		case errors.Is(err, history.ErrNotFound):
-			continue // all added, or all removed
-		case err != nil:
-			return stateError(arg, at, err)
-		}
-		found++
-		y, err := yaml.JSONToYAML(raw)
-		if err != nil {
-			return err
-		}
-		sides[i] = string(y)
+	text, err := historyapi.UnifiedDiff(cmd.Context(), src, id, arg, from, to)
+	if errors.Is(err, history.ErrBeforeHistory) {
+		return stateError(arg, from, err) // from is the older moment
 	}
-	if found == 0 {
-		return fmt.Errorf("%s existed at neither moment (as far as kubediff saw)", arg)
-	}
-	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(sides[0]), B: difflib.SplitLines(sides[1]),
-		FromFile: arg + " at " + from.UTC().Format(time.RFC3339Nano),
-		ToFile:   arg + " at " + to.UTC().Format(time.RFC3339Nano),
-		Context:  3,
-	})
 	if err != nil {
 		return err
 	}
