@@ -133,6 +133,7 @@ or text on stdout. Operational logs go to stderr.`,
 		newHistoryCommand(stdout, stderr),
 		newGetCommand(stdout, stderr),
 		newDiffCommand(stdout, stderr),
+		newMCPCommand(stdout, stderr),
 		newRulesCommand(stdout),
 		newVersionCommand(stdout),
 	)

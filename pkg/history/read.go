@@ -213,7 +213,8 @@ func (r *Reader) Begin() (time.Time, error) {
 }
 
 // Resolve returns the types kept whose names match name as kubectl
-// matches them ("deploy", "deployments.apps", "Deployment").
+// matches them ("deploy", "deployments.apps", "Deployment"); every type
+// kept for "".
 func (r *Reader) Resolve(name string) ([]discovery.Resource, error) {
 	var out []discovery.Resource
 	err := r.view(func(b *readBuckets) error {
@@ -222,7 +223,7 @@ func (r *Reader) Resolve(name string) ([]discovery.Resource, error) {
 		}
 		return b.types.ForEach(func(_, v []byte) error {
 			var t TypeNames
-			if json.Unmarshal(v, &t) == nil && t.Type().Matches(name) {
+			if json.Unmarshal(v, &t) == nil && (name == "" || t.Type().Matches(name)) {
 				out = append(out, t.Type())
 			}
 			return nil

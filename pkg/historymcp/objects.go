@@ -1,0 +1,112 @@
+package historymcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/historyapi"
+)
+
+type objectAtInput struct {
+	objectInput
+	At string `json:"at,omitempty" jsonschema:"the moment: RFC 3339, or a duration ago such as 30m (default: now)"`
+}
+
+func (t tools) objectAt(ctx context.Context, _ *mcp.CallToolRequest, in objectAtInput) (*mcp.CallToolResult, any, error) {
+	at, err := t.moment("at", in.At)
+	if err != nil {
+		return nil, nil, err
+	}
+	id, err := historyapi.ResolveObject(ctx, t.src, in.Type, in.Name, in.Namespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := t.src.At(ctx, id, at)
+	if err != nil {
+		return nil, nil, momentError(in.objectInput, at.UTC().Format("2006-01-02T15:04:05.000Z"), err)
+	}
+	y, err := yaml.JSONToYAML(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	return text(string(y)), nil, nil
+}
+
+type objectDiffInput struct {
+	objectInput
+	From string `json:"from" jsonschema:"the first moment: RFC 3339, or a duration ago such as 2h"`
+	To   string `json:"to,omitempty" jsonschema:"the second moment (default: now)"`
+}
+
+func (t tools) objectDiff(ctx context.Context, _ *mcp.CallToolRequest, in objectDiffInput) (*mcp.CallToolResult, any, error) {
+	if in.From == "" {
+		return nil, nil, errors.New("from is needed")
+	}
+	from, err := t.moment("from", in.From)
+	if err != nil {
+		return nil, nil, err
+	}
+	to, err := t.moment("to", in.To)
+	if err != nil {
+		return nil, nil, err
+	}
+	id, err := historyapi.ResolveObject(ctx, t.src, in.Type, in.Name, in.Namespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	diff, err := historyapi.UnifiedDiff(ctx, t.src, id, in.label(), from, to)
+	if err != nil {
+		return nil, nil, momentError(in.objectInput, in.From, err)
+	}
+	if diff == "" {
+		diff = "no difference"
+	}
+	return text(diff), nil, nil
+}
+
+func (in objectInput) label() string {
+	if in.Namespace == "" {
+		return in.Type + "/" + in.Name
+	}
+	return in.Type + "/" + in.Name + " in " + in.Namespace
+}
+
+// momentError says plainly why there is no state.
+func momentError(in objectInput, when string, err error) error {
+	switch {
+	case errors.Is(err, history.ErrNotFound):
+		return fmt.Errorf("%s did not exist at %s, as far as kubediff saw", in.label(), when)
+	case errors.Is(err, history.ErrBeforeHistory):
+		return fmt.Errorf("%s is before kubediff's history begins (retention, or before kubediff kept it)", when)
+	}
+	return err
+}
+
+type typesOutput struct {
+	Types []typeInfo `json:"types"`
+}
+
+type typeInfo struct {
+	Name       string `json:"name" jsonschema:"as kubectl names it: resource.group"`
+	Kind       string `json:"kind"`
+	Namespaced bool   `json:"namespaced"`
+	ShortNames string `json:"shortNames,omitempty"`
+}
+
+func (t tools) watchedTypes(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, typesOutput, error) {
+	types, err := t.src.Resolve(ctx, "")
+	if err != nil {
+		return nil, typesOutput{}, err
+	}
+	out := typesOutput{Types: []typeInfo{}}
+	for _, r := range types {
+		out.Types = append(out.Types, typeInfo{Name: r.String(), Kind: r.Kind, Namespaced: r.Namespaced, ShortNames: strings.Join(r.ShortNames, ", ")})
+	}
+	return nil, out, nil
+}

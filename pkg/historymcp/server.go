@@ -1,0 +1,96 @@
+// Package historymcp answers AI assistants from kubediff's history over
+// the Model Context Protocol (the official Go SDK): the changes of a
+// window, one object's changes, an object at a moment, the difference
+// between two moments, and the types kubediff knows. Results are sized
+// for a model's context: paged, a controller's bursts summarised, no
+// whole object unless asked for one.
+package historymcp
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kubediff/kubediff/pkg/historyapi"
+)
+
+// Options are what the server reads and says about itself.
+type Options struct {
+	// Source is the history: a state dir's or a running kubediff's.
+	Source historyapi.Source
+	// Version is kubediff's version, told to clients.
+	Version string
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// NewServer returns an MCP server with kubediff's history tools.
+func NewServer(o Options) *mcp.Server {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "kubediff", Title: "kubediff history", Version: o.Version}, &mcp.ServerOptions{
+		Instructions: "kubediff keeps every change to every Kubernetes object it watched: what changed, when and by whom, " +
+			"with secrets redacted. Start with list_changes for a time window (default: the last hour), then " +
+			"object_changes, object_at and object_diff for one object. Times are RFC 3339 or a duration ago such as 15m.",
+	})
+	t := tools{src: o.Source, now: o.Now}
+	mcp.AddTool(s, &mcp.Tool{Name: "list_changes", Title: "Changes in a time window",
+		Description: "Changes kubediff recorded in a time window, oldest first, optionally filtered by namespace, type, name, " +
+			"the manager who made them, or a changed field. A controller's burst on the objects it owns is summarised as one " +
+			"entry. Paged: pass next back as cursor for more."}, t.listChanges)
+	mcp.AddTool(s, &mcp.Tool{Name: "object_changes", Title: "One object's changes",
+		Description: "Every change kubediff recorded to one object (type as kubectl names it, such as deploy or configmaps), " +
+			"oldest first, each with the changed fields' old and new values (long values cut)."}, t.objectChanges)
+	mcp.AddTool(s, &mcp.Tool{Name: "object_at", Title: "An object at a moment",
+		Description: "The object as kubediff had it at a moment, as YAML (fields kubediff ignores left out, secrets redacted). " +
+			"An error says when it did not exist then."}, t.objectAt)
+	mcp.AddTool(s, &mcp.Tool{Name: "object_diff", Title: "An object between two moments",
+		Description: "A unified diff of the object's YAML between two moments (to defaults to now)."}, t.objectDiff)
+	mcp.AddTool(s, &mcp.Tool{Name: "watched_types", Title: "Types kubediff knows",
+		Description: "The resource types kubediff watched and keeps history for, with the names kubectl accepts, and since " +
+			"when the history holds every object's state."}, t.watchedTypes)
+	return s
+}
+
+// tools are the handlers, over one history.
+type tools struct {
+	src historyapi.Source
+	now func() time.Time
+}
+
+// window reads a from/until pair, from defaulting to an hour ago.
+func (t tools) window(from, until string) (time.Time, time.Time, error) {
+	now := t.now()
+	start, end := now.Add(-time.Hour), time.Time{}
+	var err error
+	if from != "" {
+		if start, err = historyapi.ParseMoment(from, now); err != nil {
+			return start, end, fmt.Errorf("from: %w", err)
+		}
+	}
+	if until != "" {
+		if end, err = historyapi.ParseMoment(until, now); err != nil {
+			return start, end, fmt.Errorf("until: %w", err)
+		}
+	}
+	return start, end, nil
+}
+
+// moment reads one moment, empty meaning now.
+func (t tools) moment(name, s string) (time.Time, error) {
+	if s == "" {
+		return t.now(), nil
+	}
+	at, err := historyapi.ParseMoment(s, t.now())
+	if err != nil {
+		return at, fmt.Errorf("%s: %w", name, err)
+	}
+	return at, nil
+}
+
+// text is a result holding one text.
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}

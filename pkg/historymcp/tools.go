@@ -1,0 +1,277 @@
+package historymcp
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/historyapi"
+	"github.com/kubediff/kubediff/pkg/record"
+)
+
+type listInput struct {
+	From      string `json:"from,omitempty" jsonschema:"start of the window: RFC 3339, or a duration ago such as 2h (default: 1h ago)"`
+	Until     string `json:"until,omitempty" jsonschema:"end of the window: RFC 3339, or a duration ago (default: now)"`
+	Namespace string `json:"namespace,omitempty" jsonschema:"only this namespace"`
+	Type      string `json:"type,omitempty" jsonschema:"only this type, as kubectl names it: deploy, configmaps, certificates.cert-manager.io"`
+	Name      string `json:"name,omitempty" jsonschema:"only objects of this name (with type)"`
+	Manager   string `json:"manager,omitempty" jsonschema:"only changes by a field manager whose name contains this: kubectl, helm, argocd"`
+	Field     string `json:"field,omitempty" jsonschema:"only changes to a field whose path contains this: spec.replicas, image"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"most records to read (default 50, at most 500)"`
+	Cursor    string `json:"cursor,omitempty" jsonschema:"next, from the previous page"`
+}
+
+type listOutput struct {
+	Changes []entry `json:"changes"`
+	Next    string  `json:"next,omitempty" jsonschema:"pass as cursor for the next page; absent at the end"`
+}
+
+// entry is one change, or a controller's burst of them.
+type entry struct {
+	Time      string `json:"time"`
+	Type      string `json:"type" jsonschema:"added, updated, deleted, or burst"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	By        string `json:"by,omitempty" jsonschema:"the field manager that made the change"`
+	Fields    string `json:"fields,omitempty" jsonschema:"the changed fields"`
+	Burst     *burst `json:"burst,omitempty"`
+}
+
+// burst sums up a controller's quick changes to the objects it owns.
+type burst struct {
+	Owner   string   `json:"owner" jsonschema:"the controller: Kind/name"`
+	From    string   `json:"from"`
+	Records int      `json:"records"`
+	Objects int      `json:"objects"`
+	Kinds   []string `json:"kinds"`
+}
+
+const (
+	defaultLimit = 50
+	maxLimit     = 500
+	// burstGap is how far apart an owner's changes may be and still fold.
+	burstGap = 30 * time.Second
+)
+
+func (t tools) listChanges(ctx context.Context, _ *mcp.CallToolRequest, in listInput) (*mcp.CallToolResult, listOutput, error) {
+	q, err := t.query(ctx, in.From, in.Until, in.Namespace, in.Type, in.Name)
+	if err != nil {
+		return nil, listOutput{}, err
+	}
+	q.After = in.Cursor
+	recs, next, err := t.read(ctx, q, limitOf(in.Limit), func(c record.Change) bool {
+		return (in.Manager == "" || c.Manager != nil && strings.Contains(c.Manager.Name, in.Manager)) &&
+			(in.Field == "" || strings.Contains(c.Changed, in.Field))
+	})
+	if err != nil {
+		return nil, listOutput{}, err
+	}
+	return nil, listOutput{Changes: fold(recs), Next: next}, nil
+}
+
+// query builds a history query from a tool's common inputs.
+func (t tools) query(ctx context.Context, from, until, namespace, typ, name string) (history.Query, error) {
+	q := history.Query{Namespace: namespace}
+	var err error
+	if q.From, q.Until, err = t.window(from, until); err != nil {
+		return q, err
+	}
+	if typ != "" {
+		r, err := historyapi.ResolveType(ctx, t.src, typ)
+		if err != nil {
+			return q, err
+		}
+		q.Select = []history.Selector{{Group: r.GVR.Group, Resource: r.GVR.Resource, Name: name}}
+	}
+	return q, nil
+}
+
+func limitOf(n int) int {
+	if n <= 0 {
+		return defaultLimit
+	}
+	return min(n, maxLimit)
+}
+
+// read returns up to limit records of q that keep selects, and the
+// cursor after the last one read.
+func (t tools) read(ctx context.Context, q history.Query, limit int, keep func(record.Change) bool) ([]record.Change, string, error) {
+	var out []record.Change
+	read := 0
+	for read < limit {
+		q.Limit = limit - read
+		page, err := t.src.Records(ctx, q)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, raw := range page.Records {
+			c, err := historyapi.DecodeRecord(raw)
+			if err != nil {
+				return nil, "", err
+			}
+			if keep(c) {
+				out = append(out, c)
+			}
+		}
+		read += len(page.Records)
+		if q.After = page.Next; page.Next == "" {
+			return out, "", nil
+		}
+	}
+	return out, q.After, nil
+}
+
+// fold sums up each owner's runs of changes (a rollout's Pods and
+// ReplicaSets) as one entry, as the text output folds them.
+func fold(recs []record.Change) []entry {
+	var out []entry
+	open := map[string]int{} // owner → index of its entry in out
+	objects := map[int]map[string]bool{}
+	for _, c := range recs {
+		if c.Owner != nil {
+			key := c.Namespace + "/" + c.Owner.String()
+			if i, ok := open[key]; ok && time.Time(c.Time).Sub(parseTime(out[i].Time)) <= burstGap {
+				out[i] = joined(out[i], c)
+				objects[i][c.Kind+"/"+c.Name] = true
+				out[i].Burst.Objects = len(objects[i])
+				continue
+			}
+			open[key] = len(out)
+			objects[len(out)] = map[string]bool{c.Kind + "/" + c.Name: true}
+		}
+		out = append(out, single(c))
+	}
+	for i := range out {
+		if b := out[i].Burst; b != nil && b.Records == 1 {
+			out[i].Burst = nil // a lone change of an owned object
+		}
+	}
+	return out
+}
+
+func single(c record.Change) entry {
+	e := entry{Time: c.Time.String(), Type: c.Type, Kind: c.Kind, Namespace: c.Namespace, Name: c.Name, Fields: c.Changed}
+	if c.Manager != nil {
+		e.By = c.Manager.Name
+	}
+	if c.Owner != nil {
+		e.Burst = &burst{Owner: c.Owner.String(), From: e.Time, Records: 1, Objects: 1, Kinds: []string{c.Kind}}
+	}
+	return e
+}
+
+// joined adds c to an owner's entry, which becomes a burst.
+func joined(e entry, c record.Change) entry {
+	b := e.Burst
+	b.Records++
+	if !slices.Contains(b.Kinds, c.Kind) {
+		b.Kinds = append(b.Kinds, c.Kind)
+	}
+	e.Type, e.Time, e.Kind, e.Name = "burst", c.Time.String(), c.Owner.Kind, c.Owner.Name
+	e.Fields = mergeFields(e.Fields, c.Changed)
+	if e.By == "" && c.Manager != nil {
+		e.By = c.Manager.Name
+	}
+	return e
+}
+
+func mergeFields(a, b string) string {
+	fields := strings.Split(a, ", ")
+	for _, f := range strings.Split(b, ", ") {
+		if f != "" && !slices.Contains(fields, f) {
+			fields = append(fields, f)
+		}
+	}
+	return strings.Trim(strings.Join(fields, ", "), ", ")
+}
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}
+
+type objectInput struct {
+	Type      string `json:"type" jsonschema:"the object's type, as kubectl names it: deploy, configmaps, certificates.cert-manager.io"`
+	Name      string `json:"name" jsonschema:"the object's name"`
+	Namespace string `json:"namespace,omitempty" jsonschema:"the object's namespace (for a namespaced type)"`
+}
+
+type objectChangesInput struct {
+	objectInput
+	From   string `json:"from,omitempty" jsonschema:"start: RFC 3339, or a duration ago such as 24h (default: 1h ago)"`
+	Until  string `json:"until,omitempty" jsonschema:"end (default: now)"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"most records (default 50, at most 500)"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"next, from the previous page"`
+}
+
+type objectChangesOutput struct {
+	Changes []objectChange `json:"changes"`
+	Next    string         `json:"next,omitempty"`
+}
+
+type objectChange struct {
+	Time   string        `json:"time"`
+	Type   string        `json:"type"`
+	By     string        `json:"by,omitempty"`
+	Fields []fieldChange `json:"fields,omitempty"`
+}
+
+type fieldChange struct {
+	Field string `json:"field"`
+	Op    string `json:"op"`
+	From  string `json:"from,omitempty"`
+	To    string `json:"to,omitempty"`
+}
+
+func (t tools) objectChanges(ctx context.Context, _ *mcp.CallToolRequest, in objectChangesInput) (*mcp.CallToolResult, objectChangesOutput, error) {
+	if in.Type == "" || in.Name == "" {
+		return nil, objectChangesOutput{}, fmt.Errorf("type and name are needed")
+	}
+	q, err := t.query(ctx, in.From, in.Until, in.Namespace, in.Type, in.Name)
+	if err != nil {
+		return nil, objectChangesOutput{}, err
+	}
+	q.After = in.Cursor
+	recs, next, err := t.read(ctx, q, limitOf(in.Limit), func(record.Change) bool { return true })
+	if err != nil {
+		return nil, objectChangesOutput{}, err
+	}
+	out := objectChangesOutput{Changes: []objectChange{}, Next: next}
+	for _, c := range recs {
+		oc := objectChange{Time: c.Time.String(), Type: c.Type}
+		if c.Manager != nil {
+			oc.By = c.Manager.Name
+		}
+		for _, fc := range c.Changes {
+			oc.Fields = append(oc.Fields, fieldChange{Field: fc.Field, Op: fc.Op, From: short(fc.From), To: short(fc.To)})
+		}
+		out.Changes = append(out.Changes, oc)
+	}
+	return nil, out, nil
+}
+
+// maxValue is how much of a value a model is shown: the change, not a
+// config file (object_at has it whole).
+const maxValue = 300
+
+func short(v any) string {
+	if v == nil {
+		return ""
+	}
+	s, ok := v.(string)
+	if !ok {
+		b, _ := yaml.Marshal(v)
+		s = strings.TrimSpace(string(b))
+	}
+	if r := []rune(s); len(r) > maxValue {
+		return string(r[:maxValue]) + "…"
+	}
+	return s
+}
