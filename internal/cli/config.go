@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
 	"github.com/kubediff/kubediff/pkg/config"
@@ -106,7 +107,7 @@ func loadConfigWithArgs(cmd *cobra.Command, args []string) (config.Config, error
 		}
 	}
 	for name, key := range flagKeys {
-		if fl := cmd.Flags().Lookup(name); fl != nil {
+		if fl := cmd.Flags().Lookup(name); fl != nil && !isUnbound(fl) {
 			if err := v.BindPFlag(key, fl); err != nil {
 				return config.Config{}, err
 			}
@@ -225,3 +226,18 @@ func setDefaults(v *viper.Viper, prefix string, val reflect.Value) {
 		v.SetDefault(prefix+tag, val.Field(i).Interface())
 	}
 }
+
+// unboundAnnotation marks a flag that shares a config flag's name but not
+// its meaning (history's -o json|text, get's -o yaml|json): it is read
+// by its command, never bound to the config key.
+const unboundAnnotation = "kubediff/unbound"
+
+// markUnbound marks the command's flags as read by the command alone:
+// query flags that are no config key.
+func markUnbound(cmd *cobra.Command, names ...string) {
+	for _, name := range names {
+		_ = cmd.Flags().SetAnnotation(name, unboundAnnotation, []string{"true"})
+	}
+}
+
+func isUnbound(f *pflag.Flag) bool { return f.Annotations[unboundAnnotation] != nil }

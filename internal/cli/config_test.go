@@ -279,14 +279,15 @@ func TestEveryFlagIsBound(t *testing.T) {
 	known := map[string]bool{}
 	knownKeys(reflect.TypeFor[config.Config](), "", known)
 	for _, cmd := range root.Commands() {
-		cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) { checkFlag(t, cmd.Name(), f.Name, notConfig, known) })
-		cmd.LocalFlags().VisitAll(func(f *pflag.Flag) { checkFlag(t, cmd.Name(), f.Name, notConfig, known) })
+		cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) { checkFlag(t, cmd.Name(), f, notConfig, known) })
+		cmd.LocalFlags().VisitAll(func(f *pflag.Flag) { checkFlag(t, cmd.Name(), f, notConfig, known) })
 	}
 }
 
-func checkFlag(t *testing.T, cmd, flag string, notConfig, known map[string]bool) {
+func checkFlag(t *testing.T, cmd string, f *pflag.Flag, notConfig, known map[string]bool) {
 	t.Helper()
-	if notConfig[flag] {
+	flag := f.Name
+	if notConfig[flag] || isUnbound(f) {
 		return
 	}
 	key, ok := flagKeys[flag]

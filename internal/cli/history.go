@@ -54,6 +54,7 @@ Without -n, every namespace.`,
 	f.String("until", "", "only records until TIME (RFC 3339, or a duration ago)")
 	f.StringP("output", "o", "json", "json (as 'watch -o json') or text (as 'watch -o text')")
 	f.String("color", "auto", "colour in text output: auto, always, never")
+	markUnbound(cmd, "namespace", "all-namespaces", "since", "from", "until", "output", "color")
 	return cmd
 }
 
@@ -94,6 +95,7 @@ Exits 1 when the object did not exist then.`,
 	f.StringP("namespace", "n", "", "the object's namespace (default: the kubeconfig context's, else default)")
 	f.String("at", "", "the moment: RFC 3339 (fractional seconds allowed) or a duration ago such as 15m")
 	f.StringP("output", "o", "yaml", "yaml or json")
+	markUnbound(cmd, "namespace", "at", "output")
 	_ = cmd.MarkFlagRequired("at")
 	return cmd
 }
@@ -122,6 +124,7 @@ exist at one of them shows as all added or all removed.`,
 	f.StringP("namespace", "n", "", "the object's namespace (default: the kubeconfig context's, else default)")
 	f.String("from", "", "the first moment: RFC 3339 or a duration ago such as 1h")
 	f.String("to", "", "the second moment (default: now)")
+	markUnbound(cmd, "namespace", "from", "to")
 	_ = cmd.MarkFlagRequired("from")
 	return cmd
 }
@@ -130,6 +133,7 @@ exist at one of them shows as all added or all removed.`,
 func addHistorySourceFlags(cmd *cobra.Command) {
 	cmd.Flags().String("state-dir", "", "read the history in this state dir (no kubediff running with it); also the config's state.dir")
 	cmd.Flags().String("server", "", "ask a running kubediff at its --http-address (http://HOST:PORT) as your kubeconfig's user")
+	markUnbound(cmd, "server")
 }
 
 // openHistory opens the history the flags point at: a running kubediff
