@@ -54,7 +54,8 @@ func impersonating(t *testing.T, user string, groups ...string) string {
 
 // TestDeployManifests: every manifest passes a server-side dry run, and
 // kubediff running as the manifests' ServiceAccount, with exactly their
-// RBAC, reports changes and takes part in leader election.
+// RBAC, reports changes, takes part in leader election and answers the
+// history API (TokenReview and SubjectAccessReview as itself).
 func TestDeployManifests(t *testing.T) {
 	root := repoRoot(t)
 	for _, ns := range []string{"kubediff", "team-a", "team-b"} {
@@ -77,14 +78,17 @@ func TestDeployManifests(t *testing.T) {
 }
 
 // runsAs runs kubediff as the ServiceAccount namespace/name, with exactly
-// the RBAC installed for it, electing a leader through the Lease lease in
-// that namespace: it must lead, report a change, skip Secrets (one
-// warning), and log no error.
+// the RBAC installed for it and a state dir, electing a leader through the
+// Lease lease in that namespace: it must lead, report a change, skip
+// Secrets (one warning), log no error, and answer `kubediff history
+// --server` for a user with a token: the installed RBAC lets it check the
+// user's token (TokenReview) and what the user may list
+// (SubjectAccessReview).
 func runsAs(t *testing.T, namespace, name, lease string) {
 	t.Helper()
 	kc := impersonating(t, "system:serviceaccount:"+namespace+":"+name, "system:serviceaccounts", "system:serviceaccounts:"+namespace, "system:authenticated")
 	ns := newNamespace(t)
-	w := startWatchAs(t, kc, "--leader-elect", "--leader-election-namespace", namespace, "--leader-election-id", lease,
+	w := startWatchAs(t, kc, "--state-dir", filepath.Join(t.TempDir(), "state"), "--leader-elect", "--leader-election-namespace", namespace, "--leader-election-id", lease,
 		"--leader-election-lease-duration", "4s", "--leader-election-renew-deadline", "3s", "--leader-election-retry-period", "1s")
 	eventually(t, "kubediff to lead", func() bool { return strings.Contains(w.stderr.String(), "leading: emitting records") })
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "deployed"}, Data: map[string]string{"k": "v"}}
@@ -92,12 +96,47 @@ func runsAs(t *testing.T, namespace, name, lease string) {
 		t.Fatal(err)
 	}
 	w.waitRecords("ConfigMap", ns, "deployed", 1)
+	historyAnswers(t, w, ns)
 	if !strings.Contains(w.stderr.String(), `msg="not watching a type kubediff may not read" resource=secrets`) {
 		t.Errorf("Secrets should be forbidden without the opt-in:\n%s", w.stderr.String())
 	}
 	if strings.Contains(w.stderr.String(), "level=ERROR") {
 		t.Errorf("errors running with exactly the installed RBAC:\n%s", w.stderr.String())
 	}
+}
+
+// historyAnswers asks w's history API, as a user who may list ConfigMaps
+// in ns only, for the record of the ConfigMap "deployed" there; a user of
+// another namespace gets none. Without create on tokenreviews kubediff
+// answers 503; without create on subjectaccessreviews every record is
+// left out.
+func historyAnswers(t *testing.T, w *run, ns string) {
+	t.Helper()
+	server := httpAddress(t, w)
+	viewer := tokenKubeconfig(t, ns, "viewer", ns)
+	var out string
+	var code int
+	// The history is written by the state dir's flush, once a second.
+	if !poll(func() bool {
+		out, code = cliOutput(t, "history", "cm/deployed", "-n", ns, "--server", server, "--kubeconfig", viewer)
+		return code == 0 && strings.Contains(out, `"name":"deployed"`)
+	}) {
+		t.Errorf("kubediff history --server as a user who may list ConfigMaps in %s (exit %d):\n%s\nkubediff's log:\n%s", ns, code, out, w.stderr.String())
+	}
+	stranger := tokenKubeconfig(t, ns, "stranger", newNamespace(t))
+	if out, code := cliOutput(t, "history", "-n", ns, "--server", server, "--kubeconfig", stranger); code != 0 || out != "" {
+		t.Errorf("a user of another namespace sees (exit %d):\n%s", code, out)
+	}
+}
+
+// poll is eventually that reports instead of failing the test.
+func poll(cond func() bool) bool {
+	for end := time.Now().Add(deadline); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
 }
 
 func httpAddress(t *testing.T, r *run) string {

@@ -129,10 +129,11 @@ config:
 	}
 }
 
-// The state dir's volume holds what its queues may grow to: the chart
-// refuses an emptyDir (or a claim) smaller than the sinks' queues full at
-// queueMaxBytes need, naming the figure, instead of a Pod the kubelet
-// evicts, deleting its state and undelivered records, in a long outage.
+// The state dir's volume holds what its queues and its history may grow
+// to: the chart refuses an emptyDir (or a claim) smaller than the sinks'
+// queues full at queueMaxBytes and the history full at history.maxBytes
+// need, naming the figure, instead of a Pod the kubelet evicts, deleting
+// its state, history and undelivered records, in a long outage.
 func TestHelmChartStateVolumeHoldsTheQueues(t *testing.T) {
 	const twoSinks = `
 config:
@@ -140,19 +141,34 @@ config:
     - {name: audit, type: webhook, url: "http://audit.example"}
     - {name: collector, type: otlp, endpoint: "http://collector.example:4318", queueMaxBytes: 1Gi}
 `
+	// 1.5 × (256 + 256 + 1024) + 2 × 512 (the chart's history) + 256.
 	out, err := renderChart(t, "default", twoSinks)
-	for _, want := range []string{"persistence.emptyDirSizeLimit: 1Gi is less than the state dir may need, 2560Mi", "3 queues"} {
+	for _, want := range []string{"persistence.emptyDirSizeLimit: 2Gi is less than the state dir may need, 3584Mi", "3 queues", "2 times history.maxBytes (1024Mi)"} {
 		if err == nil || !strings.Contains(out, want) {
-			t.Errorf("stdout and two sinks (256Mi, 256Mi, 1Gi) in a 1Gi emptyDir: err %v, output %q; want a failure saying %q", err, out, want)
+			t.Errorf("stdout and two sinks (256Mi, 256Mi, 1Gi) and a 512Mi history in a 2Gi emptyDir: err %v, output %q; want a failure saying %q", err, out, want)
 		}
 	}
-	out, err = renderChart(t, "default", twoSinks, "--set", "persistence.emptyDirSizeLimit=3Gi")
-	if err != nil || !strings.Contains(out, "sizeLimit: 3Gi") {
-		t.Errorf("with a 3Gi emptyDir: err %v, output:\n%s", err, out)
+	out, err = renderChart(t, "default", twoSinks, "--set", "persistence.emptyDirSizeLimit=4Gi")
+	if err != nil || !strings.Contains(out, "sizeLimit: 4Gi") {
+		t.Errorf("with a 4Gi emptyDir: err %v, output:\n%s", err, out)
 	}
-	out, err = renderChart(t, "default", twoSinks, "--set", "persistence.enabled=true", "--set", "persistence.size=2Gi")
-	if err == nil || !strings.Contains(out, "persistence.size: 2Gi is less than") {
-		t.Errorf("a 2Gi claim: err %v, output %q; want a failure naming persistence.size", err, out)
+	out, err = renderChart(t, "default", twoSinks, "--set", "persistence.enabled=true", "--set", "persistence.size=3Gi")
+	if err == nil || !strings.Contains(out, "persistence.size: 3Gi is less than") {
+		t.Errorf("a 3Gi claim: err %v, output %q; want a failure naming persistence.size", err, out)
+	}
+	// History off (0 in either key): the queues and the objects, 2560Mi, fit 3Gi.
+	for _, off := range []string{"config.history.maxBytes=0", "config.history.retention=0"} {
+		if out, err := renderChart(t, "default", twoSinks, "--set", off, "--set", "persistence.emptyDirSizeLimit=3Gi"); err != nil {
+			t.Errorf("history off (%s) in a 3Gi emptyDir: %v\n%s", off, err, out)
+		}
+	}
+	// kubediff's own history bound, 1Gi, needs more than the default 2Gi
+	// even with stdout alone: 1.5 × 256 + 2 × 1024 + 256.
+	if out, err := renderChart(t, "default", "", "--set", "config.history.maxBytes=1Gi"); err == nil || !strings.Contains(out, "2Gi is less than the state dir may need, 2688Mi") {
+		t.Errorf("a 1Gi history in the default 2Gi emptyDir: err %v, output %q", err, out)
+	}
+	if out, err := renderChart(t, "default", "config: {history: {maxBytes: lots}}\n"); err == nil || !strings.Contains(out, `config.history.maxBytes: "lots" is not a size`) {
+		t.Errorf("history.maxBytes lots: err %v, output %q", err, out)
 	}
 	if out, err := renderChart(t, "default", "config: {queueMaxBytes: lots}\n"); err == nil || !strings.Contains(out, `config.queueMaxBytes: "lots" is not a size`) {
 		t.Errorf("queueMaxBytes lots: err %v, output %q", err, out)

@@ -76,7 +76,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- mulf (float64 (regexReplaceAll "[A-Za-z]+$" $q "")) (get $per $unit) -}}
 {{- end -}}
 
-{{- /* The state dir's volume must hold every queue full at its bound (each grows the file by up to 1.5 × queueMaxBytes: 352 MiB measured for a full 256Mi queue) and the objects' state; an emptyDir past its sizeLimit gets the Pod evicted and the dir deleted. */}}
+{{- /* The state dir's volume must hold every queue full at its bound (each grows the file by up to 1.5 × queueMaxBytes: 352 MiB measured for a full 256Mi queue), the history at its bound (up to 2 × history.maxBytes: bbolt's pages of keys written in order are about half full; 241 MiB measured for 128Mi) and the objects' state; an emptyDir past its sizeLimit gets the Pod evicted and the dir deleted. */}}
 {{- define "kubediff.checkStateSize" -}}
 {{- $cfg := .Values.config -}}
 {{- $global := default "256Mi" $cfg.queueMaxBytes -}}
@@ -90,10 +90,18 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- $queues = addf $queues (include "kubediff.mebibytes" (dict "key" (printf "config.sinks[%s].queueMaxBytes" .name) "value" (default $global .queueMaxBytes))) -}}
 {{- $count = add1 $count -}}
 {{- end -}}
-{{- $need := addf (mulf $queues 1.5) 256 -}}
+{{- /* kubediff's defaults (7d, 1Gi) unless the config says; "0" in either turns history off. hasKey, not default: default takes 0 for unset. */}}
+{{- $hist := default dict $cfg.history -}}
+{{- $retention := ternary (toString $hist.retention) "7d" (hasKey $hist "retention") -}}
+{{- $histMax := ternary (toString $hist.maxBytes) "1Gi" (hasKey $hist "maxBytes") -}}
+{{- $history := 0.0 -}}
+{{- if not (regexMatch "^[0.]+(d|h|m|s)?$" $retention) -}}
+{{- $history = mulf (include "kubediff.mebibytes" (dict "key" "config.history.maxBytes" "value" $histMax)) 2 -}}
+{{- end -}}
+{{- $need := addf (mulf $queues 1.5) $history 256 -}}
 {{- $key := ternary "persistence.size" "persistence.emptyDirSizeLimit" .Values.persistence.enabled -}}
 {{- $size := ternary .Values.persistence.size .Values.persistence.emptyDirSizeLimit .Values.persistence.enabled -}}
 {{- if lt (float64 (include "kubediff.mebibytes" (dict "key" $key "value" $size))) $need -}}
-{{- fail (printf "%s: %s is less than the state dir may need, %.0fMi: %d queues on disk (stdout's and each sink's) of %.0fMi in all (queueMaxBytes) grow the file by up to 1.5 times that, and the watched objects' state takes about 2 KB an object (256Mi counted). Raise %s, or lower queueMaxBytes" $key (toString $size) (ceil $need) $count $queues $key) -}}
+{{- fail (printf "%s: %s is less than the state dir may need, %.0fMi: %d queues on disk (stdout's and each sink's) of %.0fMi in all (queueMaxBytes) grow the file by up to 1.5 times that, the history takes up to 2 times history.maxBytes (%.0fMi), and the watched objects' state takes about 2 KB an object (256Mi counted). Raise %s, or lower queueMaxBytes or config.history.maxBytes" $key (toString $size) (ceil $need) $count $queues $history $key) -}}
 {{- end -}}
 {{- end -}}
