@@ -8,7 +8,7 @@ LDFLAGS  := -s -w -X github.com/kubediff/kubediff/internal/cli.version=$(VERSION
 TESTENV  := .testenv/bin
 export KUBEBUILDER_ASSETS := $(abspath $(TESTENV))
 
-.PHONY: all build dist testenv peers helm tools test unit demo bench microbench vet lint tidy-check lint-dockerfile fmt clean
+.PHONY: all build dist testenv peers helm browser tools test unit demo bench microbench vet lint tidy-check lint-dockerfile fmt clean
 
 all: build
 
@@ -35,8 +35,12 @@ $(TESTENV)/kubewatch: hack/peers/go.mod hack/peers/go.sum hack/peers/build.sh
 peers: $(TESTENV)/kubewatch
 
 ## test: every test, with the race detector, against the local control plane
-test: testenv peers helm vet
+test: testenv peers helm browser vet
 	$(GO) test -race -count=1 -timeout 25m ./...
+
+## browser: Debian's chromium, which the timeline page's tests drive headless (hack/browser.sh)
+browser:
+	hack/browser.sh
 
 ## unit: tests that need no control plane and build no release (everything but test/e2e, test/living and test/dist)
 UNIT_PKGS = $$($(GO) list ./... | grep -v -e /test/e2e -e /test/living -e /test/dist)

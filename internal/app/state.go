@@ -12,6 +12,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/historyapi"
+	"github.com/kubediff/kubediff/pkg/historyui"
 	"github.com/kubediff/kubediff/pkg/pipeline"
 	"github.com/kubediff/kubediff/pkg/state"
 )
@@ -82,12 +83,17 @@ func stateHolds(st *state.Store) pipeline.StateHolds {
 	return st
 }
 
-// historyRoutes serves the history API (pkg/historyapi) with a state dir.
+// historyRoutes serves the history API (pkg/historyapi) and its
+// timeline page (pkg/historyui) with a state dir.
 func historyRoutes(st *state.Store, c *Clients, log *slog.Logger) func(*http.ServeMux) {
 	if st == nil {
 		return nil
 	}
-	return historyapi.NewHandler(st.History(), historyapi.NewAccess(c.Kube, log)).Register
+	api := historyapi.NewHandler(st.History(), historyapi.NewAccess(c.Kube, log))
+	return func(mux *http.ServeMux) {
+		api.Register(mux)
+		historyui.Register(mux)
+	}
 }
 
 // keepTypeNames keeps the names of the planned types in the history, so

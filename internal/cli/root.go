@@ -134,6 +134,7 @@ or text on stdout. Operational logs go to stderr.`,
 		newGetCommand(stdout, stderr),
 		newDiffCommand(stdout, stderr),
 		newMCPCommand(stdout, stderr),
+		newUICommand(stdout, stderr),
 		newRulesCommand(stdout),
 		newVersionCommand(stdout),
 	)

@@ -79,7 +79,9 @@ func (b *buckets) append(entries []Entry) error {
 	seq, size := b.counter(seqKey), int64(b.counter(bytesKey))
 	for _, e := range entries {
 		seq++
-		n, err := b.put(e, timeKey(time.Time(e.Change.Time), seq))
+		// At the record's own precision: a moment copied from a printed
+		// record (milliseconds) is at or after it, never just before.
+		n, err := b.put(e, timeKey(time.Time(e.Change.Time).Truncate(time.Millisecond), seq))
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httputil"
 	"net/url"
 	"strconv"
 	"strings"
@@ -134,5 +135,19 @@ func setIf(v url.Values, key, value string) {
 func setTime(v url.Values, key string, t time.Time) {
 	if !t.IsZero() {
 		v.Set(key, t.UTC().Format(time.RFC3339Nano))
+	}
+}
+
+// Proxy forwards the history API's requests to the running kubediff with
+// the kubeconfig user's credentials (for `kubediff ui`: the page in the
+// browser calls its own origin, and this signs each call).
+func (r *Remote) Proxy() http.Handler {
+	return &httputil.ReverseProxy{
+		Transport: r.client.Transport,
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(r.base)
+			pr.Out.Header.Del("Authorization")
+			pr.Out.Header.Del("Cookie")
+		},
 	}
 }

@@ -50,6 +50,7 @@ const (
 	RecordsPath = "/api/v1/history/records"
 	ObjectPath  = "/api/v1/history/object"
 	TypesPath   = "/api/v1/history/types"
+	DiffPath    = "/api/v1/history/diff"
 )
 
 // Handler serves the API.
@@ -58,7 +59,9 @@ type Handler struct {
 	access *Access
 }
 
-// NewHandler serves reader's history to callers access lets in.
+// NewHandler serves reader's history to callers access lets in. A nil
+// access lets everyone see everything: only for `kubediff ui` on a state
+// dir, whose reader could open the file anyway, behind its own key.
 func NewHandler(reader *history.Reader, access *Access) *Handler {
 	return &Handler{reader: reader, access: access}
 }
@@ -68,6 +71,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+RecordsPath, h.authenticated(h.records))
 	mux.HandleFunc("GET "+ObjectPath, h.authenticated(h.object))
 	mux.HandleFunc("GET "+TypesPath, h.authenticated(h.types))
+	mux.HandleFunc("GET "+DiffPath, h.authenticated(h.diff))
 }
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo)
@@ -75,6 +79,10 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, user *authnv1.User
 // authenticated lets through only callers the API server knows.
 func (h *Handler) authenticated(next handlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if h.access == nil {
+			next(w, r, &authnv1.UserInfo{Username: "state-dir reader"})
+			return
+		}
 		user, err := h.access.Authenticate(r)
 		switch {
 		case errors.Is(err, errUnauthenticated):
@@ -109,33 +117,76 @@ func (h *Handler) records(w http.ResponseWriter, r *http.Request, user *authnv1.
 }
 
 func (h *Handler) object(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) {
-	v := r.URL.Query()
-	sel, err := ParseSelector(v.Get("object"))
-	at, err2 := time.Parse(time.RFC3339Nano, v.Get("at"))
-	switch {
-	case err != nil || sel.Name == "":
-		writeError(w, http.StatusBadRequest, "BadRequest", errors.New("object: want RESOURCE[.GROUP]/NAME, such as deployments.apps/web"))
+	id, ok := h.allowedObject(w, r, user)
+	if !ok {
 		return
-	case err2 != nil:
+	}
+	at, err := time.Parse(time.RFC3339Nano, r.URL.Query().Get("at"))
+	if err != nil {
 		writeError(w, http.StatusBadRequest, "BadRequest", errors.New("at: want an RFC 3339 time"))
 		return
+	}
+	raw, err := h.reader.At(id, at)
+	if err != nil {
+		writeStateError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(raw)
+}
+
+// diff answers how an object changed between from and to (default: now),
+// as a unified diff of YAML.
+func (h *Handler) diff(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) {
+	id, ok := h.allowedObject(w, r, user)
+	if !ok {
+		return
+	}
+	v := r.URL.Query()
+	from, err := time.Parse(time.RFC3339Nano, v.Get("from"))
+	to := time.Now()
+	if err == nil && v.Get("to") != "" {
+		to, err = time.Parse(time.RFC3339Nano, v.Get("to"))
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequest", errors.New("from, to: want RFC 3339 times"))
+		return
+	}
+	text, err := UnifiedDiff(r.Context(), Local{h.reader}, id, v.Get("object"), from, to)
+	if err != nil {
+		writeStateError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte(text))
+}
+
+// allowedObject reads the object a request names (object, namespace) and
+// answers 400 or 403 unless the caller may list it.
+func (h *Handler) allowedObject(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) (history.ObjectID, bool) {
+	v := r.URL.Query()
+	sel, err := ParseSelector(v.Get("object"))
+	if err != nil || sel.Name == "" {
+		writeError(w, http.StatusBadRequest, "BadRequest", errors.New("object: want RESOURCE[.GROUP]/NAME, such as deployments.apps/web"))
+		return "", false
 	}
 	ns := v.Get("namespace")
 	if !h.access.MayList(r.Context(), user, sel.Group, sel.Resource, ns) {
 		writeError(w, http.StatusForbidden, "Forbidden", errors.New("your Kubernetes RBAC does not let you list "+sel.Resource+" there"))
-		return
+		return "", false
 	}
-	raw, err := h.reader.At(history.NewObjectID(sel.Group, sel.Resource, ns, sel.Name), at)
+	return history.NewObjectID(sel.Group, sel.Resource, ns, sel.Name), true
+}
+
+// writeStateError answers why there is no state.
+func writeStateError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, history.ErrNotFound):
 		writeError(w, http.StatusNotFound, "NotFound", err)
 	case errors.Is(err, history.ErrBeforeHistory):
 		writeError(w, http.StatusNotFound, "BeforeHistory", err)
-	case err != nil:
-		writeError(w, http.StatusInternalServerError, "Internal", err)
 	default:
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(raw)
+		writeError(w, http.StatusInternalServerError, "Internal", err)
 	}
 }
 

@@ -1,0 +1,263 @@
+// kubediff's timeline page: a client of the history API (docs/history.md).
+// Every value from the cluster goes into the page as text, never as HTML.
+"use strict";
+
+const params = new URLSearchParams(location.search);
+const main = document.getElementById("main");
+const maxRecords = 5000; // a window's records drawn at most
+
+// el makes an element with attributes and children (strings become text).
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v !== undefined && v !== null) e.setAttribute(k, v);
+  }
+  for (const c of children.flat()) {
+    if (c !== undefined && c !== null) e.append(typeof c === "string" ? document.createTextNode(c) : c);
+  }
+  return e;
+}
+
+function show(...nodes) { main.replaceChildren(...nodes); }
+
+// api calls the history API relative to the page, so that the page works
+// behind a path prefix; a 401 asks for a token and tries again.
+async function api(path, query) {
+  const url = new URL("api/v1/history/" + path, document.baseURI);
+  for (const [k, v] of query || []) if (v) url.searchParams.append(k, v);
+  const headers = {};
+  const token = sessionStorage.getItem("kubediff-token");
+  if (token) headers.Authorization = "Bearer " + token;
+  const resp = await fetch(url, { headers });
+  if (resp.status === 401) {
+    await signIn();
+    return api(path, query);
+  }
+  const type = resp.headers.get("Content-Type") || "";
+  const body = type.startsWith("application/json") ? await resp.json() : await resp.text();
+  if (!resp.ok) throw Object.assign(new Error(body.error || resp.statusText), { reason: body.reason, status: resp.status });
+  return body;
+}
+
+function signIn() {
+  const dialog = document.getElementById("login");
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => {
+      sessionStorage.setItem("kubediff-token", new FormData(document.getElementById("login-form")).get("token"));
+      resolve();
+    }, { once: true });
+    dialog.showModal();
+  });
+}
+
+// moment reads a duration ago ("90m", "2h", "1d") or an RFC 3339 time.
+function moment(s, fallback) {
+  if (!s) return fallback;
+  const m = /^(\d+(?:\.\d+)?)(s|m|h|d)$/.exec(s.trim());
+  if (m) return new Date(Date.now() - m[1] * { s: 1e3, m: 6e4, h: 36e5, d: 864e5 }[m[2]]);
+  const t = new Date(s);
+  return isNaN(t) ? fallback : t;
+}
+
+const iso = (d) => d.toISOString();
+// exact keeps a typed RFC 3339 time as typed (a browser's Date would cut
+// it to milliseconds), and turns a duration ago into a time.
+const exact = (s) => (/^\d{4}-\d\d-\d\dT/.test(s.trim()) ? s.trim() : iso(moment(s, new Date())));
+const clock = (d) => d.toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+
+// selector resolves a kind as kubectl names it into the API's RESOURCE.GROUP.
+async function selector(kind) {
+  const { types } = await api("types", [["name", kind]]);
+  if (types.length !== 1) throw new Error(types.length ? `"${kind}" names several types` : `no type "${kind}" in the history`);
+  const t = types[0];
+  return t.group ? `${t.resource}.${t.group}` : t.resource;
+}
+
+// records reads every page of a query, up to maxRecords.
+async function records(query) {
+  const out = [];
+  let after = "";
+  do {
+    const page = await api("records", [...query, ["after", after], ["limit", "1000"]]);
+    out.push(...page.records);
+    after = page.next || "";
+  } while (after && out.length < maxRecords);
+  return out.slice(0, maxRecords);
+}
+
+function fillFilters() {
+  const form = document.getElementById("filters");
+  for (const input of form.elements) if (input.name) input.value = params.get(input.name) || "";
+}
+
+async function timeline() {
+  const until = moment(params.get("until"), new Date());
+  const from = moment(params.get("from"), new Date(until - 36e5));
+  const query = [["namespace", params.get("namespace")], ["from", iso(from)], ["until", iso(until)]];
+  const kind = params.get("kind"), name = params.get("name");
+  if (kind) query.push(["select", (await selector(kind)) + (name ? "/" + name : "")]);
+  const manager = params.get("manager") || "", field = params.get("field") || "";
+  const recs = (await records(query)).filter((c) =>
+    (!name || c.name === name) && (!manager || (c.manager && c.manager.name.includes(manager))) &&
+    (!field || (c.changed || "").includes(field)));
+  if (!recs.length) return show(el("p", { class: "status" }, `No changes from ${clock(from)} to ${clock(until)}.`));
+  const groups = group(recs);
+  show(legend(recs, from, until), axis(from, until), ...groups.map((g) => drawGroup(g, from, until)));
+}
+
+function legend(recs, from, until) {
+  return el("div", { class: "legend", role: "note" }, el("strong", {}, `${recs.length} changes, ${clock(from)} – ${clock(until)}`),
+    el("span", { class: "added" }, "added"), el("span", { class: "updated" }, "updated"),
+    el("span", { class: "deleted" }, "deleted"), el("span", { class: "burst" }, "folded burst"), zoomLink(recs, from, until));
+}
+
+// zoomLink narrows the window to where the changes are, when they crowd
+// a small part of it.
+function zoomLink(recs, from, until) {
+  const times = recs.map((c) => Date.parse(c.time));
+  const first = Math.min(...times), last = Math.max(...times);
+  if (last - first > (until - from) / 4) return null;
+  const pad = Math.max(5e3, (last - first) / 10);
+  const q = new URLSearchParams(location.search);
+  q.set("from", iso(new Date(first - pad)));
+  q.set("until", iso(new Date(last + pad)));
+  return el("a", { href: "?" + q, class: "zoom" }, "zoom to the changes");
+}
+
+function axis(from, until) {
+  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => el("span", {}, clock(new Date(+from + f * (until - from))).slice(11)));
+  return el("div", { class: "axis", "aria-hidden": "true" }, el("span", {}, "object"), el("span", {}, "#"), el("div", { class: "ticks" }, ticks));
+}
+
+const keyOf = (kind, ns, name) => `${kind}\u0000${ns}\u0000${name}`;
+
+// group gathers each object's records under its top owner (a Deployment
+// with its ReplicaSets and their Pods), as far as the records tell.
+function group(recs) {
+  const objects = new Map();
+  for (const c of recs) {
+    const k = keyOf(c.kind, c.namespace, c.name);
+    if (!objects.has(k)) objects.set(k, { kind: c.kind, namespace: c.namespace, name: c.name, resource: c.resource, apiVersion: c.apiVersion, owner: null, records: [] });
+    const o = objects.get(k);
+    o.records.push(c);
+    if (c.owner) o.owner = keyOf(c.owner.kind, c.namespace, c.owner.name);
+  }
+  const root = (k, seen = new Set()) => {
+    const o = objects.get(k);
+    if (!o || !o.owner || seen.has(k)) return k;
+    seen.add(k);
+    return root(o.owner, seen);
+  };
+  const groups = new Map();
+  for (const [k, o] of objects) {
+    const r = o.owner ? root(o.owner) : k;
+    if (!groups.has(r)) groups.set(r, { key: r, members: [] });
+    groups.get(r).members.push(o);
+  }
+  const first = (g) => Math.min(...g.members.map((o) => Date.parse(o.records[0].time)));
+  return [...groups.values()].sort((a, b) => first(a) - first(b));
+}
+
+function objectLink(o) {
+  const group = o.apiVersion.includes("/") ? "." + o.apiVersion.split("/")[0] : "";
+  const q = new URLSearchParams({ object: `${o.resource}${group}/${o.name}` });
+  if (o.namespace) q.set("namespace", o.namespace);
+  return "?" + q;
+}
+
+const objectName = (o) => `${o.kind} ${o.namespace ? o.namespace + "/" : ""}${o.name}`;
+
+function lane(recs, from, until, href, burst) {
+  const span = until - from || 1;
+  return el("div", { class: "lane" }, recs.map((c) => {
+    const left = Math.min(100, Math.max(0, ((Date.parse(c.time) - from) / span) * 100));
+    const what = `${c.time} ${c.type} ${c.kind} ${c.name}${c.changed ? ": " + c.changed : ""}${c.manager ? " by " + c.manager.name : ""}`;
+    const mark = el("a", { class: "mark " + (burst ? "burst" : c.type), href: href(c), title: what, "aria-label": what });
+    mark.style.left = left + "%"; // CSSOM: allowed by the page's content security policy
+    return mark;
+  }));
+}
+
+function row(o, from, until, cls) {
+  return el("div", { class: "row " + (cls || "") },
+    el("a", { class: "label", href: objectLink(o), title: objectName(o) }, objectName(o)),
+    el("span", { class: "count", title: "changes" }, String(o.records.length)),
+    lane(o.records, from, until, () => objectLink(o)));
+}
+
+// drawGroup draws a lone object as a row, and an owner's objects folded
+// under one row that opens (a controller's burst).
+function drawGroup(g, from, until) {
+  if (g.members.length === 1) return row(g.members[0], from, until);
+  const [kind, ns, name] = g.key.split("\u0000");
+  const all = g.members.flatMap((o) => o.records).sort((a, b) => Date.parse(a.time) - Date.parse(b.time));
+  const children = g.members.map((o) => row(o, from, until, "child"));
+  const owner = `${kind} ${ns ? ns + "/" : ""}${name}`;
+  const summary = el("summary", { class: "row", title: `${owner}: ${g.members.length} objects, ${all.length} changes` },
+    el("span", { class: "label" }, owner, el("span", { class: "dim" }, ` · ${g.members.length} objects, ${all.length} changes`)),
+    el("span", { class: "count" }, String(all.length)),
+    lane(all, from, until, () => "#", true));
+  return el("details", {}, summary, children);
+}
+
+async function objectPage() {
+  const object = params.get("object"), namespace = params.get("namespace") || "";
+  const recs = await records([["select", object], ["namespace", namespace]]);
+  const back = el("a", { href: "./" }, "← timeline");
+  if (!recs.length) return show(back, el("p", { class: "status" }, `No changes kept for ${object}.`));
+  const first = recs[0];
+  const title = el("h2", {}, `${first.kind} ${namespace ? namespace + "/" : ""}${first.name}`);
+  show(back, title, compareForm(object, namespace, recs), el("div", { id: "records" }, recs.map(drawRecord)));
+}
+
+function compareForm(object, namespace, recs) {
+  const out = el("pre", { id: "diff", "aria-live": "polite" });
+  const fromInput = el("input", { name: "from", size: "26", value: recs[0].time });
+  const toInput = el("input", { name: "to", size: "26", value: new Date().toISOString() });
+  const form = el("form", { class: "compare", "aria-label": "Compare two moments" },
+    el("label", {}, "from", fromInput), el("label", {}, "to", toInput), el("button", { type: "submit" }, "Compare"));
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const text = await api("diff", [["object", object], ["namespace", namespace],
+        ["from", exact(fromInput.value)], ["to", exact(toInput.value)]]);
+      out.replaceChildren(...diffLines(text || "no difference\n"));
+    } catch (err) {
+      out.replaceChildren(el("span", { class: "error" }, err.message));
+    }
+  });
+  return el("section", {}, el("h3", {}, "Compare two moments"), form, out);
+}
+
+function diffLines(text) {
+  return text.split("\n").map((line) => {
+    const cls = line.startsWith("@@") ? "hunk" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "";
+    return el("span", { class: cls }, line + "\n");
+  });
+}
+
+function drawRecord(c) {
+  const fields = (c.changes || []).map((fc) => {
+    if (fc.lines) {
+      const hunks = fc.lines.hunks.flatMap((h) => [`@@ -${h.fromLine},${h.fromCount} +${h.toLine},${h.toCount} @@`, ...h.lines]);
+      return el("li", {}, el("code", {}, fc.field), ` ${fc.lines.fromLines} → ${fc.lines.toLines} lines`, el("pre", {}, diffLines(hunks.join("\n"))));
+    }
+    const v = (x) => (x === undefined ? "" : JSON.stringify(x));
+    const change = fc.op === "add" ? `+ ${v(fc.to)}` : fc.op === "remove" ? `- ${v(fc.from)}` : `${v(fc.from)} → ${v(fc.to)}`;
+    return el("li", {}, el("code", {}, fc.field), ": ", el("code", {}, change));
+  });
+  return el("article", { class: "record" },
+    el("h3", {}, el("span", { class: c.type }, c.type), ` ${c.time}`, c.manager ? el("span", { class: "dim" }, ` by ${c.manager.name}`) : null),
+    fields.length ? el("ul", { class: "fields" }, fields) : null);
+}
+
+async function start() {
+  fillFilters();
+  try {
+    await (params.get("object") ? objectPage() : timeline());
+  } catch (err) {
+    show(el("p", { class: "error", role: "alert" }, err.message));
+  }
+}
+
+start();
