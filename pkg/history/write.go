@@ -63,6 +63,11 @@ func openBuckets(root *bolt.Bucket) (*buckets, error) {
 		}
 		*x.into = bucket
 	}
+	// Keys by time come in order: filled pages, where bbolt's default
+	// half-filled splits would double the file.
+	for _, bucket := range []*bolt.Bucket{b.records, b.after, b.before} {
+		bucket.FillPercent = 0.95
+	}
 	return &b, nil
 }
 

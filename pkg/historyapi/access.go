@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -66,6 +65,10 @@ func NewAccess(kube kubernetes.Interface, log *slog.Logger) *Access {
 // errUnauthenticated is a request without a valid bearer token: 401.
 var errUnauthenticated = errors.New("unauthenticated: send your Kubernetes bearer token (Authorization: Bearer …); kubediff's CLI sends your kubeconfig's")
 
+// errReviewFailed is a review the API server did not answer: 503. The
+// API server's words (which name kubediff's own identity) go to the log.
+var errReviewFailed = errors.New("kubediff cannot check callers with the API server right now; try again later")
+
 // Authenticate returns who sent r.
 func (a *Access) Authenticate(r *http.Request) (*authnv1.UserInfo, error) {
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -83,8 +86,8 @@ func (a *Access) Authenticate(r *http.Request) (*authnv1.UserInfo, error) {
 	defer cancel()
 	review, err := a.kube.AuthenticationV1().TokenReviews().Create(ctx,
 		&authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
-	if err = a.reviewed(err); err != nil {
-		return nil, fmt.Errorf("cannot check the token with the API server: %w", err)
+	if a.reviewed(err) != nil {
+		return nil, errReviewFailed // the details are logged, not told to callers
 	}
 	if !review.Status.Authenticated {
 		return nil, errUnauthenticated
@@ -98,23 +101,27 @@ func (a *Access) Authenticate(r *http.Request) (*authnv1.UserInfo, error) {
 }
 
 // MayList says whether user may list group/resource in namespace: a
-// grant over every namespace answers for each of them.
-func (a *Access) MayList(ctx context.Context, user *authnv1.UserInfo, group, resource, namespace string) bool {
+// grant over every namespace answers for each of them. An error says the
+// API server could not be asked: the caller must not take it for a no.
+func (a *Access) MayList(ctx context.Context, user *authnv1.UserInfo, group, resource, namespace string) (bool, error) {
 	if a == nil {
-		return true // a state dir's reader (NewHandler)
+		return true, nil // a state dir's reader (NewHandler)
 	}
-	if a.allowed(ctx, user, group, resource, "") {
-		return true
+	if ok, err := a.allowed(ctx, user, group, resource, ""); ok || err != nil {
+		return ok, err
 	}
-	return namespace != "" && a.allowed(ctx, user, group, resource, namespace)
+	if namespace == "" {
+		return false, nil
+	}
+	return a.allowed(ctx, user, group, resource, namespace)
 }
 
-func (a *Access) allowed(ctx context.Context, user *authnv1.UserInfo, group, resource, namespace string) bool {
+func (a *Access) allowed(ctx context.Context, user *authnv1.UserInfo, group, resource, namespace string) (bool, error) {
 	d := decision{user: user.Username + "\x00" + strings.Join(user.Groups, ","), group: group, resource: resource, namespace: namespace}
 	a.mu.Lock()
 	if c, ok := a.decisions[d]; ok && a.now().Before(c.until) {
 		a.mu.Unlock()
-		return c.value
+		return c.value, nil
 	}
 	a.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
@@ -128,13 +135,13 @@ func (a *Access) allowed(ctx context.Context, user *authnv1.UserInfo, group, res
 		ResourceAttributes: &authzv1.ResourceAttributes{Verb: "list", Group: group, Resource: resource, Namespace: namespace},
 	}}, metav1.CreateOptions{})
 	if a.reviewed(err) != nil {
-		return false // not cached: asked again next time
+		return false, errReviewFailed // not cached: asked again next time
 	}
 	a.mu.Lock()
 	a.decisions[d] = cached[bool]{review.Status.Allowed, a.now().Add(accessTTL)}
 	pruneExpired(a.decisions, a.now())
 	a.mu.Unlock()
-	return review.Status.Allowed
+	return review.Status.Allowed, nil
 }
 
 // reviewed logs a failing review once per episode, and its healing.
@@ -143,7 +150,7 @@ func (a *Access) reviewed(err error) error {
 	defer a.mu.Unlock()
 	switch {
 	case err != nil && !a.failing:
-		a.log.Warn("history API: cannot review callers' access with the API server; queries are refused until it answers", "err", err)
+		a.log.Warn("history API: cannot review callers' access with the API server; queries get 503 until it answers", "err", err)
 	case err == nil && a.failing:
 		a.log.Info("history API: access reviews work again")
 	}

@@ -5,6 +5,7 @@
 package historyapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -102,10 +103,19 @@ func (h *Handler) records(w http.ResponseWriter, r *http.Request, user *authnv1.
 		writeError(w, http.StatusBadRequest, "BadRequest", err)
 		return
 	}
+	// A review that fails fails the page: leaving its records out would
+	// pass for "not allowed".
+	var reviewErr error
 	q.Allowed = func(group, resource, namespace string) bool {
-		return h.access.MayList(r.Context(), user, group, resource, namespace)
+		ok, err := h.access.MayList(r.Context(), user, group, resource, namespace)
+		reviewErr = cmp.Or(reviewErr, err)
+		return ok
 	}
 	page, err := h.reader.Records(q)
+	if reviewErr != nil {
+		writeError(w, http.StatusServiceUnavailable, "Unavailable", reviewErr)
+		return
+	}
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "Internal", err)
 		return
@@ -171,7 +181,12 @@ func (h *Handler) allowedObject(w http.ResponseWriter, r *http.Request, user *au
 		return "", false
 	}
 	ns := v.Get("namespace")
-	if !h.access.MayList(r.Context(), user, sel.Group, sel.Resource, ns) {
+	ok, err := h.access.MayList(r.Context(), user, sel.Group, sel.Resource, ns)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "Unavailable", err)
+		return "", false
+	}
+	if !ok {
 		writeError(w, http.StatusForbidden, "Forbidden", errors.New("your Kubernetes RBAC does not let you list "+sel.Resource+" there"))
 		return "", false
 	}
