@@ -47,17 +47,25 @@ func TestTimelinePageInABrowser(t *testing.T) {
 	page := startUI(t, "--server", server, "--kubeconfig", viewer)
 	inBrowser(t, browser, "timeline", chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS(".legend")))
 	text := mainText(t, browser)
-	for _, want := range []string{"9 changes", "ConfigMap " + ns + "/settings", "ReplicaSet " + ns + "/web-5d4f", "3 objects, 3 changes", "ConfigMap " + ns + "/app"} {
+	for _, want := range []string{"9 changes", "settings ConfigMap · " + ns, "web-5d4f ReplicaSet · " + ns + " · 3 objects, 3 changes", "app ConfigMap · " + ns} {
 		if !strings.Contains(text, want) {
 			t.Errorf("timeline lacks %q:\n%s", want, text)
 		}
 	}
 	screenshot(t, browser, "timeline")
+	// The changes crowd the hour's last seconds: zoomed to them, with the
+	// controller's burst opened, every object has a row.
+	inBrowser(t, browser, "zoom", chromedp.Click(chromedp.CSS("a.zoom")), chromedp.WaitVisible(chromedp.CSS(".legend")),
+		chromedp.Click(chromedp.CSS("details > summary")), chromedp.WaitVisible(chromedp.CSS("details .row.child")))
+	if text = mainText(t, browser); !strings.Contains(text, "web-2 ConfigMap · "+ns) {
+		t.Errorf("the opened burst lacks its objects:\n%s", text)
+	}
+	screenshot(t, browser, "zoomed")
 
 	base := strings.TrimSuffix(page, regexp.MustCompile(`/open\?.*$`).FindString(page))
 	inBrowser(t, browser, "filter", chromedp.Navigate(base+"/?namespace="+ns+"&kind=cm&name=settings"), chromedp.WaitVisible(chromedp.CSS(".legend")))
 	text = mainText(t, browser)
-	if !strings.Contains(text, "4 changes") || strings.Contains(text, "web-5d4f") || strings.Contains(text, "/app") {
+	if !strings.Contains(text, "4 changes") || strings.Contains(text, "web-5d4f") || strings.Contains(text, "app ConfigMap") {
 		t.Errorf("filtered to cm/settings:\n%s", text)
 	}
 	screenshot(t, browser, "filtered")

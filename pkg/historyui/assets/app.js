@@ -117,7 +117,7 @@ function zoomLink(recs, from, until) {
   const times = recs.map((c) => Date.parse(c.time));
   const first = Math.min(...times), last = Math.max(...times);
   if (last - first > (until - from) / 4) return null;
-  const pad = Math.max(5e3, (last - first) / 10);
+  const pad = Math.max(250, (last - first) / 10);
   const q = new URLSearchParams(location.search);
   q.set("from", iso(new Date(first - pad)));
   q.set("until", iso(new Date(last + pad)));
@@ -125,7 +125,9 @@ function zoomLink(recs, from, until) {
 }
 
 function axis(from, until) {
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => el("span", {}, clock(new Date(+from + f * (until - from))).slice(11)));
+  const fine = until - from < 1e4; // a few seconds: milliseconds tell the ticks apart
+  const tick = (d) => (fine ? d.toISOString().slice(11, 23) : clock(d).slice(11));
+  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => el("span", {}, tick(new Date(+from + f * (until - from)))));
   return el("div", { class: "axis", "aria-hidden": "true" }, el("span", {}, "object"), el("span", {}, "#"), el("div", { class: "ticks" }, ticks));
 }
 
@@ -180,7 +182,7 @@ function lane(recs, from, until, href, burst) {
 
 function row(o, from, until, cls) {
   return el("div", { class: "row " + (cls || "") },
-    el("a", { class: "label", href: objectLink(o), title: objectName(o) }, objectName(o)),
+    el("a", { class: "label", href: objectLink(o), title: objectName(o) }, o.name, el("span", { class: "dim" }, ` ${o.kind}${o.namespace ? " · " + o.namespace : ""}`)),
     el("span", { class: "count", title: "changes" }, String(o.records.length)),
     lane(o.records, from, until, () => objectLink(o)));
 }
@@ -194,7 +196,7 @@ function drawGroup(g, from, until) {
   const children = g.members.map((o) => row(o, from, until, "child"));
   const owner = `${kind} ${ns ? ns + "/" : ""}${name}`;
   const summary = el("summary", { class: "row", title: `${owner}: ${g.members.length} objects, ${all.length} changes` },
-    el("span", { class: "label" }, owner, el("span", { class: "dim" }, ` · ${g.members.length} objects, ${all.length} changes`)),
+    el("span", { class: "label" }, name, el("span", { class: "dim" }, ` ${kind}${ns ? " · " + ns : ""} · ${g.members.length} objects, ${all.length} changes`)),
     el("span", { class: "count" }, String(all.length)),
     lane(all, from, until, () => "#", true));
   return el("details", {}, summary, children);
