@@ -139,29 +139,38 @@ func addHistorySourceFlags(cmd *cobra.Command) {
 // openHistory opens the history the flags point at: a running kubediff
 // (--server) or a state dir.
 func openHistory(cmd *cobra.Command, stderr io.Writer) (historyapi.Source, func(), error) {
-	cfg, err := loadConfigWithArgs(cmd, nil)
-	if err != nil {
-		return nil, nil, err
+	remote, dir, err := historyFlags(cmd, stderr)
+	if err != nil || remote != nil {
+		return remote, func() {}, err
 	}
-	if server, _ := cmd.Flags().GetString("server"); server != "" {
-		rc, err := app.RestConfig(cfg, app.NewLogger(stderr, cfg.Log))
-		if err != nil {
-			return nil, nil, err
-		}
-		remote, err := historyapi.NewRemote(server, rc)
-		if err != nil {
-			return nil, nil, usageError{err}
-		}
-		return remote, func() {}, nil
-	}
-	if cfg.State.Dir == "" {
-		return nil, nil, usageError{errors.New("say where the history is: --state-dir DIR (a kubediff that is not running) or --server URL (a running kubediff)")}
-	}
-	reader, closeDB, err := openStateHistory(cfg.State.Dir)
+	reader, closeDB, err := openStateHistory(dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	return historyapi.Local{Reader: reader}, func() { _ = closeDB() }, nil
+}
+
+// historyFlags reads where the history is: a running kubediff, asked as
+// the kubeconfig's user, or else a state dir.
+func historyFlags(cmd *cobra.Command, stderr io.Writer) (remote *historyapi.Remote, dir string, err error) {
+	cfg, err := loadConfigWithArgs(cmd, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	if server, _ := cmd.Flags().GetString("server"); server != "" {
+		rc, err := app.RestConfig(cfg, app.NewLogger(stderr, cfg.Log))
+		if err != nil {
+			return nil, "", err
+		}
+		if remote, err = historyapi.NewRemote(server, rc); err != nil {
+			return nil, "", usageError{err}
+		}
+		return remote, "", nil
+	}
+	if cfg.State.Dir == "" {
+		return nil, "", usageError{errors.New("say where the history is: --state-dir DIR (a kubediff that is not running) or --server URL (a running kubediff)")}
+	}
+	return nil, cfg.State.Dir, nil
 }
 
 // historyQuery reads the history command's selection.

@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubediff/kubediff/internal/app"
 	"github.com/kubediff/kubediff/pkg/historyapi"
 	"github.com/kubediff/kubediff/pkg/historyui"
 	"github.com/kubediff/kubediff/pkg/state"
@@ -53,26 +52,15 @@ the URL (which holds the page's key) and opens a browser when there is one.`,
 func uiHandler(cmd *cobra.Command, stderr io.Writer) (http.Handler, func(), error) {
 	mux := http.NewServeMux()
 	historyui.Register(mux)
-	cfg, err := loadConfigWithArgs(cmd, nil)
+	remote, dir, err := historyFlags(cmd, stderr)
 	if err != nil {
 		return nil, nil, err
 	}
-	if server, _ := cmd.Flags().GetString("server"); server != "" {
-		rc, err := app.RestConfig(cfg, app.NewLogger(stderr, cfg.Log))
-		if err != nil {
-			return nil, nil, err
-		}
-		remote, err := historyapi.NewRemote(server, rc)
-		if err != nil {
-			return nil, nil, usageError{err}
-		}
+	if remote != nil {
 		mux.Handle("/api/", remote.Proxy())
 		return mux, func() {}, nil
 	}
-	if cfg.State.Dir == "" {
-		return nil, nil, usageError{errors.New("say where the history is: --state-dir DIR (a kubediff that is not running) or --server URL (a running kubediff)")}
-	}
-	reader, closeDB, err := state.OpenHistory(cfg.State.Dir)
+	reader, closeDB, err := state.OpenHistory(dir)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -25,11 +25,7 @@ func Write(tx *bolt.Tx, entries []Entry, p Policy, now time.Time) error {
 	if !p.On() && tx.Bucket(rootBucket) == nil {
 		return nil
 	}
-	root, err := tx.CreateBucketIfNotExists(rootBucket)
-	if err != nil {
-		return err
-	}
-	b, err := openBuckets(root)
+	b, err := openBuckets(tx)
 	if err != nil {
 		return err
 	}
@@ -51,7 +47,12 @@ type buckets struct {
 	records, objects, after, before, types, meta *bolt.Bucket
 }
 
-func openBuckets(root *bolt.Bucket) (*buckets, error) {
+// openBuckets opens the history's buckets for writing, creating them.
+func openBuckets(tx *bolt.Tx) (*buckets, error) {
+	root, err := tx.CreateBucketIfNotExists(rootBucket)
+	if err != nil {
+		return nil, err
+	}
 	var b buckets
 	for _, x := range []struct {
 		into **bolt.Bucket
@@ -174,11 +175,7 @@ func (b *buckets) setCounters(seq uint64, size int64) error {
 // WriteTypes keeps the names of the types watched, so that a type whose
 // objects never changed is still found by name.
 func WriteTypes(tx *bolt.Tx, types []discovery.Resource) error {
-	root, err := tx.CreateBucketIfNotExists(rootBucket)
-	if err != nil {
-		return err
-	}
-	b, err := openBuckets(root)
+	b, err := openBuckets(tx)
 	if err != nil {
 		return err
 	}
