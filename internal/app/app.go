@@ -11,12 +11,14 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 
 	"github.com/kubediff/kubediff/pkg/config"
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/historyapi"
 	"github.com/kubediff/kubediff/pkg/leader"
 	"github.com/kubediff/kubediff/pkg/listkeys"
 	"github.com/kubediff/kubediff/pkg/metrics"
@@ -143,7 +145,11 @@ func (p *program) run(ctx context.Context) error {
 		}
 		return nil
 	}
-	stopHTTP, err := serveHTTP(p.cfg.HTTPAddress, p.metrics, ready, historyRoutes(p.state, p.clients, p.log), p.log)
+	health := &typeHealth{watcher: p.watcher}
+	health.plan.Store(&p.plan)
+	access := historyapi.NewAccess(p.clients.Kube, p.log)
+	routes := []func(*http.ServeMux){health.routes(access), historyRoutes(p.state, access)}
+	stopHTTP, err := serveHTTP(p.cfg.HTTPAddress, p.metrics, ready, allRoutes(routes), p.log)
 	if err != nil {
 		return err
 	}
@@ -157,7 +163,7 @@ func (p *program) run(ctx context.Context) error {
 	}
 	background.Go(func() { p.pipeline.Run(ctx) })
 	keepTypeNames(p.state, p.plan, p.log)
-	targets := &targetSync{watcher: p.watcher, listKeys: p.listKeys, metrics: p.metrics, log: p.log, warned: map[string]bool{}}
+	targets := &targetSync{watcher: p.watcher, listKeys: p.listKeys, metrics: p.metrics, health: health, log: p.log, warned: map[string]bool{}}
 	targets.start(ctx, p.plan, func() { synced.Store(true) })
 	background.Go(func() { targets.follow(ctx, p.planner, p.clients, p.cfg.RediscoveryInterval) })
 	if p.elector != nil {

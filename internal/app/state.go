@@ -85,14 +85,25 @@ func stateHolds(st *state.Store) pipeline.StateHolds {
 
 // historyRoutes serves the history API (pkg/historyapi) and its
 // timeline page (pkg/historyui) with a state dir.
-func historyRoutes(st *state.Store, c *Clients, log *slog.Logger) func(*http.ServeMux) {
+func historyRoutes(st *state.Store, access *historyapi.Access) func(*http.ServeMux) {
 	if st == nil {
 		return nil
 	}
-	api := historyapi.NewHandler(st.History(), historyapi.NewAccess(c.Kube, log))
+	api := historyapi.NewHandler(st.History(), access)
 	return func(mux *http.ServeMux) {
 		api.Register(mux)
 		historyui.Register(mux)
+	}
+}
+
+// allRoutes registers each of routes (nil ones skipped).
+func allRoutes(routes []func(*http.ServeMux)) func(*http.ServeMux) {
+	return func(mux *http.ServeMux) {
+		for _, r := range routes {
+			if r != nil {
+				r(mux)
+			}
+		}
 	}
 }
 

@@ -44,6 +44,7 @@ type targetSync struct {
 	// changed which of its lists are keyed.
 	listKeys *listkeys.Source
 	metrics  *metrics.Metrics
+	health   *typeHealth // keeps the latest plan for the types endpoint
 	log      *slog.Logger
 	warned   map[string]bool // forbidden types already warned about
 	// unavailable are the API groups that failed discovery last time.
@@ -79,6 +80,9 @@ func (s *targetSync) follow(ctx context.Context, planner *discovery.Planner, c *
 }
 
 func (s *targetSync) apply(ctx context.Context, plan discovery.Plan) {
+	if s.health != nil {
+		s.health.plan.Store(&plan)
+	}
 	s.reportForbidden(plan.Statuses)
 	s.reportUnavailable(plan.Unavailable)
 	s.watcher.Sync(ctx, keepUnavailable(plan, s.watcher.Targets()))

@@ -98,6 +98,12 @@ func (r *Remote) Resolve(ctx context.Context, name string) ([]discovery.Resource
 	return types, nil
 }
 
+// GetJSON reads the JSON answer of another of the running kubediff's
+// endpoints (/api/v1/types) into out.
+func (r *Remote) GetJSON(ctx context.Context, path string, out any) error {
+	return r.get(ctx, path, nil, func(body io.Reader) error { return json.NewDecoder(body).Decode(out) })
+}
+
 func (r *Remote) get(ctx context.Context, path string, v url.Values, read func(io.Reader) error) error {
 	u := r.base.JoinPath(path)
 	u.RawQuery = v.Encode()

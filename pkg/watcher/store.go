@@ -44,6 +44,9 @@ type store struct {
 	// in; listed is told of every list that did.
 	health *targetHealth
 	listed func()
+	// lastEvent is when the target last saw a change (Unix nanoseconds;
+	// 0: none yet), for its health (States).
+	lastEvent atomic.Int64
 }
 
 var _ cache.ReflectorStore = (*store)(nil)
@@ -71,6 +74,7 @@ func (s *store) put(obj any) error {
 	old := s.objects[key]
 	s.objects[key] = c
 	s.mu.Unlock()
+	s.lastEvent.Store(time.Now().UnixNano())
 	if s.synced.Load() {
 		s.report(key, old, c, false)
 	}
@@ -92,6 +96,7 @@ func (s *store) Delete(obj any) error {
 	s.mu.Lock()
 	delete(s.objects, key)
 	s.mu.Unlock()
+	s.lastEvent.Store(time.Now().UnixNano())
 	if s.synced.Load() {
 		s.emit(Deleted, c, nil, false, s.persist.ref(key))
 	}

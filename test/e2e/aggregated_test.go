@@ -49,6 +49,10 @@ func TestDownAggregatedAPIIsOneLine(t *testing.T) {
 	if n := strings.Count(w.stderr.String(), group); n != 1 {
 		t.Errorf("the down group is named %d times over 5 rediscoveries, want once:\n%s", n, w.stderr.String())
 	}
+	// `kubediff resources` has a row for the group that does not answer.
+	if out, code := cliOutput(t, "resources", "--kubeconfig", env.Kubeconfig); code != 0 || !hasLine(out, group, "unavailable") {
+		t.Errorf("resources (exit %d) has no unavailable row for %s:\n%s", code, group, out)
+	}
 	if err := apiServices.Delete(bg, svc.GetName(), metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}

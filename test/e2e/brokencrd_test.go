@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -55,6 +56,7 @@ func TestBrokenConversionWebhookHoldsNothingBack(t *testing.T) {
 	if code, body := get(t, metricsURL); code != 200 || !strings.Contains(body, `kubediff_type_failing{namespace="`+ns+`",resource="gadgets.`+group+`"} 1`) {
 		t.Errorf("/metrics does not name the broken type:\n%s", grepLines(body, "kubediff_type"))
 	}
+	checkTypeStates(t, httpAddress(t, w), map[string]string{"gadgets": "retrying", "configmaps": "synced"})
 	if _, err := gadgetsV1.Create(bg, gadget("while-broken"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -129,4 +131,44 @@ func grepLines(text, part string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// checkTypeStates asks the running kubediff at server, as `kubediff
+// resources --server` does with a user's token, how each type's watches
+// are doing, and checks the states want names (by resource), with the
+// broken ones' errors and the healthy ones' objects.
+func checkTypeStates(t *testing.T, server string, want map[string]string) {
+	t.Helper()
+	kc := tokenKubeconfig(t, newNamespace(t), "operator", "default")
+	out, code := cliOutput(t, "resources", "--server", server, "--kubeconfig", kc, "-o", "json")
+	if code != 0 {
+		t.Fatalf("resources --server: exit %d: %s", code, out)
+	}
+	var rows []struct {
+		Resource, Status, State, Reason string
+		Objects                         int
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, r := range rows {
+		state, ok := want[r.Resource]
+		if !ok {
+			continue
+		}
+		delete(want, r.Resource)
+		switch {
+		case r.State != state:
+			t.Errorf("%s: state %q, want %q (%+v)", r.Resource, r.State, state, r)
+		case state == "retrying" && r.Reason == "":
+			t.Errorf("%s: retrying without the error: %+v", r.Resource, r)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no rows for %v in:\n%s", want, out)
+	}
+	table, _ := cliOutput(t, "resources", "--server", server, "--kubeconfig", kc)
+	if !strings.Contains(table, "LAST CHANGE") || !strings.Contains(table, "retrying") {
+		t.Errorf("resources --server table:\n%s", table)
+	}
 }
