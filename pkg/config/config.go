@@ -186,6 +186,7 @@ type DefaultRules struct {
 	WorkloadStatus     bool `mapstructure:"workloadStatus"`
 	ConditionDetails   bool `mapstructure:"conditionDetails"`
 	Endpoints          bool `mapstructure:"endpoints"`
+	CRDLifecycle       bool `mapstructure:"crdLifecycle"`
 	// Events leaves Event objects unwatched unless resources names them.
 	Events bool `mapstructure:"events"`
 }
@@ -227,7 +228,7 @@ func (d DefaultRules) switches() []ruleSwitch {
 	return []ruleSwitch{
 		{"bookkeeping", d.Bookkeeping}, {"statusTimestamps", d.StatusTimestamps}, {"leaseRenewals", d.LeaseRenewals},
 		{"deploymentRevision", d.DeploymentRevision}, {"podLifecycle", d.PodLifecycle}, {"workloadStatus", d.WorkloadStatus},
-		{"conditionDetails", d.ConditionDetails}, {"endpoints", d.Endpoints},
+		{"conditionDetails", d.ConditionDetails}, {"crdLifecycle", d.CRDLifecycle}, {"endpoints", d.Endpoints},
 	}
 }
 
@@ -265,7 +266,7 @@ func Default() Config {
 		Fold:   true,
 		Diff: DiffConfig{
 			Defaults: DefaultRules{Bookkeeping: true, LeaseRenewals: true, DeploymentRevision: true, StatusTimestamps: true,
-				PodLifecycle: true, WorkloadStatus: true, ConditionDetails: true, Endpoints: true, Events: true},
+				PodLifecycle: true, WorkloadStatus: true, ConditionDetails: true, CRDLifecycle: true, Endpoints: true, Events: true},
 			Redact: RedactConfig{Keys: slices.Clone(DefaultRedactKeys)},
 			Style:  StyleCompact,
 		},

@@ -119,3 +119,65 @@ func conditionType(obj map[string]any, i string) string {
 	t, _ := c["type"].(string)
 	return t
 }
+
+// crdNews keeps what a person would want to know of a
+// CustomResourceDefinition beyond its spec: a condition going wrong. The
+// API server's own steps after an install (names accepted, established,
+// stored versions, accepted names mirroring spec.names) and the marks of
+// a deletion (the deletion record follows) are not news: installing or
+// removing a CRD is one record, as applying it was one act.
+func crdNews(u *updateView, fc record.FieldChange) bool {
+	segs := segments(fc)
+	switch {
+	case len(segs) >= 2 && segs[0] == "metadata" && (segs[1] == "deletionTimestamp" || segs[1] == "finalizers"):
+		return false
+	case len(segs) < 2 || segs[0] != "status":
+		return true
+	case segs[1] == "acceptedNames" || segs[1] == "storedVersions":
+		return false
+	case segs[1] != "conditions":
+		return true
+	case len(segs) == 2: // the conditions list as a whole
+		list, _ := fc.To.([]any)
+		return fc.Op == record.OpRemove || slices.ContainsFunc(list, func(c any) bool { return !quietCRDCondition(c) })
+	case len(segs) == 3: // one condition added or removed
+		if fc.Op == record.OpRemove {
+			return !quietCRDCondition(fc.From)
+		}
+		return !quietCRDCondition(fc.To)
+	}
+	// A field of a condition: quiet while the condition is a healthy step.
+	status, _ := child(u.new["status"], "conditions").([]any)
+	var c any
+	if i := indexOf(segs[2]); i >= 0 && i < len(status) {
+		c = status[i]
+	}
+	return !quietCRDCondition(c)
+}
+
+// quietCRDCondition says whether a CRD's condition is one of the API
+// server's healthy steps (names accepted, installing, established) or the
+// deletion under way.
+func quietCRDCondition(c any) bool {
+	m, _ := c.(map[string]any)
+	switch m["type"] {
+	case "NamesAccepted":
+		return m["status"] == "True"
+	case "Established": // or on its way: "Installing" until the names are served
+		return m["status"] == "True" || m["reason"] == "Installing"
+	case "Terminating":
+		return true
+	}
+	return false
+}
+
+func indexOf(seg string) int {
+	n := 0
+	for _, r := range seg {
+		if r < '0' || r > '9' {
+			return -1
+		}
+		n = n*10 + int(r-'0')
+	}
+	return n
+}

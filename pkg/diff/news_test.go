@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/record"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
@@ -87,5 +88,32 @@ func TestWhatIsNews(t *testing.T) {
 	all, _ := New(Options{Now: fixedNow})
 	if _, ok := all.Diff(watcher.Event{Type: watcher.Updated, Resource: pods, Old: obj(t, podJSON("", "", `{"phase":"Pending"}`)), New: obj(t, podJSON("", "", ready))}); !ok {
 		t.Fatal("with the default rules off, a Pod starting up must be reported")
+	}
+}
+
+// A CRD's installing steps and deletion marks are quiet; its spec and a
+// condition going wrong are news.
+func TestCRDNews(t *testing.T) {
+	established := func(status, reason string) map[string]any {
+		return map[string]any{"type": "Established", "status": status, "reason": reason}
+	}
+	newObj := map[string]any{"status": map[string]any{"conditions": []any{established("False", "Conflict")}}}
+	u := &updateView{new: newObj}
+	for _, tc := range []struct {
+		fc   record.FieldChange
+		news bool
+	}{
+		{record.FieldChange{Op: record.OpReplace, Path: "/status/conditions", To: []any{established("False", "Installing")}}, false},
+		{record.FieldChange{Op: record.OpReplace, Path: "/status/conditions", To: []any{established("True", "InitialNamesAccepted")}}, false},
+		{record.FieldChange{Op: record.OpAdd, Path: "/status/acceptedNames", To: map[string]any{"kind": "Widget"}}, false},
+		{record.FieldChange{Op: record.OpAdd, Path: "/metadata/deletionTimestamp", To: "2026-11-23T14:00:00Z"}, false},
+		{record.FieldChange{Op: record.OpAdd, Path: "/status/conditions/1", To: map[string]any{"type": "Terminating", "status": "True"}}, false},
+		{record.FieldChange{Op: record.OpReplace, Path: "/status/conditions/0/status", From: "True", To: "False"}, true},
+		{record.FieldChange{Op: record.OpReplace, Path: "/spec/versions/0/served", From: true, To: false}, true},
+		{record.FieldChange{Op: record.OpReplace, Path: "/status/conditions", To: []any{established("False", "Conflict")}}, true},
+	} {
+		if got := crdNews(u, tc.fc); got != tc.news {
+			t.Errorf("%s %s → %v: news %v, want %v", tc.fc.Op, tc.fc.Path, tc.fc.To, got, tc.news)
+		}
 	}
 }

@@ -78,6 +78,10 @@ var DefaultRules = []DefaultRule{
 	{Name: "conditionDetails", Types: "every type",
 		Hides: "a status condition's reason, message and times when its status did not change (a condition whose status changes shows with them)",
 		news:  conditionNews},
+	{Name: "crdLifecycle", Types: "customresourcedefinitions.apiextensions.k8s.io",
+		Hides: "the API server's steps after a CRD is applied (names accepted, established, stored versions, accepted names) and a deletion's marks; " +
+			"spec changes and a condition that goes wrong still show",
+		resources: []string{"customresourcedefinitions.apiextensions.k8s.io"}, news: crdNews},
 	{Name: "endpoints", Types: "endpointslices.discovery.k8s.io, endpoints",
 		Hides:     "the endpoints, ports and last-change-trigger-time annotation, which follow their Pods (slices created or deleted still show)",
 		resources: []string{"endpointslices.discovery.k8s.io", "endpoints"}, news: endpointsNews,
