@@ -49,6 +49,8 @@ type targetSync struct {
 	warned   map[string]bool // forbidden types already warned about
 	// unavailable are the API groups that failed discovery last time.
 	unavailable map[schema.GroupVersion]bool
+	// waiting are the named types waited for last time (plan.Waiting).
+	waiting []string
 }
 
 // start watches plan's targets and returns once their caches have synced
@@ -85,6 +87,7 @@ func (s *targetSync) apply(ctx context.Context, plan discovery.Plan) {
 	}
 	s.reportForbidden(plan.Statuses)
 	s.reportUnavailable(plan.Unavailable)
+	s.reportWaiting(plan.Waiting)
 	s.watcher.Sync(ctx, keepUnavailable(plan, s.watcher.Targets()))
 	s.metrics.WatchesRunning.Set(float64(s.watcher.Progress().Watches))
 	s.metrics.LastSync.SetToCurrentTime()
@@ -245,4 +248,16 @@ func tuneRuntimeForSync() (steady func(allSynced bool)) {
 		// so that resident memory reflects what kubediff keeps.
 		debug.FreeOSMemory()
 	}
+}
+
+// reportWaiting says once when named types are waited for (their API
+// groups unavailable), and once when they are all found.
+func (s *targetSync) reportWaiting(waiting []string) {
+	switch {
+	case len(waiting) > 0 && !slices.Equal(waiting, s.waiting):
+		s.log.Warn("types named in resources are not served now, while API groups are unavailable: waiting for them (a misspelt name waits too)", "resources", waiting)
+	case len(waiting) == 0 && len(s.waiting) > 0:
+		s.log.Info("types waited for are served again: watching them", "resources", s.waiting)
+	}
+	s.waiting = waiting
 }

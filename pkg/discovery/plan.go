@@ -81,6 +81,10 @@ type Plan struct {
 	// Unavailable group/versions failed discovery: keep watching what was
 	// watched of them rather than stop and lose changes.
 	Unavailable []schema.GroupVersion
+	// Waiting are names in resources that match no type now, while API
+	// groups are unavailable that may serve them (pods.metrics.k8s.io
+	// while metrics-server is down): waited for, not refused.
+	Waiting []string
 }
 
 // Planner decides, from discovery, config and access, what to watch.
@@ -123,9 +127,13 @@ func (p *Planner) Plan(ctx context.Context) (Plan, error) {
 	for _, o := range p.Objects {
 		include = append(slices.Clip(include), o.Resource)
 	}
+	include, plan.Waiting = waitForUnavailable(catalog, include)
 	selected, err := Select(catalog.Watchable, include, p.Exclude)
 	if err != nil {
 		return Plan{}, err
+	}
+	if len(include) == 0 && len(plan.Waiting) > 0 {
+		selected = nil // only waited-for names: nothing yet, not everything
 	}
 	var candidates []Target
 	for _, r := range catalog.Watchable {
@@ -293,4 +301,34 @@ func joinSelectors(a, b string) string {
 		return a
 	}
 	return a + "," + b
+}
+
+// waitForUnavailable takes out of include the names that match no type
+// now but may belong to an unavailable API group: the group's own
+// ("pods.metrics.k8s.io" while metrics.k8s.io is down), or any unqualified
+// name while some group is down. A Deployment configured for them then
+// waits for its API instead of exiting (and crash-looping).
+func waitForUnavailable(catalog Catalog, include []string) (kept, waiting []string) {
+	if len(catalog.Unavailable) == 0 {
+		return include, nil
+	}
+	for _, n := range include {
+		known := slices.ContainsFunc(catalog.Watchable, func(r Resource) bool { return r.Matches(n) })
+		if known || !mayBeServedBy(n, catalog.Unavailable) {
+			kept = append(kept, n)
+			continue
+		}
+		waiting = append(waiting, n)
+	}
+	return kept, waiting
+}
+
+func mayBeServedBy(name string, groups []schema.GroupVersion) bool {
+	_, qualifier, qualified := strings.Cut(strings.ToLower(name), ".")
+	if !qualified {
+		return true
+	}
+	return slices.ContainsFunc(groups, func(gv schema.GroupVersion) bool {
+		return qualifier == gv.Group || strings.HasSuffix(qualifier, "."+gv.Group)
+	})
 }

@@ -49,6 +49,12 @@ func TestDownAggregatedAPIIsOneLine(t *testing.T) {
 	if n := strings.Count(w.stderr.String(), group); n != 1 {
 		t.Errorf("the down group is named %d times over 5 rediscoveries, want once:\n%s", n, w.stderr.String())
 	}
+	// A type of the down group named in resources is waited for, not a
+	// usage error (a Deployment so configured would crash-loop).
+	waiter := startWatch(t, "-n", ns, "--resources", "things."+group, "--rediscovery-interval", "1s")
+	eventually(t, "one line saying the named type is waited for", func() bool {
+		return hasLine(waiter.stderr.String(), "waiting for them", "things."+group)
+	})
 	// `kubediff resources` has a row for the group that does not answer.
 	if out, code := cliOutput(t, "resources", "--kubeconfig", env.Kubeconfig); code != 0 || !hasLine(out, group, "unavailable") {
 		t.Errorf("resources (exit %d) has no unavailable row for %s:\n%s", code, group, out)
