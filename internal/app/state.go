@@ -12,6 +12,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/historyapi"
+	"github.com/kubediff/kubediff/pkg/historymcp"
 	"github.com/kubediff/kubediff/pkg/historyui"
 	"github.com/kubediff/kubediff/pkg/pipeline"
 	"github.com/kubediff/kubediff/pkg/state"
@@ -83,8 +84,9 @@ func stateHolds(st *state.Store) pipeline.StateHolds {
 	return st
 }
 
-// historyRoutes serves the history API (pkg/historyapi) and its
-// timeline page (pkg/historyui) with a state dir.
+// historyRoutes serves, with a state dir, the history API
+// (pkg/historyapi), its timeline page (pkg/historyui) and MCP for
+// assistants (pkg/historymcp).
 func historyRoutes(st *state.Store, access *historyapi.Access) func(*http.ServeMux) {
 	if st == nil {
 		return nil
@@ -93,6 +95,7 @@ func historyRoutes(st *state.Store, access *historyapi.Access) func(*http.ServeM
 	return func(mux *http.ServeMux) {
 		api.Register(mux)
 		historyui.Register(mux)
+		historymcp.Register(mux, st.History(), access, Version)
 	}
 }
 

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // TestMCPAnswersAnAssistant: the MCP SDK's own client starts `kubediff
@@ -42,6 +44,20 @@ func TestMCPAnswersAnAssistant(t *testing.T) {
 	stranger := mcpSession(t, "--server", server, "--kubeconfig", outsider)
 	if got := listChanges(t, stranger, ns); len(got) != 0 {
 		t.Errorf("a user of another namespace sees %d changes: %v", len(got), got)
+	}
+
+	// The same tools over streamable HTTP on kubediff's own address, with
+	// the caller's token; without one, no session.
+	checkMCPTools(t, mcpHTTPSession(t, server, tokenOf(t, assistant)), ns, moments)
+	if got := listChanges(t, mcpHTTPSession(t, server, tokenOf(t, outsider)), ns); len(got) != 0 {
+		t.Errorf("over HTTP, a user of another namespace sees %d changes", len(got))
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "kubediff-e2e", Version: "v0"}, nil)
+	if s, err := client.Connect(bg, &mcp.StreamableClientTransport{Endpoint: server + "/mcp", DisableStandaloneSSE: true, MaxRetries: -1}, nil); err == nil {
+		if _, err := s.ListTools(bg, nil); err == nil {
+			t.Error("MCP over HTTP answered a caller without a token")
+		}
+		_ = s.Close()
 	}
 
 	stopWith(t, w, syscall.SIGTERM)
@@ -171,4 +187,44 @@ func checkMCPTools(t *testing.T, s *mcp.ClientSession, ns string, moments []stri
 	if !slices.ContainsFunc(types.Types, func(x struct{ Name string }) bool { return x.Name == "configmaps" }) {
 		t.Errorf("watched_types: %+v", types.Types)
 	}
+}
+
+// mcpHTTPSession connects the SDK's client to kubediff's /mcp with token.
+func mcpHTTPSession(t *testing.T, server, token string) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "kubediff-e2e", Version: "v0"}, nil)
+	httpClient := &http.Client{Transport: bearerTransport{token: token, next: http.DefaultTransport}}
+	session, err := client.Connect(bg, &mcp.StreamableClientTransport{Endpoint: server + "/mcp", HTTPClient: httpClient, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatalf("connect over HTTP: %v", err)
+	}
+	t.Cleanup(func() { _ = session.Close() })
+	return session
+}
+
+type bearerTransport struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// tokenOf reads the bearer token of a kubeconfig tokenKubeconfig wrote.
+func tokenOf(t *testing.T, kubeconfig string) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ai := range cfg.AuthInfos {
+		if ai.Token != "" {
+			return ai.Token
+		}
+	}
+	t.Fatalf("no token in %s", kubeconfig)
+	return ""
 }

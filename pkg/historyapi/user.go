@@ -1,0 +1,56 @@
+package historyapi
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"time"
+
+	authnv1 "k8s.io/api/authentication/v1"
+
+	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/history"
+)
+
+// ErrForbidden says the caller's RBAC does not let them list the type
+// there.
+var ErrForbidden = errors.New("your Kubernetes RBAC does not let you list that type there")
+
+// UserSource is a history as one caller may see it: only what their
+// Kubernetes RBAC lets them list (the MCP server on kubediff's HTTP
+// address answers through it).
+type UserSource struct {
+	Reader *history.Reader
+	Access *Access
+	User   *authnv1.UserInfo
+}
+
+// Records implements Source.
+func (u UserSource) Records(ctx context.Context, q history.Query) (history.Page, error) {
+	var reviewErr error
+	q.Allowed = func(group, resource, namespace string) bool {
+		ok, err := u.Access.MayList(ctx, u.User, group, resource, namespace)
+		reviewErr = cmp.Or(reviewErr, err)
+		return ok
+	}
+	page, err := u.Reader.Records(q)
+	return page, cmp.Or(reviewErr, err)
+}
+
+// At implements Source.
+func (u UserSource) At(ctx context.Context, id history.ObjectID, t time.Time) ([]byte, error) {
+	group, resource, namespace, _ := id.Parts()
+	ok, err := u.Access.MayList(ctx, u.User, group, resource, namespace)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return nil, ErrForbidden
+	}
+	return u.Reader.At(id, t)
+}
+
+// Resolve implements Source.
+func (u UserSource) Resolve(_ context.Context, name string) ([]discovery.Resource, error) {
+	return u.Reader.Resolve(name)
+}

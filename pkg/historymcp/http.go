@@ -1,0 +1,31 @@
+package historymcp
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	authnv1 "k8s.io/api/authentication/v1"
+
+	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/historyapi"
+)
+
+// Path is where kubediff's HTTP address serves MCP (streamable HTTP).
+const Path = "/mcp"
+
+type userKey struct{}
+
+// Register serves MCP at Path on mux to callers access lets in, each
+// answered from reader as their RBAC allows. It is stateless: each request
+// is authenticated and answered by a server bound to its own caller, so a
+// session never carries one caller's view to another's request.
+func Register(mux *http.ServeMux, reader *history.Reader, access *historyapi.Access, version string) {
+	handler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		user, _ := r.Context().Value(userKey{}).(*authnv1.UserInfo)
+		return NewServer(Options{Source: historyapi.UserSource{Reader: reader, Access: access, User: user}, Version: version})
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	mux.Handle(Path, access.Require(func(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) {
+		handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
+	}))
+}
