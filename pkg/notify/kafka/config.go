@@ -15,7 +15,7 @@ import (
 
 // Type is the Kafka sink type: type: kafka in a sinks entry.
 var Type = notify.SinkType{Name: "kafka", NewConfig: func() notify.SinkConfig {
-	return &Config{Compression: CompressionLZ4, Timeout: defaultTimeout}
+	return &Config{Compression: CompressionLZ4, Timeout: defaultTimeout, Format: FormatRecord, Source: "kubediff"}
 }}
 
 // defaultTimeout bounds one produce unless the config says otherwise.
@@ -51,7 +51,17 @@ type Config struct {
 	Timeout     time.Duration `mapstructure:"timeout"`
 	TLS         TLSConfig     `mapstructure:"tls"`
 	SASL        SASLConfig    `mapstructure:"sasl"`
+	// Format is record (default) or cloudevents; Source is the events'
+	// source attribute (default kubediff).
+	Format string `mapstructure:"format"`
+	Source string `mapstructure:"source"`
 }
+
+// Formats of a record's value.
+const (
+	FormatRecord      = "record"
+	FormatCloudEvents = "cloudevents"
+)
 
 // TLSConfig is the tls key. TLS is on when enabled is true or any other
 // key is set; without caFile the system's roots verify the brokers.
@@ -98,6 +108,9 @@ func (c *Config) Validate() error {
 	if !slices.Contains(compressions, c.Compression) {
 		errs = append(errs, fmt.Errorf("compression: %q is not one of %s", c.Compression, strings.Join(compressions, ", ")))
 	}
+	if c.Format != FormatRecord && c.Format != FormatCloudEvents {
+		errs = append(errs, fmt.Errorf("format: %q is not one of %s, %s", c.Format, FormatRecord, FormatCloudEvents))
+	}
 	if c.Timeout < time.Second { // franz-go's least delivery timeout
 		errs = append(errs, fmt.Errorf("timeout: %s is less than 1s", c.Timeout))
 	}
@@ -133,7 +146,7 @@ func (s SASLConfig) validate() []error {
 // Build implements notify.SinkConfig. It reads the files the config
 // names but connects to no broker: the first record does.
 func (c *Config) Build(log *slog.Logger) (notify.Notifier, error) {
-	opts := Options{Topic: c.Topic, Compression: c.Compression, Timeout: c.Timeout, Log: log}
+	opts := Options{Topic: c.Topic, Compression: c.Compression, Timeout: c.Timeout, Format: c.Format, Source: c.Source, Log: log}
 	for _, b := range c.Brokers {
 		opts.Brokers = append(opts.Brokers, notify.ExpandEnv(b))
 	}

@@ -48,6 +48,10 @@ type Options struct {
 	TLS *tls.Config
 	// SASL, when set, authenticates to the brokers.
 	SASL *SASL
+	// Format is record (the default: the record's JSON as the value) or
+	// cloudevents (a CloudEvents 1.0 structured-mode envelope, with
+	// Source as its source and a content-type header).
+	Format, Source string
 	// Log receives the client's log at debug level; nil discards it.
 	Log *slog.Logger
 }
@@ -64,6 +68,8 @@ type Sink struct {
 	timeout time.Duration
 	where   string // "kafka <brokers> topic <topic>", for errors
 	sasl    bool
+	format  string // FormatRecord or FormatCloudEvents
+	source  string // the events' source, for cloudevents
 }
 
 // New returns a Kafka sink, or an error naming what is wrong with opts.
@@ -71,6 +77,9 @@ type Sink struct {
 func New(opts Options) (*Sink, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = defaultTimeout
+	}
+	if opts.Source == "" {
+		opts.Source = "kubediff"
 	}
 	for i, b := range opts.Brokers {
 		// Never quoted: an address mistyped with credentials in it must
@@ -123,7 +132,7 @@ func New(opts Options) (*Sink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	return &Sink{client: client, clog: clog, timeout: opts.Timeout, sasl: opts.SASL != nil,
+	return &Sink{client: client, clog: clog, timeout: opts.Timeout, sasl: opts.SASL != nil, format: opts.Format, source: opts.Source,
 		where: fmt.Sprintf("kafka %s topic %s", strings.Join(opts.Brokers, ","), opts.Topic)}, nil
 }
 
@@ -171,7 +180,7 @@ func (s *Sink) Notify(ctx context.Context, c record.Change) error {
 func (s *Sink) NotifyBatch(ctx context.Context, cs []record.Change) error {
 	recs := make([]*kgo.Record, 0, len(cs))
 	for _, c := range cs {
-		r, err := kafkaRecord(c)
+		r, err := kafkaRecord(c, s.format, s.source)
 		if err != nil {
 			return err
 		}
@@ -203,9 +212,15 @@ func (s *Sink) Close() error {
 	return nil
 }
 
-// kafkaRecord is c as Kafka has it.
-func kafkaRecord(c record.Change) (*kgo.Record, error) {
-	value, err := json.Marshal(c)
+// kafkaRecord is c as Kafka has it, in the sink's format.
+func kafkaRecord(c record.Change, format, source string) (*kgo.Record, error) {
+	var v any = c
+	headers := []kgo.RecordHeader{{Key: IDHeader, Value: []byte(c.ID)}}
+	if format == FormatCloudEvents {
+		v = record.NewCloudEvent(c, source)
+		headers = append(headers, kgo.RecordHeader{Key: "content-type", Value: []byte(record.CloudEventContentType)})
+	}
+	value, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("encode record: %w", err)
 	}
@@ -220,7 +235,7 @@ func kafkaRecord(c record.Change) (*kgo.Record, error) {
 	return &kgo.Record{
 		Key:     []byte(key),
 		Value:   value,
-		Headers: []kgo.RecordHeader{{Key: IDHeader, Value: []byte(c.ID)}},
+		Headers: headers,
 	}, nil
 }
 

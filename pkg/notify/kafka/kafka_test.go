@@ -182,6 +182,29 @@ func TestRecordsDeliveredWithKeyHeaderAndValue(t *testing.T) {
 	}
 }
 
+// With format: cloudevents, each value is a CloudEvents 1.0 envelope
+// around the record, said so in a header; key and id header as ever.
+func TestCloudEventsFormat(t *testing.T) {
+	c := newCluster(t)
+	sink := buildSink(t, c, func(cfg *kafka.Config) { cfg.Format, cfg.Source = "cloudevents", "kubediff/prod" })
+	want := changes(0, 6)
+	notifytest.Deliver(t, sink, want, fast, nil)
+	got := consume(t, c, 6)
+	for _, r := range got {
+		var ev record.CloudEvent
+		if err := json.Unmarshal(r.Value, &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.SpecVersion != "1.0" || ev.ID != header(r, kafka.IDHeader) || ev.Source != "kubediff/prod" ||
+			ev.Type != "io.kubediff.object.updated" || ev.Data.UID != string(r.Key) || ev.Subject != "ConfigMap/ns/"+ev.Data.Name {
+			t.Errorf("event %s (key %s)", r.Value, r.Key)
+		}
+		if ct := header(r, "content-type"); ct != "application/cloudevents+json" {
+			t.Errorf("content-type header %q", ct)
+		}
+	}
+}
+
 func mustAtoi(t *testing.T, s string) int {
 	t.Helper()
 	var n int

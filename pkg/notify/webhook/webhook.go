@@ -215,40 +215,12 @@ func (s *Sink) encode(c record.Change) ([]byte, string, error) {
 	var v any = c
 	contentType := "application/json"
 	if s.opts.Format == FormatCloudEvents {
-		v = cloudEvent(c, s.opts.Source)
-		contentType = "application/cloudevents+json"
+		v = record.NewCloudEvent(c, s.opts.Source)
+		contentType = record.CloudEventContentType
 	}
 	body, err := json.Marshal(v)
 	if err != nil {
 		return nil, "", fmt.Errorf("encode record: %w", err)
 	}
 	return body, contentType, nil
-}
-
-// event is a CloudEvents 1.0 structured-mode JSON envelope.
-type event struct {
-	SpecVersion     string        `json:"specversion"`
-	ID              string        `json:"id"`
-	Source          string        `json:"source"`
-	Type            string        `json:"type"`
-	Subject         string        `json:"subject"`
-	Time            string        `json:"time"`
-	DataContentType string        `json:"datacontenttype"`
-	Data            record.Change `json:"data"`
-}
-
-func cloudEvent(c record.Change, source string) event {
-	subject := c.Kind + "/" + c.ObjectName()
-	return event{
-		SpecVersion: "1.0",
-		// The record's id names one write of one object, so a receiver
-		// can drop the duplicate of a retried delivery.
-		ID:              c.ID,
-		Source:          source,
-		Type:            "io.kubediff.object." + c.Type,
-		Subject:         subject,
-		Time:            c.Time.String(),
-		DataContentType: "application/json",
-		Data:            c,
-	}
 }
