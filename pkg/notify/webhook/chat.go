@@ -34,6 +34,9 @@ type Section struct {
 	// → 3", "+ field: value", "- field: old value"); a replaced
 	// multi-line string's line holds its hunks after a newline.
 	Lines []string
+	// Record is the record itself, for a body template's own layout
+	// (values redacted as in every record; escape them for the target).
+	Record record.Change
 }
 
 // Chat text limits kubediff sets itself, so that one field or one title
@@ -58,6 +61,7 @@ func recordSection(c record.Change) Section {
 	s := Section{
 		Title:  cut(visible.String(fmt.Sprintf("%s %s %s", c.Type, c.Kind, c.ObjectName())), maxTitle),
 		Detail: cut(visible.String(detail), maxChatDetail),
+		Record: c,
 	}
 	for _, fc := range record.CondenseConditions(c.Changes) {
 		s.Lines = append(s.Lines, changeLine(fc))

@@ -70,7 +70,7 @@ func (s *Sink) postSections(ctx context.Context, secs []Section, key string) err
 		if len(bodies) > 1 {
 			k = fmt.Sprintf("%s-%d", key, i+1)
 		}
-		if err := s.post(ctx, body, "application/json", k); err != nil {
+		if err := s.post(ctx, body, s.preset.contentType, k); err != nil {
 			return err
 		}
 	}

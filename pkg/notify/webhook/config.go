@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -27,11 +28,17 @@ type Config struct {
 	// Secret or SecretFile signs each body (HMAC-SHA256).
 	Secret     string `mapstructure:"secret"`
 	SecretFile string `mapstructure:"secretFile"`
-	// Format is record, cloudevents, or a chat preset: teams, discord,
-	// mattermost, googlechat.
+	// Format is record, cloudevents, template (Body or BodyFile), or a
+	// chat preset: teams, discord, mattermost, googlechat.
 	Format             string        `mapstructure:"format"`
 	Timeout            time.Duration `mapstructure:"timeout"`
 	InsecureSkipVerify bool          `mapstructure:"insecureSkipVerify"`
+	// Body or BodyFile is format template's Go template; ContentType its
+	// media type (application/json); MaxBytes the most a body may take.
+	Body        string `mapstructure:"body"`
+	BodyFile    string `mapstructure:"bodyFile"`
+	ContentType string `mapstructure:"contentType"`
+	MaxBytes    int    `mapstructure:"maxBytes"`
 }
 
 // Validate implements notify.SinkConfig.
@@ -45,6 +52,7 @@ func (c *Config) Validate() error {
 	if !slices.Contains(Formats, c.Format) {
 		errs = append(errs, fmt.Errorf("format: %q is not one of %s", c.Format, strings.Join(Formats, ", ")))
 	}
+	errs = append(errs, c.validateBody()...)
 	if c.Secret != "" && c.SecretFile != "" {
 		errs = append(errs, errors.New("set secret or secretFile, not both"))
 	}
@@ -67,11 +75,16 @@ func (c *Config) Build(log *slog.Logger) (notify.Notifier, error) {
 	if c.InsecureSkipVerify {
 		log.Warn("TLS verification is off for this webhook")
 	}
+	body, err := c.bodyText()
+	if err != nil {
+		return nil, err
+	}
 	opts := Options{
 		URL: notify.ExpandEnv(c.URL), Headers: headers, Secret: []byte(secret), Format: c.Format,
 		Timeout: c.Timeout, InsecureSkipVerify: c.InsecureSkipVerify,
+		Body: BodyTemplate{Text: body, ContentType: c.ContentType, MaxBytes: c.MaxBytes},
 	}
-	if _, chat := presetSpecs[c.Format]; chat {
+	if _, chat := presetSpecs[c.Format]; chat || c.Format == FormatTemplate {
 		sink, err := NewChat(opts)
 		if err != nil {
 			return nil, err // not a nil *Chat in a non-nil Notifier
@@ -83,4 +96,38 @@ func (c *Config) Build(log *slog.Logger) (notify.Notifier, error) {
 		return nil, err
 	}
 	return sink, nil
+}
+
+// validateBody checks format template's keys, and that no other format
+// was given them.
+func (c *Config) validateBody() []error {
+	set := c.Body != "" || c.BodyFile != "" || c.ContentType != "" || c.MaxBytes != 0
+	switch {
+	case c.Format != FormatTemplate && set:
+		return []error{fmt.Errorf("body, bodyFile, contentType and maxBytes are for format: template, not %q", c.Format)}
+	case c.Format != FormatTemplate:
+		return nil
+	case (c.Body == "") == (c.BodyFile == ""):
+		return []error{errors.New("format template: set body or bodyFile (a Go template of the request body)")}
+	case c.MaxBytes < 0:
+		return []error{fmt.Errorf("maxBytes: %d is negative", c.MaxBytes)}
+	}
+	if c.Body != "" {
+		if _, err := newTemplatePreset(BodyTemplate{Text: c.Body}); err != nil {
+			return []error{err}
+		}
+	}
+	return nil
+}
+
+// bodyText is the template, read from bodyFile when that is set.
+func (c *Config) bodyText() (string, error) {
+	if c.BodyFile == "" {
+		return c.Body, nil
+	}
+	b, err := os.ReadFile(c.BodyFile)
+	if err != nil {
+		return "", fmt.Errorf("bodyFile: %w", err)
+	}
+	return string(b), nil
 }

@@ -22,7 +22,7 @@ const (
 )
 
 // Formats lists every format value, for validation and messages.
-var Formats = []string{FormatRecord, FormatCloudEvents, FormatTeams, FormatDiscord, FormatMattermost, FormatGoogleChat}
+var Formats = []string{FormatRecord, FormatCloudEvents, FormatTemplate, FormatTeams, FormatDiscord, FormatMattermost, FormatGoogleChat}
 
 //go:embed presets/*.tmpl
 var presetFiles embed.FS
@@ -41,6 +41,8 @@ type preset struct {
 	// service's rate limit, so that a burst waits here rather than in
 	// 429 answers.
 	interval time.Duration
+	// contentType is the body's media type; a JSON one is checked.
+	contentType string
 }
 
 // presetSpecs are the services' limits: Teams ~28 KB a message, Discord
@@ -69,24 +71,12 @@ func newPreset(format string) (*preset, error) {
 		return nil, nil
 	}
 	t := template.New(spec.file).Option("missingkey=error")
-	t.Funcs(template.FuncMap{
-		"esc":  spec.escape.text,
-		"code": spec.escape.code,
-		"json": jsonString,
-		// lines splits a change's line from its hunks.
-		"lines": func(s string) []string { return strings.Split(s, "\n") },
-		// include renders a named template to a string, to be encoded.
-		"include": func(name string, data any) (string, error) {
-			var b strings.Builder
-			err := t.ExecuteTemplate(&b, name, data)
-			return b.String(), err
-		},
-	})
+	t.Funcs(templateFuncs(t, spec.escape))
 	if _, err := t.ParseFS(presetFiles, "presets/"+spec.file, "presets/markdown.tmpl"); err != nil {
 		return nil, fmt.Errorf("format %s: %w", format, err)
 	}
 	return &preset{service: spec.service, tmpl: t, limit: spec.limit, measure: spec.measure,
-		maxBatch: spec.maxBatch, interval: spec.interval}, nil
+		maxBatch: spec.maxBatch, interval: spec.interval, contentType: "application/json"}, nil
 }
 
 // jsonString is s as a JSON string literal, so that a template writes
@@ -103,6 +93,9 @@ func (p *preset) execute(v View) ([]byte, error) {
 	var out bytes.Buffer
 	if err := p.tmpl.Execute(&out, v); err != nil {
 		return nil, fmt.Errorf("render %s message: %w", p.service, err)
+	}
+	if !strings.Contains(p.contentType, "json") {
+		return out.Bytes(), nil
 	}
 	var body bytes.Buffer
 	if err := json.Compact(&body, out.Bytes()); err != nil {

@@ -361,6 +361,9 @@ func TestRetryAfterFromHeaderOrDiscordBody(t *testing.T) {
 func TestConfigAcceptsPresetsAndBuildsBatchingSinks(t *testing.T) {
 	for _, format := range Formats {
 		c := &Config{URL: "https://chat.example/hook", Format: format}
+		if format == FormatTemplate {
+			c.Body = `{"text": {{json (index .Sections 0).Title}}}`
+		}
 		if err := c.Validate(); err != nil {
 			t.Fatalf("format %s: %v", format, err)
 		}

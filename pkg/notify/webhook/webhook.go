@@ -53,6 +53,8 @@ type Options struct {
 	InsecureSkipVerify bool
 	// Source is the CloudEvents source attribute.
 	Source string
+	// Body is the template of format template.
+	Body BodyTemplate
 }
 
 // Sink posts records to one URL.
@@ -79,6 +81,9 @@ func New(opts Options) (*Sink, error) {
 		return nil, fmt.Errorf("format: %q is not one of %s", opts.Format, strings.Join(Formats, ", "))
 	}
 	p, err := newPreset(opts.Format)
+	if opts.Format == FormatTemplate {
+		p, err = newTemplatePreset(opts.Body)
+	}
 	if err != nil {
 		return nil, err
 	}
