@@ -148,7 +148,7 @@ func (p *program) run(ctx context.Context) error {
 	health := &typeHealth{watcher: p.watcher}
 	health.plan.Store(&p.plan)
 	access := historyapi.NewAccess(p.clients.Kube, p.log)
-	routes := []func(*http.ServeMux){health.routes(access), historyRoutes(p.state, access)}
+	routes := []func(*http.ServeMux){health.routes(access), historyRoutes(p.state, access, p.watcher)}
 	stopHTTP, err := serveHTTP(p.cfg.HTTPAddress, p.metrics, ready, allRoutes(routes), p.log)
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/historyui"
 	"github.com/kubediff/kubediff/pkg/pipeline"
 	"github.com/kubediff/kubediff/pkg/state"
+	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 // openState opens the state dir, or returns nil without one. It only
@@ -87,7 +88,7 @@ func stateHolds(st *state.Store) pipeline.StateHolds {
 // historyRoutes serves, with a state dir, the history API
 // (pkg/historyapi), its timeline page (pkg/historyui) and MCP for
 // assistants (pkg/historymcp).
-func historyRoutes(st *state.Store, access *historyapi.Access) func(*http.ServeMux) {
+func historyRoutes(st *state.Store, access *historyapi.Access, w *watcher.Watcher) func(*http.ServeMux) {
 	if st == nil {
 		return nil
 	}
@@ -95,7 +96,8 @@ func historyRoutes(st *state.Store, access *historyapi.Access) func(*http.ServeM
 	return func(mux *http.ServeMux) {
 		api.Register(mux)
 		historyui.Register(mux)
-		historymcp.Register(mux, st.History(), access, Version)
+		states := func(context.Context) ([]watcher.TargetState, error) { return w.States(), nil }
+		historymcp.Register(mux, st.History(), access, states, Version)
 	}
 }
 

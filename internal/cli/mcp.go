@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"context"
 	"io"
 	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/kubediff/kubediff/internal/app"
+	"github.com/kubediff/kubediff/pkg/historyapi"
 	"github.com/kubediff/kubediff/pkg/historymcp"
+	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 func newMCPCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -29,7 +33,11 @@ their Kubernetes RBAC lets them list.`,
 				return err
 			}
 			defer done()
-			server := historymcp.NewServer(historymcp.Options{Source: src, Version: version})
+			opts := historymcp.Options{Source: src, Version: version}
+			if remote, ok := src.(*historyapi.Remote); ok {
+				opts.Health = remoteHealth(remote)
+			}
+			server := historymcp.NewServer(opts)
 			return server.Run(cmd.Context(), stdioTransport(stdout))
 		},
 	}
@@ -49,3 +57,18 @@ func stdioTransport(stdout io.Writer) mcp.Transport {
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
+
+// remoteHealth asks a running kubediff how its watches are doing.
+func remoteHealth(remote *historyapi.Remote) func(context.Context) ([]watcher.TargetState, error) {
+	return func(ctx context.Context) ([]watcher.TargetState, error) {
+		var out struct{ Types []app.TypeRow }
+		if err := remote.GetJSON(ctx, app.TypesPath, &out); err != nil {
+			return nil, err
+		}
+		var states []watcher.TargetState
+		for _, row := range out.Types {
+			states = append(states, row.Watches...)
+		}
+		return states, nil
+	}
+}

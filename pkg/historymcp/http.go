@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/historyapi"
+	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 // Path is where kubediff's HTTP address serves MCP (streamable HTTP).
@@ -20,10 +21,10 @@ type userKey struct{}
 // answered from reader as their RBAC allows. It is stateless: each request
 // is authenticated and answered by a server bound to its own caller, so a
 // session never carries one caller's view to another's request.
-func Register(mux *http.ServeMux, reader *history.Reader, access *historyapi.Access, version string) {
+func Register(mux *http.ServeMux, reader *history.Reader, access *historyapi.Access, health func(context.Context) ([]watcher.TargetState, error), version string) {
 	handler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		user, _ := r.Context().Value(userKey{}).(*authnv1.UserInfo)
-		return NewServer(Options{Source: historyapi.UserSource{Reader: reader, Access: access, User: user}, Version: version})
+		return NewServer(Options{Source: historyapi.UserSource{Reader: reader, Access: access, User: user}, Health: health, Version: version})
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	mux.Handle(Path, access.Require(func(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) {
 		handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/historyapi"
+	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 type objectAtInput struct {
@@ -90,6 +91,8 @@ func momentError(in objectInput, when string, err error) error {
 
 type typesOutput struct {
 	Types []typeInfo `json:"types"`
+	// Health says whether the states below are a running kubediff's.
+	Health string `json:"health"`
 }
 
 type typeInfo struct {
@@ -97,6 +100,11 @@ type typeInfo struct {
 	Kind       string `json:"kind"`
 	Namespaced bool   `json:"namespaced"`
 	ShortNames string `json:"shortNames,omitempty"`
+	// State is synced, syncing or retrying (with Error), on a running
+	// kubediff; Objects how many it holds.
+	State   string `json:"state,omitempty" jsonschema:"synced, syncing, or retrying (the type cannot be listed now; see error)"`
+	Error   string `json:"error,omitempty"`
+	Objects int    `json:"objects,omitempty"`
 }
 
 func (t tools) watchedTypes(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, typesOutput, error) {
@@ -104,9 +112,42 @@ func (t tools) watchedTypes(ctx context.Context, _ *mcp.CallToolRequest, _ struc
 	if err != nil {
 		return nil, typesOutput{}, err
 	}
-	out := typesOutput{Types: []typeInfo{}}
+	states, health := t.states(ctx)
+	out := typesOutput{Types: []typeInfo{}, Health: health}
 	for _, r := range types {
-		out.Types = append(out.Types, typeInfo{Name: r.String(), Kind: r.Kind, Namespaced: r.Namespaced, ShortNames: strings.Join(r.ShortNames, ", ")})
+		info := typeInfo{Name: r.String(), Kind: r.Kind, Namespaced: r.Namespaced, ShortNames: strings.Join(r.ShortNames, ", ")}
+		for _, st := range states[r.String()] {
+			info.State, info.Objects = worse(info.State, st.State), info.Objects+st.Objects
+			if st.Error != "" {
+				info.Error = st.Error
+			}
+		}
+		out.Types = append(out.Types, info)
 	}
 	return nil, out, nil
+}
+
+// states are the running kubediff's watches by type, and a sentence
+// saying where they come from.
+func (t tools) states(ctx context.Context) (map[string][]watcher.TargetState, string) {
+	if t.health == nil {
+		return nil, "a state dir: kubediff is not running, so no watch health"
+	}
+	all, err := t.health(ctx)
+	if err != nil {
+		return nil, "the running kubediff did not say how its watches are doing: " + err.Error()
+	}
+	by := map[string][]watcher.TargetState{}
+	for _, st := range all {
+		by[st.Resource] = append(by[st.Resource], st)
+	}
+	return by, "the running kubediff's watches, now"
+}
+
+func worse(a, b string) string {
+	rank := map[string]int{"": 0, watcher.StateSynced: 1, watcher.StateSyncing: 2, watcher.StateRetrying: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
 }

@@ -7,12 +7,14 @@
 package historymcp
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kubediff/kubediff/pkg/historyapi"
+	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 // Options are what the server reads and says about itself.
@@ -23,6 +25,8 @@ type Options struct {
 	Version string
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Health, for a running kubediff, says how its watches are doing.
+	Health func(context.Context) ([]watcher.TargetState, error)
 }
 
 // NewServer returns an MCP server with kubediff's history tools.
@@ -35,7 +39,7 @@ func NewServer(o Options) *mcp.Server {
 			"with secrets redacted. Start with list_changes for a time window (default: the last hour), then " +
 			"object_changes, object_at and object_diff for one object. Times are RFC 3339 or a duration ago such as 15m.",
 	})
-	t := tools{src: o.Source, now: o.Now}
+	t := tools{src: o.Source, now: o.Now, health: o.Health}
 	mcp.AddTool(s, &mcp.Tool{Name: "list_changes", Title: "Changes in a time window",
 		Description: "Changes kubediff recorded in a time window, oldest first, optionally filtered by namespace, type, name, " +
 			"the manager who made them, or a changed field. A controller's burst on the objects it owns is summarised as one " +
@@ -49,15 +53,16 @@ func NewServer(o Options) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "object_diff", Title: "An object between two moments",
 		Description: "A unified diff of the object's YAML between two moments (to defaults to now)."}, t.objectDiff)
 	mcp.AddTool(s, &mcp.Tool{Name: "watched_types", Title: "Types kubediff knows",
-		Description: "The resource types kubediff watched and keeps history for, with the names kubectl accepts, and since " +
-			"when the history holds every object's state."}, t.watchedTypes)
+		Description: "The resource types kubediff watched and keeps history for, with the names kubectl accepts, and, " +
+			"from a running kubediff, whether each is synced, syncing or retrying (cannot be listed now, with the error)."}, t.watchedTypes)
 	return s
 }
 
 // tools are the handlers, over one history.
 type tools struct {
-	src historyapi.Source
-	now func() time.Time
+	src    historyapi.Source
+	now    func() time.Time
+	health func(context.Context) ([]watcher.TargetState, error) // nil for a state dir
 }
 
 // window reads a from/until pair, from defaulting to an hour ago.

@@ -40,6 +40,13 @@ func TestMCPAnswersAnAssistant(t *testing.T) {
 		return len(listChanges(t, viewer, ns)) == 5
 	})
 	checkMCPTools(t, viewer, ns, moments)
+	var health struct {
+		Types []struct{ Name, State string }
+	}
+	callTool(t, viewer, "watched_types", map[string]any{}, &health)
+	if !slices.ContainsFunc(health.Types, func(x struct{ Name, State string }) bool { return x.Name == "configmaps" && x.State == "synced" }) {
+		t.Errorf("watched_types through --server does not say ConfigMaps are synced: %+v", health.Types)
+	}
 
 	stranger := mcpSession(t, "--server", server, "--kubeconfig", outsider)
 	if got := listChanges(t, stranger, ns); len(got) != 0 {
