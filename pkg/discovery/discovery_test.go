@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -159,4 +160,39 @@ type failingDiscovery struct{ *fakediscovery.FakeDiscovery }
 
 func (failingDiscovery) ServerPreferredResources() ([]*metav1.APIResourceList, error) {
 	return nil, errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
+}
+
+// A CRD re-applied unchanged, or its status updated, causes no
+// rediscovery; a spec change (a new generation) or a deletion does; any
+// change of an APIService may (its availability is its status).
+func TestMayChangeTypes(t *testing.T) {
+	meta := func(gen int64, deleting bool) *metav1.PartialObjectMetadata {
+		m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Generation: gen, ResourceVersion: "1",
+			CreationTimestamp: metav1.NewTime(time.Now().Add(-time.Hour))}}
+		if deleting {
+			now := metav1.Now()
+			m.DeletionTimestamp = &now
+		}
+		return m
+	}
+	fresh := func(m *metav1.PartialObjectMetadata) *metav1.PartialObjectMetadata {
+		m.CreationTimestamp = metav1.Now()
+		return m
+	}
+	crd, apiService := typeSources[0], typeSources[1]
+	for _, tc := range []struct {
+		r        Resource
+		old, new *metav1.PartialObjectMetadata
+		want     bool
+	}{
+		{crd, meta(1, false), meta(1, false), false},
+		{crd, meta(1, false), meta(2, false), true},
+		{crd, meta(1, false), meta(1, true), true},
+		{apiService, meta(1, false), meta(1, false), true},
+		{crd, meta(1, false), fresh(meta(1, false)), true}, // a new CRD's status steps
+	} {
+		if got := mayChangeTypes(tc.r, tc.old, tc.new); got != tc.want {
+			t.Errorf("%s %d→%d deleting %v: %v, want %v", tc.r.Kind, tc.old.Generation, tc.new.Generation, tc.new.DeletionTimestamp != nil, got, tc.want)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -71,14 +72,20 @@ func (m *Monitor) watchTypeSources(ctx context.Context, trigger chan<- struct{})
 		default: // one pending trigger is enough
 		}
 	}
-	handler := cache.ResourceEventHandlerDetailedFuncs{
-		AddFunc: func(_ any, initial bool) {
-			if !initial {
-				notify()
-			}
-		},
-		UpdateFunc: func(_, _ any) { notify() },
-		DeleteFunc: func(any) { notify() },
+	handler := func(r Resource) cache.ResourceEventHandlerDetailedFuncs {
+		return cache.ResourceEventHandlerDetailedFuncs{
+			AddFunc: func(_ any, initial bool) {
+				if !initial {
+					notify()
+				}
+			},
+			UpdateFunc: func(oldObj, newObj any) {
+				if mayChangeTypes(r, oldObj, newObj) {
+					notify()
+				}
+			},
+			DeleteFunc: func(any) { notify() },
+		}
 	}
 	for _, r := range typeSources {
 		go func() {
@@ -86,7 +93,7 @@ func (m *Monitor) watchTypeSources(ctx context.Context, trigger chan<- struct{})
 				return
 			}
 			inf := metadatainformer.NewFilteredMetadataInformer(m.Metadata, r.GVR, "", 0, cache.Indexers{}, nil).Informer()
-			if _, err := inf.AddEventHandler(handler); err != nil {
+			if _, err := inf.AddEventHandler(handler(r)); err != nil {
 				m.Log.Warn("cannot watch for new types", "resource", r.String(), "err", err)
 				return
 			}
@@ -122,3 +129,25 @@ func (m *Monitor) mayWatch(ctx context.Context, r Resource) bool {
 		wait = min(2*wait, time.Minute)
 	}
 }
+
+// mayChangeTypes says whether an update of a CRD or APIService can change
+// the types served. An established CRD's types follow its spec, whose
+// every change bumps its generation: an operator re-applying its CRDs unchanged, or
+// the API server updating their status, must not cost a full rediscovery
+// per write. An APIService's availability is its status, so any of its
+// updates may.
+func mayChangeTypes(r Resource, oldObj, newObj any) bool {
+	o, ok1 := oldObj.(metav1.Object)
+	n, ok2 := newObj.(metav1.Object)
+	if !ok1 || !ok2 || r.Kind != "CustomResourceDefinition" {
+		return true
+	}
+	// A new CRD's status steps (names accepted, established) come before
+	// discovery serves its types: those updates are looked at.
+	young := time.Since(n.GetCreationTimestamp().Time) < newCRD
+	return young || o.GetGeneration() != n.GetGeneration() || !o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
+}
+
+// newCRD is how long after its creation a CRD's every update may still
+// change the types served.
+const newCRD = 30 * time.Second
