@@ -45,6 +45,9 @@ type Entry struct {
 	// (nil: none), as the watcher caches them: pruned and redacted. Old
 	// is kept only for the oldest record of an object.
 	Old, New *unstructured.Unstructured
+	// NewJSON, when set, is New as JSON already (the state store's copy):
+	// it is kept instead of encoding New again.
+	NewJSON []byte
 }
 
 // Policy bounds what is kept: records older than Retention, and the

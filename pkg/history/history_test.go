@@ -160,6 +160,15 @@ func TestRecordsFilteredAndPaged(t *testing.T) {
 		t.Fatalf("first page: %d records, next %q, %v", len(first.Records), first.Next, err)
 	}
 	check(Query{Limit: 2, After: first.Next}, "default/3")
+	// One named object's records come through the objects index, paged
+	// the same way.
+	one := Query{Select: []Selector{{Resource: "configmaps", Name: "settings"}}, Namespace: "default", Limit: 1}
+	page, err := r.Records(one)
+	if err != nil || len(page.Records) != 1 || page.Next == "" {
+		t.Fatalf("first page of one object: %d records, next %q, %v", len(page.Records), page.Next, err)
+	}
+	one.After = page.Next
+	check(one, "default/3")
 	if _, err := r.Records(Query{After: "zz"}); err == nil {
 		t.Error("a bad page token was accepted")
 	}

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -83,13 +85,16 @@ func (r *Reader) Records(q Query) (Page, error) {
 		if b.empty {
 			return nil
 		}
-		c := b.records.Cursor()
-		for k, v := c.Seek(start); k != nil && bytes.Compare(k, end) <= 0; k, v = c.Next() {
+		keys := b.scan(start, end)
+		if ids := q.objects(); ids != nil {
+			keys = b.indexed(ids, start, end) // named objects: their records only
+		}
+		for k := range keys {
 			if len(page.Records) == limit {
 				page.Next = hex.EncodeToString(k)
 				break
 			}
-			id, line, _ := bytes.Cut(v, []byte{0})
+			id, line, _ := bytes.Cut(b.records.Get(k), []byte{0})
 			if q.selects(ObjectID(id)) {
 				page.Records = append(page.Records, bytes.Clone(line))
 			}
@@ -97,6 +102,52 @@ func (r *Reader) Records(q Query) (Page, error) {
 		return nil
 	})
 	return page, err
+}
+
+// scan yields the keys of every record from start to end.
+func (b *readBuckets) scan(start, end []byte) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		c := b.records.Cursor()
+		for k, _ := c.Seek(start); k != nil && bytes.Compare(k, end) <= 0; k, _ = c.Next() {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// indexed yields, in order, the keys of the named objects' records from
+// start to end, read through the objects index: a few pages, where a
+// scan of the window would read every record kept.
+func (b *readBuckets) indexed(ids []ObjectID, start, end []byte) iter.Seq[[]byte] {
+	var keys [][]byte
+	for _, id := range ids {
+		prefix := indexPrefix(id)
+		c := b.objects.Cursor()
+		for k, _ := c.Seek(indexKey(id, start)); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			if key := k[len(prefix):]; bytes.Compare(key, end) <= 0 {
+				keys = append(keys, key)
+			}
+		}
+	}
+	slices.SortFunc(keys, bytes.Compare)
+	return slices.Values(keys)
+}
+
+// objects are the objects a query names, when every selector names one
+// in a known namespace; nil when the query must scan.
+func (q Query) objects() []ObjectID {
+	if len(q.Select) == 0 || q.Namespace == "" {
+		return nil
+	}
+	ids := make([]ObjectID, 0, len(q.Select))
+	for _, s := range q.Select {
+		if s.Name == "" {
+			return nil
+		}
+		ids = append(ids, NewObjectID(s.Group, s.Resource, q.Namespace, s.Name))
+	}
+	return ids
 }
 
 // startKey is where a query's scan starts: after its page token, or at

@@ -110,7 +110,10 @@ func (b *buckets) put(e Entry, k []byte) (int64, error) {
 			return 0, err
 		}
 	}
-	if e.New != nil {
+	switch {
+	case e.New != nil && e.NewJSON != nil:
+		states[1] = encoder.EncodeAll(e.NewJSON, nil)
+	case e.New != nil:
 		if states[1], err = packState(e.New); err != nil {
 			return 0, err
 		}

@@ -39,10 +39,12 @@ func (s *Store) Release(ref Ref) {
 		return
 	}
 	delete(s.held, ref)
+	var latest *Object // nil: no newer state was noted while held
 	if h.noted {
 		s.changes(ref.Target).objects[ref.Key] = h.latest
+		latest = h.latest
 	}
-	s.stateNoted(ref) // the record of the held update is written with what was held
+	s.stateNoted(ref, latest) // the record of the held update is written with what was held
 }
 
 // WriteFull writes a target's complete state (its first list, or its

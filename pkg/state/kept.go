@@ -40,11 +40,16 @@ func (s *Store) Keep(e history.Entry, ref Ref) {
 	}
 }
 
-// stateNoted marks the records waiting for ref's state ready. The caller
-// holds s.mu.
-func (s *Store) stateNoted(ref Ref) {
+// stateNoted marks the records waiting for ref's state ready, and gives
+// them that state's JSON (nil: deleted), which the watcher made for the
+// state store anyway: the history need not encode the object again. The
+// caller holds s.mu.
+func (s *Store) stateNoted(ref Ref, o *Object) {
 	for _, k := range s.waiting[ref] {
 		k.ready = true
+		if o != nil {
+			k.entry.NewJSON = o.Raw
+		}
 	}
 	delete(s.waiting, ref)
 }

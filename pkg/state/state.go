@@ -198,7 +198,7 @@ func (s *Store) note(target, key string, o *Object) {
 	}
 	tc := s.changes(target)
 	tc.objects[key] = o
-	s.stateNoted(ref)
+	s.stateNoted(ref, o)
 }
 
 // Replace notes a target's complete state (a list). Changes noted after
