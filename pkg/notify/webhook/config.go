@@ -14,7 +14,7 @@ import (
 
 // Type is the webhook sink type: type: webhook in a sinks entry.
 var Type = notify.SinkType{Name: "webhook", NewConfig: func() notify.SinkConfig {
-	return &Config{Format: FormatRecord, Timeout: defaultTimeout}
+	return &Config{Format: FormatRecord, Timeout: defaultTimeout, Fold: true}
 }}
 
 // defaultTimeout bounds one request unless the config says otherwise.
@@ -39,6 +39,9 @@ type Config struct {
 	BodyFile    string `mapstructure:"bodyFile"`
 	ContentType string `mapstructure:"contentType"`
 	MaxBytes    int    `mapstructure:"maxBytes"`
+	// Fold, with a chat preset, folds a controller's burst into one line
+	// (as the Slack sink's fold).
+	Fold bool `mapstructure:"fold"`
 }
 
 // Validate implements notify.SinkConfig.
@@ -88,6 +91,9 @@ func (c *Config) Build(log *slog.Logger) (notify.Notifier, error) {
 		sink, err := NewChat(opts)
 		if err != nil {
 			return nil, err // not a nil *Chat in a non-nil Notifier
+		}
+		if chat && c.Fold {
+			return NewFoldingChat(sink, log), nil
 		}
 		return sink, nil
 	}
