@@ -106,14 +106,15 @@ func (p *program) assemble(ctx context.Context) error {
 	p.metrics = metrics.New()
 	p.metrics.AddQueues(p.sinks.router.Queues())
 	le := p.cfg.LeaderElection
-	p.pipeline = pipeline.New(pipeline.Options{Differ: p.differ, Router: p.sinks.router, Metrics: p.metrics,
+	identity := clusterIdentity(ctx, p.clients)
+	p.pipeline = pipeline.New(pipeline.Options{Differ: p.differ, Router: p.sinks.router, Metrics: p.metrics, Cluster: recordCluster(p.cfg, identity),
 		ExcludeNamespaces: p.cfg.ExcludeNamespaces, OwnLeases: ownLeases(le),
 		Election: le.Enabled, HoldRecords: le.HoldRecords, Holds: stateHolds(p.state), History: historyKeeper(p.state), Log: p.log})
 	var err error
 	if p.elector, err = newElector(le, p.clients, p.pipeline.Gate(), p.metrics, p.log); err != nil {
 		return err
 	}
-	if err := bindState(ctx, p.state, p.clients); err != nil {
+	if err := bindState(p.state, identity); err != nil {
 		return err
 	}
 	p.watcher, err = watcher.New(p.clients.Rest, p.pipeline.Handle, watcher.Options{Logger: p.log,

@@ -1,12 +1,15 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubediff/kubediff/pkg/config"
 	"github.com/kubediff/kubediff/pkg/discovery"
@@ -15,6 +18,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/historymcp"
 	"github.com/kubediff/kubediff/pkg/historyui"
 	"github.com/kubediff/kubediff/pkg/pipeline"
+	"github.com/kubediff/kubediff/pkg/record"
 	"github.com/kubediff/kubediff/pkg/state"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
@@ -49,12 +53,41 @@ func clusterIdentity(ctx context.Context, c *Clients) string {
 	return "server/" + c.Rest.Host
 }
 
-// bindState ties the state dir to the cluster.
-func bindState(ctx context.Context, st *state.Store, c *Clients) error {
+// bindState ties the state dir to the cluster (clusterIdentity).
+func bindState(st *state.Store, identity string) error {
 	if st == nil {
 		return nil
 	}
-	return st.Bind(clusterIdentity(ctx, c))
+	return st.Bind(identity)
+}
+
+// recordCluster is the cluster every record names: clusterName or the
+// kubeconfig context's name, and the kube-system namespace's UID when it
+// could be read.
+func recordCluster(cfg config.Config, identity string) *record.Cluster {
+	c := &record.Cluster{Name: cmp.Or(cfg.ClusterName, contextName(cfg))}
+	c.ID, _ = strings.CutPrefix(identity, "kube-system/")
+	if strings.HasPrefix(identity, "server/") {
+		c.ID = ""
+	}
+	if c.Name == "" && c.ID == "" {
+		return nil
+	}
+	return c
+}
+
+// contextName is the kubeconfig context kubediff uses ("" in a pod).
+func contextName(cfg config.Config) string {
+	if cfg.Context != "" {
+		return cfg.Context
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = cfg.Kubeconfig
+	raw, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).RawConfig()
+	if err != nil {
+		return ""
+	}
+	return raw.CurrentContext
 }
 
 // closeState writes the last changes and closes the state dir.

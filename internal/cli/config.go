@@ -24,6 +24,7 @@ const envPrefix = "KUBEDIFF"
 var flagKeys = map[string]string{
 	"kubeconfig":                     "kubeconfig",
 	"context":                        "context",
+	"cluster-name":                   "clusterName",
 	"namespace":                      "namespaces",
 	"resources":                      "resources",
 	"exclude-resources":              "excludeResources",

@@ -24,6 +24,9 @@ type Config struct {
 	Kubeconfig string `mapstructure:"kubeconfig"`
 	// Context is the kubeconfig context to use; empty means the current one.
 	Context string `mapstructure:"context"`
+	// ClusterName names the cluster on every record; empty means the
+	// kubeconfig context's name (none in a pod).
+	ClusterName string `mapstructure:"clusterName"`
 	// Namespaces limits watching to these namespaces; empty means all.
 	Namespaces []string `mapstructure:"namespaces"`
 	// ExcludeNamespaces are never watched (exact names or globs).

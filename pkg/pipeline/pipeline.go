@@ -22,6 +22,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/metrics"
 	"github.com/kubediff/kubediff/pkg/notify"
+	"github.com/kubediff/kubediff/pkg/record"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
@@ -53,6 +54,8 @@ type Options struct {
 	// History keeps every record with the object's states (the state
 	// store; nil without history).
 	History Keeper
+	// Cluster names the cluster on every record.
+	Cluster *record.Cluster
 	Log     *slog.Logger
 }
 
@@ -75,7 +78,7 @@ func New(o Options) *Pipeline {
 		metrics:  o.Metrics,
 		filter:   filter{excludeNamespaces: o.ExcludeNamespaces, ownLeases: o.OwnLeases},
 		differ:   o.Differ,
-		coalesce: newCoalescer(o.Differ, keep{history: o.History, next: gate}, o.Holds),
+		coalesce: newCoalescer(o.Differ, keep{history: o.History, cluster: o.Cluster, next: gate}, o.Holds),
 		gate:     gate,
 	}
 }

@@ -67,6 +67,17 @@ type Change struct {
 	Patch []PatchOperation `json:"patch,omitempty"`
 	// Unified is a unified YAML diff for text output, when asked for.
 	Unified string `json:"-"`
+	// Cluster is where the object lives, so that records of several
+	// clusters can meet in one log stack, topic or channel.
+	Cluster *Cluster `json:"cluster,omitempty"`
+}
+
+// Cluster names a cluster: Name as people call it (the kubeconfig
+// context, or clusterName), ID as it stays (the kube-system namespace's
+// UID, the usual cluster id).
+type Cluster struct {
+	Name string `json:"name,omitempty"`
+	ID   string `json:"id,omitempty"`
 }
 
 // StableID is the record's id: the object's uid, the resourceVersion the
