@@ -238,6 +238,19 @@ func Attributes(c record.Change) []attribute.KeyValue {
 	if c.AfterGap {
 		attrs = append(attrs, attribute.Bool("kubediff.after_gap", true))
 	}
+	return append(attrs, clusterAttributes(c.Cluster)...)
+}
+
+// clusterAttributes name the record's cluster as the semantic conventions
+// do (k8s.cluster.name, k8s.cluster.uid).
+func clusterAttributes(c *record.Cluster) []attribute.KeyValue {
+	var attrs []attribute.KeyValue
+	if c != nil && c.Name != "" {
+		attrs = append(attrs, attribute.String("k8s.cluster.name", c.Name))
+	}
+	if c != nil && c.ID != "" {
+		attrs = append(attrs, attribute.String("k8s.cluster.uid", c.ID))
+	}
 	return attrs
 }
 
