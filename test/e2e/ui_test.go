@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -61,6 +62,13 @@ func TestTimelinePageInABrowser(t *testing.T) {
 		t.Errorf("the opened burst lacks its objects:\n%s", text)
 	}
 	screenshot(t, browser, "zoomed")
+	// Keyboard: the object's row is a link; focused and Enter, it opens
+	// the object's page.
+	inBrowser(t, browser, "keyboard", chromedp.Focus(chromedp.CSS(".row a.label")),
+		chromedp.SendKeys(chromedp.CSS(".row a.label"), kb.Enter), chromedp.WaitVisible(chromedp.CSS(".record")))
+	if text = mainText(t, browser); !strings.Contains(text, "Compare two moments") {
+		t.Errorf("Enter on the first row did not open an object's page:\n%s", text)
+	}
 
 	base := strings.TrimSuffix(page, regexp.MustCompile(`/open\?.*$`).FindString(page))
 	inBrowser(t, browser, "filter", chromedp.Navigate(base+"/?namespace="+ns+"&kind=cm&name=settings"), chromedp.WaitVisible(chromedp.CSS(".legend")))
