@@ -52,7 +52,7 @@ func Rows(plan discovery.Plan, states []watcher.TargetState) []TypeRow {
 		if watches := byType[r.String()]; len(watches) > 0 {
 			row.Watches = watches
 			for _, w := range watches {
-				row.State = worse(row.State, w.State)
+				row.State = watcher.WorseState(row.State, w.State)
 				row.Objects += w.Objects
 				if w.LastEvent.After(row.LastEvent) {
 					row.LastEvent = w.LastEvent
@@ -68,15 +68,6 @@ func Rows(plan discovery.Plan, states []watcher.TargetState) []TypeRow {
 		rows = append(rows, TypeRow{Group: gv.Group, Version: gv.Version, Status: StateUnavailable, Reason: "the API server cannot reach this API group (an aggregated API whose Service does not answer)"})
 	}
 	return rows
-}
-
-// worse is the state a type shows for its namespaces' watches.
-func worse(a, b string) string {
-	rank := map[string]int{"": 0, watcher.StateSynced: 1, watcher.StateSyncing: 2, watcher.StateRetrying: 3}
-	if rank[b] > rank[a] {
-		return b
-	}
-	return a
 }
 
 // typeHealth keeps the latest plan for the types endpoint.

@@ -117,7 +117,7 @@ func (t tools) watchedTypes(ctx context.Context, _ *mcp.CallToolRequest, _ struc
 	for _, r := range types {
 		info := typeInfo{Name: r.String(), Kind: r.Kind, Namespaced: r.Namespaced, ShortNames: strings.Join(r.ShortNames, ", ")}
 		for _, st := range states[r.String()] {
-			info.State, info.Objects = worse(info.State, st.State), info.Objects+st.Objects
+			info.State, info.Objects = watcher.WorseState(info.State, st.State), info.Objects+st.Objects
 			if st.Error != "" {
 				info.Error = st.Error
 			}
@@ -142,12 +142,4 @@ func (t tools) states(ctx context.Context) (map[string][]watcher.TargetState, st
 		by[st.Resource] = append(by[st.Resource], st)
 	}
 	return by, "the running kubediff's watches, now"
-}
-
-func worse(a, b string) string {
-	rank := map[string]int{"": 0, watcher.StateSynced: 1, watcher.StateSyncing: 2, watcher.StateRetrying: 3}
-	if rank[b] > rank[a] {
-		return b
-	}
-	return a
 }

@@ -51,3 +51,13 @@ func (w *Watcher) States() []TargetState {
 	})
 	return out
 }
+
+// WorseState is the state a type shows for several of its watches (one
+// per namespace): retrying over syncing over synced.
+func WorseState(a, b string) string {
+	rank := map[string]int{"": 0, StateSynced: 1, StateSyncing: 2, StateRetrying: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
