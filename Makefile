@@ -54,7 +54,7 @@ unit:
 
 ## bench: end-to-end benchmark against the local control plane (BENCH_FLAGS=-quick: under two minutes; -scale: 300,000 objects, about 20 minutes)
 BENCH_FLAGS ?= -quick
-bench: build testenv
+bench: build testenv peers
 	$(GO) run ./hack/bench $(BENCH_FLAGS) -out bench-results.json
 
 ## microbench: hot-path benchmarks (ns/op, B/op, allocs/op)

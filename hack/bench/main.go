@@ -45,6 +45,12 @@ type options struct {
 	// state dir): half of updates, at most this many.
 	sideUpdates int
 	binary, out string
+	// Compare mode: these kubediffs (and the peers) side by side, rounds
+	// times.
+	compare  bool
+	variants variants
+	rounds   int
+	peers    bool
 }
 
 func main() {
@@ -61,6 +67,10 @@ func main() {
 	flag.IntVar(&o.sideUpdates, "side-updates", 1<<30, "at most this many updates in each side-by-side phase (kubectl, state dir)")
 	flag.StringVar(&o.binary, "kubediff", "bin/kubediff", "kubediff binary to measure")
 	flag.StringVar(&o.out, "out", "bench-results.json", "where to write the JSON results")
+	flag.BoolVar(&o.compare, "compare", false, "compare mode: only the side-by-side rounds of -variant kubediffs (and -peers), on the large set")
+	flag.Var(&o.variants, "variant", "with -compare, a kubediff to run: name|binary|K=V,...|args (binary empty: -kubediff; repeatable; the first is the reference)")
+	flag.IntVar(&o.rounds, "rounds", 3, "with -compare, how many rounds")
+	flag.BoolVar(&o.peers, "peers", false, "with -compare, also run kubectl get -w and kubewatch on ConfigMaps (make peers)")
 	flag.Parse()
 	switch {
 	case *quick:
@@ -166,10 +176,17 @@ func run(o options) error {
 			b.kd.stop()
 		}
 	}()
-	for _, phase := range []func() error{b.emptyCluster, b.populate, b.withObjects, b.idle, b.paced, b.besideKubectl, b.burst, b.besidePlain, b.besideState} {
+	phases := []func() error{b.emptyCluster, b.populate, b.withObjects, b.idle, b.paced, b.besideKubectl, b.burst, b.besidePlain, b.besideState}
+	if o.compare {
+		phases = []func() error{b.createObjects, b.compare}
+	}
+	for _, phase := range phases {
 		if err := phase(); err != nil {
 			return err
 		}
+	}
+	if o.compare {
+		return nil
 	}
 	printTable(os.Stdout, b.res)
 	data, _ := json.MarshalIndent(b.res, "", "  ")
@@ -209,6 +226,31 @@ func (b *bench) emptyCluster() error {
 // populate creates the namespaces, Deployments and the small set of
 // ConfigMaps, and measures kubediff with them.
 func (b *bench) populate() error {
+	if err := b.createSmall(); err != nil {
+		return err
+	}
+	var err error
+	if b.res.RawJSONBytesPerCM, err = rawBytesPerConfigMap(b.ctx, b.cs, b.nss[0]); err != nil {
+		return err
+	}
+	step("kubediff with the small set, with and without --compress-cache")
+	if b.small, err = settledRSS(b.o.binary, b.env.Kubeconfig); err != nil {
+		return err
+	}
+	return nil
+}
+
+// createObjects creates the large set at once (compare mode).
+func (b *bench) createObjects() error {
+	if err := b.createSmall(); err != nil {
+		return err
+	}
+	return b.createMore()
+}
+
+// createSmall creates the namespaces, Deployments and the small set of
+// ConfigMaps.
+func (b *bench) createSmall() error {
 	o := b.o
 	step(fmt.Sprintf("creating %d namespaces, %d Deployments, %d ConfigMaps", o.namespaces, o.deployments, o.small))
 	for i := range o.namespaces {
@@ -221,18 +263,14 @@ func (b *bench) populate() error {
 	if err := parallel(o.deployments, func(i int) error { return createDeployment(b.ctx, b.cs, b.nss[i%len(b.nss)], i) }); err != nil {
 		return err
 	}
-	if err := parallel(o.small, func(i int) error { return createConfigMap(b.ctx, b.cs, b.nss[i%len(b.nss)], i) }); err != nil {
-		return err
-	}
-	var err error
-	if b.res.RawJSONBytesPerCM, err = rawBytesPerConfigMap(b.ctx, b.cs, b.nss[0]); err != nil {
-		return err
-	}
-	step("kubediff with the small set, with and without --compress-cache")
-	if b.small, err = settledRSS(o.binary, b.env.Kubeconfig); err != nil {
-		return err
-	}
-	return nil
+	return parallel(o.small, func(i int) error { return createConfigMap(b.ctx, b.cs, b.nss[i%len(b.nss)], i) })
+}
+
+// createMore creates the ConfigMaps from the small set to the large one.
+func (b *bench) createMore() error {
+	o := b.o
+	step(fmt.Sprintf("creating %d more ConfigMaps", o.large-o.small))
+	return parallel(o.large-o.small, func(i int) error { return createConfigMap(b.ctx, b.cs, b.nss[i%len(b.nss)], o.small+i) })
 }
 
 // withObjects measures RSS per object (the slope from the small set to
@@ -243,8 +281,7 @@ func (b *bench) withObjects() error {
 	if err != nil {
 		return err
 	}
-	step(fmt.Sprintf("creating %d more ConfigMaps", o.large-o.small))
-	if err := parallel(o.large-o.small, func(i int) error { return createConfigMap(b.ctx, b.cs, b.nss[i%len(b.nss)], o.small+i) }); err != nil {
+	if err := b.createMore(); err != nil {
 		return err
 	}
 	step("kubediff with the large set, without --compress-cache")
@@ -588,6 +625,13 @@ func (k *kubectlWatch) latencies(count int, name func(int) string, written []tim
 	return lat
 }
 
+// waitFor polls ok every 100 ms for up to seconds.
+func waitFor(seconds int, ok func() bool) {
+	for deadline := time.Now().Add(time.Duration(seconds) * time.Second); !ok() && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func step(s string) { fmt.Fprintf(os.Stderr, "» %s\n", s) }
 
 // withRate lifts client-side rate limits: the benchmark drives the server.
@@ -726,10 +770,7 @@ func applyUpdatesTimed(ctx context.Context, cs *kubernetes.Clientset, kd *kubedi
 	}
 	elapsed = time.Since(start)
 
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) && kd.seenRange(first, count) < count {
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitFor(60, func() bool { return kd.seenRange(first, count) >= count })
 	for i := range count {
 		if at, ok := kd.seenAt(first + i); ok {
 			lat = append(lat, at.Sub(written[i]))
@@ -758,9 +799,19 @@ func startKubediff(binary, kubeconfig string, args ...string) (*kubediff, error)
 // profile to KUBEDIFF_CPUPROFILE.name (toggleProfile); name "" is the
 // main one, which writes to KUBEDIFF_CPUPROFILE.
 func startProfiled(name, binary, kubeconfig string, args ...string) (*kubediff, error) {
-	cmd := exec.Command(binary, append([]string{"watch", "-o", "json", "--kubeconfig", kubeconfig, "--http-address", ""}, args...)...)
+	return startCmd(name, exec.Command(binary, append(watchArgs(kubeconfig), args...)...), nil)
+}
+
+func watchArgs(kubeconfig string) []string {
+	return []string{"watch", "-o", "json", "--kubeconfig", kubeconfig, "--http-address", ""}
+}
+
+// startCmd starts a kubediff watch command with extra environment
+// variables and waits for it to sync.
+func startCmd(name string, cmd *exec.Cmd, env []string) (*kubediff, error) {
+	cmd.Env = withEnv(env)
 	if path := os.Getenv("KUBEDIFF_CPUPROFILE"); path != "" && name != "" {
-		cmd.Env = append(os.Environ(), "KUBEDIFF_CPUPROFILE="+path+"."+name)
+		cmd.Env = append(cmd.Env, "KUBEDIFF_CPUPROFILE="+path+"."+name)
 	}
 	stdout, _ := cmd.StdoutPipe()
 	stderr, _ := cmd.StderrPipe()
