@@ -9,6 +9,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kubediff/kubediff/internal/residency"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubediff/kubediff/pkg/discovery"
@@ -247,6 +249,7 @@ func tuneRuntimeForSync() (steady func(allSynced bool)) {
 		// give it back to the OS now rather than over the next minutes,
 		// so that resident memory reflects what kubediff keeps.
 		debug.FreeOSMemory()
+		residency.ReleaseBinaryPages()
 	}
 }
 

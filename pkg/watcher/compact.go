@@ -1,7 +1,7 @@
 package watcher
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
 	"maps"
 
@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	sigsjson "sigs.k8s.io/json"
 
 	"github.com/klauspost/compress/s2"
 )
@@ -64,12 +63,15 @@ func (c *compactObject) GetObjectMeta() metav1.Object {
 
 // compact returns u in the cache form, packed by p (nil: not packed).
 func compact(u *unstructured.Unstructured, keepDecoded bool, p *typePacker) (*compactObject, error) {
-	raw, err := json.Marshal(u.Object)
+	raw, release, err := encodeObject(u.Object)
 	if err != nil {
 		return nil, fmt.Errorf("compact %s/%s: %w", u.GetNamespace(), u.GetName(), err)
 	}
+	defer release()
 	c := &compactObject{Namespace: u.GetNamespace(), Name: u.GetName(), UID: u.GetUID(), ResourceVersion: u.GetResourceVersion()}
-	c.raw, c.dict = p.pack(raw)
+	if c.raw, c.dict = p.pack(raw); c.dict == nil {
+		c.raw = bytes.Clone(raw) // pack kept the encoder's buffer
+	}
 	if keepDecoded {
 		c.decoded = u.Object
 	}
@@ -97,9 +99,9 @@ func expand(c *compactObject) (*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &unstructured.Unstructured{}
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &u.Object); err != nil {
+	obj, err := decodeObject(raw)
+	if err != nil {
 		return nil, fmt.Errorf("expand %s/%s: %w", c.Namespace, c.Name, err)
 	}
-	return u, nil
+	return &unstructured.Unstructured{Object: obj}, nil
 }

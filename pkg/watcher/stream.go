@@ -20,7 +20,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	sigsjson "sigs.k8s.io/json"
 
 	"github.com/kubediff/kubediff/pkg/discovery"
 )
@@ -198,12 +197,13 @@ type eventDecoder struct {
 	// connectionLost asks for a probe of the API server.
 	connectionLost func()
 	added          *atomic.Int64 // counts ADDED events (nil: not counted)
+	wire           wireDecoder
 }
 
 // wireEvent is a watch event as the API server writes it.
 type wireEvent struct {
-	Type   watch.EventType `json:"type"`
-	Object map[string]any  `json:"object"`
+	Type   watch.EventType
+	Object map[string]any
 }
 
 // Decode implements watch.Decoder. Objects come out in the cache form;
@@ -223,8 +223,9 @@ func (d *eventDecoder) Decode() (watch.EventType, runtime.Object, error) {
 		return "", nil, err
 	}
 	var ev wireEvent
-	// As apimachinery decodes: field names case-sensitive, integers int64.
-	err = sigsjson.UnmarshalCaseSensitivePreserveInts(line, &ev)
+	var typ string
+	typ, ev.Object, err = d.wire.event(line)
+	ev.Type = watch.EventType(typ)
 	if cap(d.long) > maxKeptLine {
 		d.long = nil // one huge object is no reason to keep its size
 	}

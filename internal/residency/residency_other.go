@@ -1,0 +1,6 @@
+//go:build !linux
+
+package residency
+
+// ReleaseBinaryPages does nothing outside Linux.
+func ReleaseBinaryPages() {}
