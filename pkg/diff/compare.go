@@ -21,10 +21,11 @@ func compare(oldObj, newObj map[string]any, tree *KeyTree) []record.FieldChange 
 	var raw []rawChange
 	diffTree(nil, oldObj, newObj, tree, &raw)
 	changes := make([]record.FieldChange, 0, len(raw))
+	memo := keyMemo{}
 	for _, rc := range raw {
 		// Values come from the objects, not from normalized space where a
 		// keyed list is a map.
-		ptr, field, from, to := locate(rc.path, oldObj, newObj, tree, rc.op)
+		ptr, field, from, to := memo.locate(rc.path, oldObj, newObj, tree, rc.op)
 		fc := record.FieldChange{Op: rc.op, Path: FormatPointer(ptr), Field: field, From: from, To: to}
 		if rc.op == record.OpAdd {
 			fc.From = nil
@@ -39,7 +40,9 @@ func compare(oldObj, newObj map[string]any, tree *KeyTree) []record.FieldChange 
 }
 
 func diffTree(prefix []string, o, n any, t *KeyTree, out *[]rawChange) {
-	if jsonEqual(o, n) {
+	// Two maps are compared key by key below, each child once; comparing
+	// them whole first would compare every subtree again at each level.
+	if !bothMaps(o, n) && jsonEqual(o, n) {
 		return
 	}
 	om, okO := asMap(o, t)
@@ -67,8 +70,11 @@ func diffTree(prefix []string, o, n any, t *KeyTree, out *[]rawChange) {
 	_, isList := o.([]any)
 	// Map order is random; compare sorts the changes afterwards.
 	for key, ov := range om {
-		path := append(slices.Clip(prefix), key)
 		nv, inNew := nm[key]
+		if inNew && !bothMaps(ov, nv) && jsonEqual(ov, nv) {
+			continue // most children: no path to build
+		}
+		path := append(slices.Clip(prefix), key)
 		if !inNew {
 			*out = append(*out, rawChange{op: record.OpRemove, path: path, from: ov})
 			continue
@@ -84,6 +90,12 @@ func diffTree(prefix []string, o, n any, t *KeyTree, out *[]rawChange) {
 			*out = append(*out, rawChange{op: record.OpAdd, path: append(slices.Clip(prefix), key), to: nv})
 		}
 	}
+}
+
+func bothMaps(o, n any) bool {
+	_, oMap := o.(map[string]any)
+	_, nMap := n.(map[string]any)
+	return oMap && nMap
 }
 
 func sameLengthLists(o, n any) ([]any, []any, bool) {
@@ -180,7 +192,7 @@ func diffValues(o, n any) []rawChange {
 // Pointer (a keyed item's index in the new object, or in the old one for a
 // removal), a readable field (spec.containers[name=web].image), and the
 // values found there in the old and new object.
-func locate(segs []string, oldRoot, newRoot map[string]any, tree *KeyTree, op string) (ptr []string, field string, oldVal, newVal any) {
+func (memo keyMemo) locate(segs []string, oldRoot, newRoot map[string]any, tree *KeyTree, op string) (ptr []string, field string, oldVal, newVal any) {
 	ptr = make([]string, 0, len(segs))
 	var b strings.Builder
 	var oldCur, newCur any = oldRoot, newRoot
@@ -198,11 +210,11 @@ func locate(segs []string, oldRoot, newRoot map[string]any, tree *KeyTree, op st
 			oldCur, newCur, t = child(oldCur, seg), child(newCur, seg), t.field(seg)
 			continue
 		}
-		if keys, ok := itemKeys(list, t.itemsKeys()); ok && keyedOnBothSides(oldCur, newCur, t) {
+		if keys, ok := memo.itemKeys(list, t.itemsKeys()); ok && memo.keyedOnBothSides(oldCur, newCur, t) {
 			idx := slices.Index(keys, seg)
 			ptr = append(ptr, strconv.Itoa(idx))
 			b.WriteString("[" + seg + "]")
-			oldCur, newCur = keyedItem(oldCur, t.itemsKeys(), seg), keyedItem(newCur, t.itemsKeys(), seg)
+			oldCur, newCur = memo.keyedItem(oldCur, t.itemsKeys(), seg), memo.keyedItem(newCur, t.itemsKeys(), seg)
 		} else {
 			ptr = append(ptr, seg)
 			b.WriteString("[" + seg + "]")
@@ -215,10 +227,10 @@ func locate(segs []string, oldRoot, newRoot map[string]any, tree *KeyTree, op st
 
 // keyedOnBothSides mirrors diffTree: a list is compared by key only when
 // both its old and new forms can be keyed.
-func keyedOnBothSides(oldCur, newCur any, t *KeyTree) bool {
+func (memo keyMemo) keyedOnBothSides(oldCur, newCur any, t *KeyTree) bool {
 	for _, v := range []any{oldCur, newCur} {
 		if list, ok := v.([]any); ok {
-			if _, keyed := itemKeys(list, t.itemsKeys()); !keyed {
+			if _, keyed := memo.itemKeys(list, t.itemsKeys()); !keyed {
 				return false
 			}
 		}
@@ -248,12 +260,12 @@ func child(v any, seg string) any {
 	return nil
 }
 
-func keyedItem(v any, keys []string, key string) any {
+func (memo keyMemo) keyedItem(v any, keys []string, key string) any {
 	list, ok := v.([]any)
 	if !ok {
 		return nil
 	}
-	itemKeys, ok := itemKeys(list, keys)
+	itemKeys, ok := memo.itemKeys(list, keys)
 	if !ok {
 		return nil
 	}
@@ -263,8 +275,36 @@ func keyedItem(v any, keys []string, key string) any {
 	return nil
 }
 
+// keyMemo remembers the item keys of each list met while locating one
+// object's changes: each change's path would otherwise key the same lists
+// (a Pod's containerStatuses, its conditions) again, five times a segment.
+type keyMemo map[memoList]memoKeys
+
+type memoList struct {
+	first *any // the list's backing array
+	len   int
+}
+
+type memoKeys struct {
+	keys []string
+	ok   bool
+}
+
+func (memo keyMemo) itemKeys(list []any, keys []string) ([]string, bool) {
+	if len(list) == 0 {
+		return itemKeys(list, keys)
+	}
+	id := memoList{&list[0], len(list)}
+	if k, seen := memo[id]; seen {
+		return k.keys, k.ok
+	}
+	k, ok := itemKeys(list, keys)
+	memo[id] = memoKeys{k, ok}
+	return k, ok
+}
+
 func writeKey(b *strings.Builder, key string) {
-	if plainKey.MatchString(key) {
+	if isPlainKey(key) {
 		if b.Len() > 0 {
 			b.WriteByte('.')
 		}

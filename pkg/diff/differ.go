@@ -213,16 +213,8 @@ func (d *Differ) keyTree(u *unstructured.Unstructured) *KeyTree {
 func pointerLess(a, b string) bool {
 	for a != "" && b != "" {
 		var as, bs string
-		_, a, _ = strings.Cut(a, "/")
-		_, b, _ = strings.Cut(b, "/")
-		as, a, _ = strings.Cut(a, "/")
-		bs, b, _ = strings.Cut(b, "/")
-		if a != "" {
-			a = "/" + a
-		}
-		if b != "" {
-			b = "/" + b
-		}
+		as, a = nextSegment(a)
+		bs, b = nextSegment(b)
 		if as == bs {
 			continue
 		}
@@ -234,4 +226,18 @@ func pointerLess(a, b string) bool {
 		return as < bs
 	}
 	return len(a) < len(b)
+}
+
+// nextSegment splits a pointer "/seg/rest" into seg and "/rest", without
+// building strings: sorting a Pod's changes compares many pointers.
+func nextSegment(p string) (seg, rest string) {
+	_, p, _ = strings.Cut(p, "/")
+	i := strings.IndexByte(p, '/')
+	if i < 0 {
+		return p, ""
+	}
+	if rest = p[i:]; rest == "/" {
+		rest = "" // an empty last segment ends the pointer, as it always has
+	}
+	return p[:i], rest
 }

@@ -2,7 +2,7 @@ package diff
 
 import (
 	"fmt"
-	"strings"
+	"strconv"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -61,13 +61,15 @@ func itemKeys(list []any, keys []string) ([]string, bool) {
 		if !ok {
 			return nil, false
 		}
-		var parts []string
+		var key string
 		for _, k := range keys {
 			if v, ok := m[k]; ok {
-				parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+				if key != "" {
+					key += ","
+				}
+				key += k + "=" + keyValue(v)
 			}
 		}
-		key := strings.Join(parts, ",")
 		if key == "" || seen[key] {
 			return nil, false
 		}
@@ -75,6 +77,17 @@ func itemKeys(list []any, keys []string) ([]string, bool) {
 		out[i] = key
 	}
 	return out, true
+}
+
+// keyValue is a key field's value as %v prints it.
+func keyValue(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case int64:
+		return strconv.FormatInt(t, 10)
+	}
+	return fmt.Sprint(v)
 }
 
 // normalize turns each keyed list into a map from item key to item, so that

@@ -3,6 +3,7 @@ package diff
 import (
 	"fmt"
 	"reflect"
+	"regexp"
 	"testing"
 )
 
@@ -37,4 +38,28 @@ func FuzzPointerRoundTrip(f *testing.F) {
 			t.Fatalf("%q round-trips to %q, %v", segs, back, err)
 		}
 	})
+}
+
+// isPlainKey says what the regular expression it replaced says.
+func TestIsPlainKeyMatchesItsPattern(t *testing.T) {
+	pattern := regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$-]*$`)
+	for _, key := range []string{"", "a", "Z9", "_x", "$ref", "9lives", "-x", "app.kubernetes.io/name", "a-b_c$", "é", "a b", "x\n", "kubectl.kubernetes.io~1last", "A-"} {
+		if got, want := isPlainKey(key), pattern.MatchString(key); got != want {
+			t.Errorf("isPlainKey(%q) = %v, want %v", key, got, want)
+		}
+	}
+}
+
+func TestPointerLessOrdersSegmentBySegment(t *testing.T) {
+	ordered := []string{"/metadata/labels/app", "/spec/containers/2/image", "/spec/containers/10", "/spec/containers/10/image", "/spec/replicas", "/status"}
+	for i := range ordered {
+		for j := range ordered {
+			if got, want := pointerLess(ordered[i], ordered[j]), i < j; got != want {
+				t.Errorf("pointerLess(%q, %q) = %v, want %v", ordered[i], ordered[j], got, want)
+			}
+		}
+	}
+	if pointerLess("/a/", "/a") || pointerLess("/a", "/a/") {
+		t.Error("an empty last segment sorts as no segment")
+	}
 }
