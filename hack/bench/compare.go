@@ -97,6 +97,10 @@ func (b *bench) compareRound(vs variants, n int) (map[string]float64, []string, 
 	if err := b.warmUp(kds); err != nil {
 		return nil, nil, err
 	}
+	for _, kd := range kds {
+		kd.toggleProfile()
+		defer kd.toggleProfile()
+	}
 	before := map[string]float64{}
 	for name, pid := range pids {
 		before[name] = cpuSeconds([]int{pid})

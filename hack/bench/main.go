@@ -92,12 +92,14 @@ func main() {
 
 // Results are what the benchmark reports.
 type Results struct {
-	Machine             string  `json:"machine"`
-	ConfigMapsSmall     int     `json:"configMapsSmall"`
-	ConfigMapsLarge     int     `json:"configMapsLarge"`
-	ObjectsCached       int     `json:"objectsCached"`
-	RawJSONBytesPerCM   float64 `json:"rawJSONBytesPerConfigMap"`
-	EmptyRSSMB          float64 `json:"emptyClusterRSSMB"`
+	Machine           string  `json:"machine"`
+	ConfigMapsSmall   int     `json:"configMapsSmall"`
+	ConfigMapsLarge   int     `json:"configMapsLarge"`
+	ObjectsCached     int     `json:"objectsCached"`
+	RawJSONBytesPerCM float64 `json:"rawJSONBytesPerConfigMap"`
+	EmptyRSSMB        float64 `json:"emptyClusterRSSMB"`
+	// Of which private memory (the rest: the binary's pages mapped).
+	EmptyRSSAnonMB      float64 `json:"emptyClusterRSSAnonMB"`
 	SyncSeconds         float64 `json:"syncSeconds"`
 	RSSAfterSyncMB      float64 `json:"rssAfterSyncMB"`
 	PeakRSSMB           float64 `json:"peakRSSMB"`
@@ -109,6 +111,10 @@ type Results struct {
 	IdleCPUPercent      float64 `json:"kubediffIdleCPUPercentOfACore"`
 	KubediffCPUPer1000  float64 `json:"kubediffCPUSecondsPer1000Updates"`
 	KubectlCPUPer1000   float64 `json:"kubectlGetWatchCPUSecondsPer1000Updates"`
+	KubewatchCPUPer1000 float64 `json:"kubewatchCPUSecondsPer1000Updates"`
+	// The main kubediff's CPU in the phase beside the peers: the same
+	// events at the same time as theirs.
+	BesidePeersCPUPer1000 float64 `json:"kubediffCPUSecondsPer1000UpdatesBesidePeers"`
 	// Latency in the phase beside kubectl, for both: a delay kubectl sees
 	// too is the server's.
 	KubectlLatencyP50Ms float64 `json:"kubectlLatencyP50Ms"`
@@ -176,7 +182,7 @@ func run(o options) error {
 			b.kd.stop()
 		}
 	}()
-	phases := []func() error{b.emptyCluster, b.populate, b.withObjects, b.idle, b.paced, b.besideKubectl, b.burst, b.besidePlain, b.besideState}
+	phases := []func() error{b.emptyCluster, b.populate, b.withObjects, b.idle, b.paced, b.besidePeers, b.burst, b.besidePlain, b.besideState}
 	if o.compare {
 		phases = []func() error{b.createObjects, b.compare}
 	}
@@ -217,6 +223,7 @@ func (b *bench) emptyCluster() error {
 	}
 	time.Sleep(3 * time.Second) // let the runtime settle after start
 	b.res.EmptyRSSMB = mb(kd.rss())
+	b.res.EmptyRSSAnonMB = mb(procStatus(kd.cmd.Process.Pid, "RssAnon"))
 	kd.stop()
 	emptyPlain, err := settledRSS(b.o.binary, b.env.Kubeconfig, "--compress-cache=false")
 	b.res.PlainEmptyRSSMB = mb(emptyPlain.rss)
@@ -289,7 +296,7 @@ func (b *bench) withObjects() error {
 	if err != nil {
 		return err
 	}
-	res.PlainRSSPerObjectBytes = float64(largePlain.rss-smallPlain.rss) / float64(largePlain.objects-smallPlain.objects)
+	res.PlainRSSPerObjectBytes = float64(largePlain.anon-smallPlain.anon) / float64(largePlain.objects-smallPlain.objects)
 	res.PlainRSSPerObjectOverRaw = res.PlainRSSPerObjectBytes / res.RawJSONBytesPerCM
 	res.PlainSyncSeconds = largePlain.synced.Seconds()
 	step("kubediff with the large set")
@@ -304,7 +311,9 @@ func (b *bench) withObjects() error {
 	res.RSSAfterSyncMB = mb(largeRSS)
 	res.PeakRSSMB = mb(kd.hwm())
 	res.PeakOverSteady = float64(kd.hwm()) / float64(largeRSS)
-	res.RSSPerObjectBytes = float64(largeRSS-b.small.rss) / float64(kd.objects-b.small.objects)
+	// Per object, private memory: how many of the binary's pages a
+	// process has mapped again since it released them varies by a few MB.
+	res.RSSPerObjectBytes = float64(kd.anon()-b.small.anon) / float64(kd.objects-b.small.objects)
 	res.RSSPerObjectOverRaw = res.RSSPerObjectBytes / res.RawJSONBytesPerCM
 	res.RecordsAtStart = kd.recordCount()
 	kd.heapProfile() // .1: after the sync
@@ -346,14 +355,24 @@ func (b *bench) paced() error {
 	return nil
 }
 
-// besideKubectl runs, for scale, kubectl watching only ConfigMaps and
-// printing their names on the same updates: a phase of its own, so that
-// serving its watch does not count in the control plane's CPU above.
-func (b *bench) besideKubectl() error {
+// besidePeers runs the peers on the same updates, each watching only
+// ConfigMaps: kubectl printing their names, and kubewatch with its
+// default handler (which does nothing with an event). A phase of its own,
+// so that serving their watches does not count in the control plane's
+// CPU above.
+func (b *bench) besidePeers() error {
 	n := min(b.o.updates/2, b.o.sideUpdates)
-	step(fmt.Sprintf("%d updates at %d/s with kubectl get -w watching too", n, b.o.rate))
-	var err error
+	step(fmt.Sprintf("%d updates at %d/s with kubectl get -w and kubewatch watching too", n, b.o.rate))
+	kw, err := startKubewatch(b.env)
+	if err != nil {
+		return err
+	}
+	defer kw.stop()
+	pids := []int{kw.pid(), b.kd.cmd.Process.Pid}
+	before := []float64{cpuSeconds(pids[:1]), cpuSeconds(pids[1:])}
 	b.res.KubectlCPUPer1000, err = kubectlCPU(b.ctx, b.env, b.cs, b.kd, b.nss, b.o.large, b.first, n, b.o.rate, &b.res)
+	b.res.KubewatchCPUPer1000 = (cpuSeconds(pids[:1]) - before[0]) / float64(n) * 1000
+	b.res.BesidePeersCPUPer1000 = (cpuSeconds(pids[1:]) - before[1]) / float64(n) * 1000
 	b.first += n
 	return err
 }
@@ -510,6 +529,7 @@ func fileSize(path string) int64 {
 // settled is a kubediff's memory once synced and settled.
 type settled struct {
 	rss     int64
+	anon    int64 // of rss, private memory: what cached objects take
 	objects int
 	synced  time.Duration
 }
@@ -523,7 +543,7 @@ func settledRSS(binary, kubeconfig string, args ...string) (settled, error) {
 	}
 	defer kd.stop()
 	time.Sleep(3 * time.Second)
-	return settled{rss: kd.rss(), objects: kd.objects, synced: kd.synced}, nil
+	return settled{rss: kd.rss(), anon: kd.anon(), objects: kd.objects, synced: kd.synced}, nil
 }
 
 // kubectlCPU runs kubectl get -w on ConfigMaps while count updates are
@@ -930,6 +950,7 @@ func (kd *kubediff) toggleProfile() {
 }
 
 func (kd *kubediff) rss() int64 { return procStatus(kd.cmd.Process.Pid, "VmRSS") }
+func (kd *kubediff) anon() int64 { return procStatus(kd.cmd.Process.Pid, "RssAnon") }
 func (kd *kubediff) hwm() int64 { return procStatus(kd.cmd.Process.Pid, "VmHWM") }
 
 // procStatus reads a size field of /proc/PID/status, in bytes.
@@ -1027,17 +1048,17 @@ func printTable(w io.Writer, r Results) {
 		{"machine", r.Machine},
 		{"objects cached (all types)", fmt.Sprint(r.ObjectsCached)},
 		{"raw JSON per ConfigMap", fmt.Sprintf("%.0f B", r.RawJSONBytesPerCM)},
-		{"RSS, empty cluster", fmt.Sprintf("%.1f MB (%.1f MB with --compress-cache=false)", r.EmptyRSSMB, r.PlainEmptyRSSMB)},
+		{"RSS, empty cluster", fmt.Sprintf("%.1f MB, %.1f MB of it private (%.1f MB with --compress-cache=false)", r.EmptyRSSMB, r.EmptyRSSAnonMB, r.PlainEmptyRSSMB)},
 		{"time to synced", fmt.Sprintf("%.2f s", r.SyncSeconds)},
 		{"RSS after sync", fmt.Sprintf("%.1f MB", r.RSSAfterSyncMB)},
 		{"peak RSS during sync (VmHWM)", fmt.Sprintf("%.1f MB (%.2fx steady)", r.PeakRSSMB, r.PeakOverSteady)},
-		{fmt.Sprintf("RSS per cached object (%d→%d ConfigMaps)", r.ConfigMapsSmall, r.ConfigMapsLarge), fmt.Sprintf("%.0f B (%.2fx raw JSON)", r.RSSPerObjectBytes, r.RSSPerObjectOverRaw)},
+		{fmt.Sprintf("RSS (private) per cached object (%d→%d ConfigMaps)", r.ConfigMapsSmall, r.ConfigMapsLarge), fmt.Sprintf("%.0f B (%.2fx raw JSON)", r.RSSPerObjectBytes, r.RSSPerObjectOverRaw)},
 		{"  --compress-cache=false", fmt.Sprintf("%.0f B (%.2fx raw JSON); synced in %.2f s", r.PlainRSSPerObjectBytes, r.PlainRSSPerObjectOverRaw, r.PlainSyncSeconds)},
 		{"records for objects existing at start", fmt.Sprint(r.RecordsAtStart)},
 		{"paced updates", fmt.Sprintf("%d at %.0f/s", r.Updates, r.AchievedRate)},
 		{"kubediff CPU when idle", fmt.Sprintf("%.2f%% of a core", r.IdleCPUPercent)},
 		{"kubediff CPU per 1000 updates", fmt.Sprintf("%.3f s", r.KubediffCPUPer1000)},
-		{"kubectl get -w (ConfigMaps only) CPU per 1000 updates", fmt.Sprintf("%.3f s", r.KubectlCPUPer1000)},
+		{"beside the peers, CPU per 1000 updates", fmt.Sprintf("kubediff %.3f s, kubectl get -w %.3f s, kubewatch %.3f s", r.BesidePeersCPUPer1000, r.KubectlCPUPer1000, r.KubewatchCPUPer1000)},
 		{"  write→seen latency p50 / p99 in that phase", fmt.Sprintf("kubectl %.1f / %.1f ms, kubediff %.1f / %.1f ms", r.KubectlLatencyP50Ms, r.KubectlLatencyP99Ms, r.BesideKubectlP50Ms, r.BesideKubectlP99Ms)},
 		{"kube-apiserver+etcd CPU per 1000 updates", fmt.Sprintf("%.3f s", r.APIServerCPUPer1000)},
 		{"kubediff / control plane CPU", fmt.Sprintf("%.3f", r.CPURatio)},

@@ -45,6 +45,37 @@ func BenchmarkDiffPodStatusChange(b *testing.B)  { benchmarkDiff(b, "pod-status"
 func BenchmarkDiffPodSpecChange(b *testing.B)    { benchmarkDiff(b, "pod-spec", true) }
 func BenchmarkDiffPodIgnoredChange(b *testing.B) { benchmarkDiff(b, "pod-ignored", false) }
 
+// BenchmarkDiffConfigMapChange is the benchmark's update (make bench): one
+// key of a ConfigMap changed.
+func BenchmarkDiffConfigMapChange(b *testing.B) {
+	d := newDifferOpts(b, loadKeys(b), true)
+	ev := loadCase(b, filepath.Join("testdata", "corpus", "configmap-keys"))
+	transform := d.CacheTransform(ev.Resource)
+	for _, obj := range []*unstructured.Unstructured{ev.Old, ev.New} {
+		if _, err := transform(obj); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		d.Diff(ev)
+	}
+}
+
+// BenchmarkCacheTransformConfigMap is the cache transform of a ConfigMap
+// as the watch decodes it.
+func BenchmarkCacheTransformConfigMap(b *testing.B) {
+	d := newDiffer(b, nil)
+	ev := loadCase(b, filepath.Join("testdata", "corpus", "configmap-keys"))
+	transform := d.CacheTransform(ev.Resource)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := transform(ev.New.DeepCopy()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkDecodeAndTransform is what the watcher does per object it
 // receives: decode the JSON, then the cache transform.
 func BenchmarkDecodeAndTransform(b *testing.B) {

@@ -44,8 +44,8 @@ func (d *Differ) CacheTransform(r discovery.Resource) func(any) (any, error) {
 func slimManagedFields(obj map[string]any) {
 	meta, _ := obj["metadata"].(map[string]any)
 	entries, ok := meta["managedFields"].([]any)
-	if !ok {
-		return
+	if !ok || slim(entries) {
+		return // the watch decodes entries slim already
 	}
 	kept := make([]any, 0, len(entries))
 	for _, e := range entries {
@@ -54,7 +54,7 @@ func slimManagedFields(obj map[string]any) {
 			continue
 		}
 		slim := make(map[string]any, 4)
-		for _, k := range []string{"manager", "operation", "time", "subresource"} {
+		for _, k := range managedFieldsKept {
 			if v, ok := m[k]; ok {
 				slim[k] = v
 			}
@@ -62,4 +62,22 @@ func slimManagedFields(obj map[string]any) {
 		kept = append(kept, slim)
 	}
 	meta["managedFields"] = kept
+}
+
+var managedFieldsKept = []string{"manager", "operation", "time", "subresource"}
+
+// slim says whether every entry holds only what slimManagedFields keeps.
+func slim(entries []any) bool {
+	for _, e := range entries {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k := range m {
+			if !slices.Contains(managedFieldsKept, k) {
+				return false
+			}
+		}
+	}
+	return true
 }
