@@ -949,9 +949,9 @@ func (kd *kubediff) toggleProfile() {
 	}
 }
 
-func (kd *kubediff) rss() int64 { return procStatus(kd.cmd.Process.Pid, "VmRSS") }
+func (kd *kubediff) rss() int64  { return procStatus(kd.cmd.Process.Pid, "VmRSS") }
 func (kd *kubediff) anon() int64 { return procStatus(kd.cmd.Process.Pid, "RssAnon") }
-func (kd *kubediff) hwm() int64 { return procStatus(kd.cmd.Process.Pid, "VmHWM") }
+func (kd *kubediff) hwm() int64  { return procStatus(kd.cmd.Process.Pid, "VmHWM") }
 
 // procStatus reads a size field of /proc/PID/status, in bytes.
 func procStatus(pid int, field string) int64 {
