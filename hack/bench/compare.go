@@ -48,14 +48,18 @@ func (b *bench) compare() error {
 	if len(vs) == 0 {
 		vs = variants{{name: "kubediff"}}
 	}
-	cpu := map[string][]float64{}
+	cpu, syncs, syncCPU := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
 	var order []string
 	for round := range b.o.rounds {
 		n := min(b.o.updates, b.o.sideUpdates)
 		step(fmt.Sprintf("round %d: %d updates at %d/s", round+1, n, b.o.rate))
-		got, names, err := b.compareRound(rotate(vs, round), n)
+		got, names, synced, err := b.compareRound(rotate(vs, round), n)
 		if err != nil {
 			return err
+		}
+		for name, kd := range synced {
+			syncs[name] = append(syncs[name], kd.synced.Seconds())
+			syncCPU[name] = append(syncCPU[name], kd.syncCPU)
 		}
 		order = names
 		for name, c := range got {
@@ -64,14 +68,18 @@ func (b *bench) compare() error {
 		printRound(round, names, got)
 	}
 	printMedians(order, cpu, vs[0].name)
+	fmt.Println("median start to synced: time, CPU-s")
+	for _, v := range vs {
+		fmt.Printf("  %-24s %.2f s  %.2f s\n", v.name, median(syncs[v.name]), median(syncCPU[v.name]))
+	}
 	return nil
 }
 
 // compareRound starts every variant (in the order given: who starts first
 // pays a little more for its sync, so the order rotates) and the peers,
 // applies n updates and returns each one's CPU per 1,000 of them.
-func (b *bench) compareRound(vs variants, n int) (map[string]float64, []string, error) {
-	pids, names := map[string]int{}, []string{}
+func (b *bench) compareRound(vs variants, n int) (cpu map[string]float64, names []string, synced map[string]*kubediff, err error) {
+	pids, synced := map[string]int{}, map[string]*kubediff{}
 	var kds []*kubediff
 	defer func() {
 		for _, kd := range kds {
@@ -81,21 +89,22 @@ func (b *bench) compareRound(vs variants, n int) (map[string]float64, []string, 
 	for _, v := range vs {
 		kd, err := startVariant(v, b.o.binary, b.env.Kubeconfig)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", v.name, err)
+			return nil, nil, nil, fmt.Errorf("%s: %w", v.name, err)
 		}
 		kds = append(kds, kd)
+		synced[v.name] = kd
 		pids[v.name] = kd.cmd.Process.Pid
 	}
 	stop, err := b.startPeers(pids)
 	defer stop()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	waitCPUSettled(kds[0].cmd.Process.Pid)
 	// A first update of a type costs each process once (kubediff reads the
 	// type's OpenAPI schema for its list keys): not an update's cost.
 	if err := b.warmUp(kds); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for _, kd := range kds {
 		kd.toggleProfile()
@@ -108,13 +117,13 @@ func (b *bench) compareRound(vs variants, n int) (map[string]float64, []string, 
 	}
 	sort.Strings(names)
 	if _, lost, _, err := applyUpdates(b.ctx, b.cs, kds[0], b.nss, b.o.large, b.first, n, b.o.rate); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	} else if lost > 0 {
-		return nil, nil, fmt.Errorf("%s lost %d of %d updates", vs[0].name, lost, n)
+		return nil, nil, nil, fmt.Errorf("%s lost %d of %d updates", vs[0].name, lost, n)
 	}
 	for i, kd := range kds {
 		if miss := n - waitSeen(kd, b.first, n); miss > 0 {
-			return nil, nil, fmt.Errorf("%s lost %d of %d updates", vs[i].name, miss, n)
+			return nil, nil, nil, fmt.Errorf("%s lost %d of %d updates", vs[i].name, miss, n)
 		}
 	}
 	b.first += n
@@ -122,7 +131,7 @@ func (b *bench) compareRound(vs variants, n int) (map[string]float64, []string, 
 	for name, pid := range pids {
 		got[name] = (cpuSeconds([]int{pid}) - before[name]) / float64(n) * 1000
 	}
-	return got, names, nil
+	return got, names, synced, nil
 }
 
 // warmUp applies a few updates and waits until every kubediff saw them.

@@ -803,6 +803,7 @@ func applyUpdatesTimed(ctx context.Context, cs *kubernetes.Clientset, kd *kubedi
 type kubediff struct {
 	cmd     *exec.Cmd
 	synced  time.Duration
+	syncCPU float64 // CPU seconds from start to synced
 	objects int
 
 	mu      sync.Mutex
@@ -846,6 +847,7 @@ func startCmd(name string, cmd *exec.Cmd, env []string) (*kubediff, error) {
 	select {
 	case kd.objects = <-synced:
 		kd.synced = time.Since(start)
+		kd.syncCPU = cpuSeconds([]int{cmd.Process.Pid})
 	case <-time.After(5 * time.Minute):
 		kd.stop()
 		return nil, fmt.Errorf("kubediff did not sync within 5 minutes")

@@ -77,6 +77,11 @@ func Start() (*Env, error) {
 		ControlPlaneStartTimeout: 90 * time.Second,
 		ControlPlaneStopTimeout:  30 * time.Second,
 	}
+	// For measurements of alpha wire formats (hack/bench: CBOR): the API
+	// server's feature gates, as its --feature-gates flag takes them.
+	if gates := os.Getenv("KUBEDIFF_TESTENV_FEATURE_GATES"); gates != "" {
+		env.ControlPlane.GetAPIServer().Configure().Set("feature-gates", gates)
+	}
 	if _, err := env.Start(); err != nil {
 		return nil, fmt.Errorf("start control plane: %w", err)
 	}
