@@ -49,6 +49,7 @@ func (b *bench) compare() error {
 		vs = variants{{name: "kubediff"}}
 	}
 	cpu, syncs, syncCPU := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
+	p50, p99 := map[string][]float64{}, map[string][]float64{}
 	var order []string
 	for round := range b.o.rounds {
 		n := min(b.o.updates, b.o.sideUpdates)
@@ -60,6 +61,8 @@ func (b *bench) compare() error {
 		for name, kd := range synced {
 			syncs[name] = append(syncs[name], kd.synced.Seconds())
 			syncCPU[name] = append(syncCPU[name], kd.syncCPU)
+			p50[name] = append(p50[name], percentile(kd.latencies, 0.5))
+			p99[name] = append(p99[name], percentile(kd.latencies, 0.99))
 		}
 		order = names
 		for name, c := range got {
@@ -68,9 +71,9 @@ func (b *bench) compare() error {
 		printRound(round, names, got)
 	}
 	printMedians(order, cpu, vs[0].name)
-	fmt.Println("median start to synced: time, CPU-s")
+	fmt.Println("median start to synced (time, CPU-s), and write→emit latency p50 / p99")
 	for _, v := range vs {
-		fmt.Printf("  %-24s %.2f s  %.2f s\n", v.name, median(syncs[v.name]), median(syncCPU[v.name]))
+		fmt.Printf("  %-24s %.2f s  %.2f s   %.1f / %.1f ms\n", v.name, median(syncs[v.name]), median(syncCPU[v.name]), median(p50[v.name]), median(p99[v.name]))
 	}
 	return nil
 }
@@ -116,7 +119,8 @@ func (b *bench) compareRound(vs variants, n int) (cpu map[string]float64, names 
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	if _, lost, _, err := applyUpdates(b.ctx, b.cs, kds[0], b.nss, b.o.large, b.first, n, b.o.rate); err != nil {
+	_, lost, _, written, err := applyUpdatesTimed(b.ctx, b.cs, kds[0], b.nss, b.o.large, b.first, n, b.o.rate)
+	if err != nil {
 		return nil, nil, nil, err
 	} else if lost > 0 {
 		return nil, nil, nil, fmt.Errorf("%s lost %d of %d updates", vs[0].name, lost, n)
@@ -124,6 +128,11 @@ func (b *bench) compareRound(vs variants, n int) (cpu map[string]float64, names 
 	for i, kd := range kds {
 		if miss := n - waitSeen(kd, b.first, n); miss > 0 {
 			return nil, nil, nil, fmt.Errorf("%s lost %d of %d updates", vs[i].name, miss, n)
+		}
+		kd.latencies = kd.latencies[:0]
+		for j := range n {
+			at, _ := kd.seenAt(b.first + j)
+			kd.latencies = append(kd.latencies, at.Sub(written[j]))
 		}
 	}
 	b.first += n

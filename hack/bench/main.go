@@ -804,7 +804,9 @@ type kubediff struct {
 	cmd     *exec.Cmd
 	synced  time.Duration
 	syncCPU float64 // CPU seconds from start to synced
-	objects int
+	// latencies of the last compare round's updates, write to record
+	latencies []time.Duration
+	objects   int
 
 	mu      sync.Mutex
 	records int

@@ -118,7 +118,7 @@ func (p *program) assemble(ctx context.Context) error {
 		return err
 	}
 	p.watcher, err = watcher.New(p.clients.Rest, p.pipeline.Handle, watcher.Options{Logger: p.log,
-		Transform: p.pipeline.CacheTransform, State: p.state, Rules: p.differ.RulesFingerprint(), Compress: p.cfg.CompressCache,
+		Transform: p.pipeline.CacheTransform, State: p.state, Rules: p.differ.RulesFingerprint(), Compress: p.cfg.CompressCache, ReadBatching: p.cfg.ReadBatching,
 		OnConnection: func(up bool) { p.metrics.APIServerConnected.Set(map[bool]float64{true: 1}[up]) }})
 	if err != nil {
 		return err

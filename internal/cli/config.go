@@ -43,6 +43,7 @@ var flagKeys = map[string]string{
 	"queue-size":                     "queueSize",
 	"queue-max-bytes":                "queueMaxBytes",
 	"drain-timeout":                  "drainTimeout",
+	"read-batching":                  "readBatching",
 	"http-address":                   "httpAddress",
 	"state-dir":                      "state.dir",
 	"history-retention":              "history.retention",

@@ -47,6 +47,7 @@ kubectl accepts, or single objects (filtered by the API server).`,
 	f.Int("queue-size", d.QueueSize, fmt.Sprintf("without --state-dir, records each sink may have waiting in memory before new ones are dropped, at most %d (stdout waits for its reader instead)", config.MaxQueueSize))
 	f.String("queue-max-bytes", d.QueueMaxBytes, "with --state-dir, how much each sink's queue may hold on disk (a byte count or a quantity such as 256Mi); stdout waits for room, other sinks drop new records")
 	f.Duration("drain-timeout", d.DrainTimeout, "at shutdown, how long queued records may take to be delivered")
+	f.Duration("read-batching", d.ReadBatching, "on a busy watch, let events wait up to this long to be read together (fewer wake-ups, less CPU); a lone event is read at once; 0 reads each as it comes")
 	f.Duration("rediscovery-interval", d.RediscoveryInterval, "how often to look for new or removed types, besides whenever a CRD or APIService changes")
 	f.String("http-address", d.HTTPAddress, "address serving /healthz, /readyz and /metrics, loopback only by default (in a pod, :8080 lets probes and Prometheus reach it); empty turns it off")
 	f.Bool("compress-cache", d.CompressCache, "keep cached objects compressed with a dictionary per type (about a third of the memory, about 2 µs an update); --compress-cache=false keeps plain JSON")

@@ -145,6 +145,9 @@ func (c Config) checkDelivery() []error {
 	if c.DrainTimeout < 0 {
 		errs = append(errs, fmt.Errorf("drainTimeout: %s is negative", c.DrainTimeout))
 	}
+	if c.ReadBatching < 0 || c.ReadBatching > time.Second {
+		errs = append(errs, fmt.Errorf("readBatching (--read-batching): %s is not between 0 and 1s", c.ReadBatching))
+	}
 	names := map[string]bool{}
 	for i, s := range c.Sinks {
 		key := fmt.Sprintf("sinks[%d]", i)

@@ -49,6 +49,8 @@ type listWatch struct {
 	toCache func(u *unstructured.Unstructured, keepDecoded bool) (*compactObject, error)
 	logErr  func(error)
 	health  *apiHealth
+	// batching is Options.ReadBatching.
+	batching time.Duration
 	// received counts the objects of the initial list as they come (a
 	// streamed list's events, a paged list's pages), and expected how many
 	// there are (-1: not known yet); both only for progress while syncing.
@@ -158,7 +160,8 @@ func (lw *listWatch) watch(ctx context.Context, opts metav1.ListOptions) (watch.
 		return nil, err
 	}
 	// Most events fit the buffer; longer ones are assembled (readLine).
-	d := &eventDecoder{body: body, lines: bufio.NewReaderSize(body, 32<<10), toCache: lw.toCache, logErr: lw.logErr, connectionLost: lw.health.probeSoon, added: &lw.received}
+	d := &eventDecoder{body: body, lines: bufio.NewReaderSize(body, 32<<10), toCache: lw.toCache, logErr: lw.logErr, connectionLost: lw.health.probeSoon, added: &lw.received,
+		batch: readBatch{window: lw.batching}}
 	return watch.NewStreamWatcher(d, apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")), nil
 }
 
@@ -198,6 +201,7 @@ type eventDecoder struct {
 	connectionLost func()
 	added          *atomic.Int64 // counts ADDED events (nil: not counted)
 	wire           wireDecoder
+	batch          readBatch
 }
 
 // wireEvent is a watch event as the API server writes it.
@@ -240,6 +244,9 @@ func (d *eventDecoder) Decode() (watch.EventType, runtime.Object, error) {
 		return "", nil, err
 	}
 	u := &unstructured.Unstructured{Object: ev.Object}
+	if ev.Type != watch.Added {
+		d.batch.start()
+	}
 	switch ev.Type {
 	case watch.Added, watch.Modified, watch.Deleted:
 		if ev.Type == watch.Added && d.added != nil {
@@ -269,6 +276,9 @@ func (d *eventDecoder) Decode() (watch.EventType, runtime.Object, error) {
 // stream is io.ErrUnexpectedEOF: the server always ends an event with a
 // newline.
 func (d *eventDecoder) readLine() ([]byte, error) {
+	if d.lines.Buffered() == 0 {
+		defer d.batch.waitingRead(d.lines)()
+	}
 	for {
 		line, err := d.lines.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {

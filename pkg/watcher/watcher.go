@@ -39,6 +39,9 @@ type Options struct {
 	// of the type's first objects (packing.go): a third of the memory, for
 	// about 2 µs an object.
 	Compress bool
+	// ReadBatching lets a busy watch's events wait up to this long to be
+	// read together (batch.go); 0 reads each as it comes.
+	ReadBatching time.Duration
 	// Rules fingerprints what Transform does (diff.Differ.RulesFingerprint):
 	// objects stored under other rules go through Transform again when
 	// restored, and are stored again as they then are.
@@ -203,7 +206,7 @@ func (w *Watcher) start(ctx context.Context, t discovery.Target, reportSince tim
 			s.objects, s.restored = objects, true
 		}
 	}
-	lw := &listWatch{target: t, dynamic: w.dynamic, rest: w.rest, toCache: toCache, logErr: logErr, health: w.health}
+	lw := &listWatch{target: t, dynamic: w.dynamic, rest: w.rest, toCache: toCache, logErr: logErr, health: w.health, batching: w.opts.ReadBatching}
 	lw.expected.Store(-1)
 	rt := &runningTarget{target: t, store: s, lw: lw, health: health}
 	w.targets[key] = rt
