@@ -49,7 +49,7 @@ func (b *bench) compare() error {
 		vs = variants{{name: "kubediff"}}
 	}
 	cpu, syncs, syncCPU := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
-	p50, p99 := map[string][]float64{}, map[string][]float64{}
+	p50, p99, peak := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
 	var order []string
 	for round := range b.o.rounds {
 		n := min(b.o.updates, b.o.sideUpdates)
@@ -61,6 +61,7 @@ func (b *bench) compare() error {
 		for name, kd := range synced {
 			syncs[name] = append(syncs[name], kd.synced.Seconds())
 			syncCPU[name] = append(syncCPU[name], kd.syncCPU)
+			peak[name] = append(peak[name], mb(kd.peak))
 			p50[name] = append(p50[name], percentile(kd.latencies, 0.5))
 			p99[name] = append(p99[name], percentile(kd.latencies, 0.99))
 		}
@@ -71,9 +72,9 @@ func (b *bench) compare() error {
 		printRound(round, names, got)
 	}
 	printMedians(order, cpu, vs[0].name)
-	fmt.Println("median start to synced (time, CPU-s), and write→emit latency p50 / p99")
+	fmt.Println("median start to synced (time, CPU-s), peak RSS (VmHWM), write→emit latency p50 / p99")
 	for _, v := range vs {
-		fmt.Printf("  %-24s %.2f s  %.2f s   %.1f / %.1f ms\n", v.name, median(syncs[v.name]), median(syncCPU[v.name]), median(p50[v.name]), median(p99[v.name]))
+		fmt.Printf("  %-24s %.2f s  %.2f s  %.1f MB  %.1f / %.1f ms\n", v.name, median(syncs[v.name]), median(syncCPU[v.name]), median(peak[v.name]), median(p50[v.name]), median(p99[v.name]))
 	}
 	return nil
 }
@@ -110,6 +111,7 @@ func (b *bench) compareRound(vs variants, n int) (cpu map[string]float64, names 
 		return nil, nil, nil, err
 	}
 	for _, kd := range kds {
+		kd.peak = kd.hwm()
 		kd.toggleProfile()
 		defer kd.toggleProfile()
 	}

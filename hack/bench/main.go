@@ -804,6 +804,7 @@ type kubediff struct {
 	cmd     *exec.Cmd
 	synced  time.Duration
 	syncCPU float64 // CPU seconds from start to synced
+	peak    int64   // VmHWM before a compare round's updates
 	// latencies of the last compare round's updates, write to record
 	latencies []time.Duration
 	objects   int
