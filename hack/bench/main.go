@@ -51,6 +51,8 @@ type options struct {
 	variants variants
 	rounds   int
 	peers    bool
+	// Types mode: CRDs, idle minutes watching them, namespaces of a glob.
+	types, idleMinutes, globNamespaces int
 }
 
 func main() {
@@ -71,6 +73,9 @@ func main() {
 	flag.Var(&o.variants, "variant", "with -compare, a kubediff to run: name|binary|K=V,...|args (binary empty: -kubediff; repeatable; the first is the reference)")
 	flag.IntVar(&o.rounds, "rounds", 3, "with -compare, how many rounds")
 	flag.BoolVar(&o.peers, "peers", false, "with -compare, also run kubectl get -w and kubewatch on ConfigMaps (make peers)")
+	flag.IntVar(&o.types, "types", 0, "types mode: create this many CRDs (ten kinds a group), time kubediff resources at 300 types and at all, time kubediff to watching them, read its RSS while idle")
+	flag.IntVar(&o.idleMinutes, "idle-minutes", 10, "with -types, minutes kubediff stays idle watching every type")
+	flag.IntVar(&o.globNamespaces, "namespaces-glob", 0, "with -types, then create this many namespaces team-N and time kubediff -n 'team-*' to watching")
 	flag.Parse()
 	switch {
 	case *quick:
@@ -186,12 +191,15 @@ func run(o options) error {
 	if o.compare {
 		phases = []func() error{b.createObjects, b.compare}
 	}
+	if o.types > 0 {
+		phases = []func() error{b.typesScale}
+	}
 	for _, phase := range phases {
 		if err := phase(); err != nil {
 			return err
 		}
 	}
-	if o.compare {
+	if o.compare || o.types > 0 {
 		return nil
 	}
 	printTable(os.Stdout, b.res)
