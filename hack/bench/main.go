@@ -811,8 +811,9 @@ func applyUpdatesTimed(ctx context.Context, cs *kubernetes.Clientset, kd *kubedi
 type kubediff struct {
 	cmd     *exec.Cmd
 	synced  time.Duration
-	syncCPU float64 // CPU seconds from start to synced
-	peak    int64   // VmHWM before a compare round's updates
+	syncCPU float64      // CPU seconds from start to synced
+	types   atomic.Int64 // types watched, from the "watching" line
+	peak    int64        // VmHWM before a compare round's updates
 	// latencies of the last compare round's updates, write to record
 	latencies []time.Duration
 	objects   int
@@ -873,6 +874,9 @@ func (kd *kubediff) readLogs(r io.Reader, synced chan<- int) {
 		if strings.Contains(line, "msg=watching") {
 			_, after, _ := strings.Cut(line, "objects=")
 			n, _ := strconv.Atoi(strings.Fields(after)[0])
+			_, after, _ = strings.Cut(line, " types=")
+			types, _ := strconv.Atoi(strings.Fields(after + " ")[0])
+			kd.types.Store(int64(types))
 			synced <- n
 		} else if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
 			fmt.Fprintln(os.Stderr, "  kubediff:", line)

@@ -32,17 +32,17 @@ func (b *bench) typesScale() error {
 	}
 	fmt.Printf("types served before any CRD: %d\n", builtin)
 	if first := max(0, 300-builtin); first > 0 {
-		if err := b.createCRDs(ext, 0, first); err != nil {
+		if err := b.createCRDs(ext, builtin, 0, first); err != nil {
 			return err
 		}
-		if err := b.timeResources(builtin + first); err != nil {
+		if err := b.timeResources(); err != nil {
 			return err
 		}
 	}
-	if err := b.createCRDs(ext, max(0, 300-builtin), b.o.types); err != nil {
+	if err := b.createCRDs(ext, builtin, max(0, 300-builtin), b.o.types); err != nil {
 		return err
 	}
-	if err := b.timeResources(builtin + b.o.types); err != nil {
+	if err := b.timeResources(); err != nil {
 		return err
 	}
 	if err := b.watchIdle(builtin + b.o.types); err != nil {
@@ -65,10 +65,10 @@ func (b *bench) countTypes() (int, error) {
 }
 
 // createCRDs creates CRDs number from to to-1 and waits until the API
-// server serves them all.
+// server serves them all, besides the builtin types.
 func (b *bench) createCRDs(ext interface {
 	Create(context.Context, *apiextensionsv1.CustomResourceDefinition, metav1.CreateOptions) (*apiextensionsv1.CustomResourceDefinition, error)
-}, from, to int) error {
+}, builtin, from, to int) error {
 	if to <= from {
 		return nil
 	}
@@ -82,7 +82,7 @@ func (b *bench) createCRDs(ext interface {
 		return err
 	}
 	for deadline := time.Now().Add(10 * time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
-		if n, err := b.countTypes(); err == nil && n >= to {
+		if n, err := b.countTypes(); err == nil && n >= builtin+to {
 			break
 		}
 	}
@@ -109,8 +109,8 @@ func scaleCRD(i int) *apiextensionsv1.CustomResourceDefinition {
 }
 
 // timeResources runs `kubediff resources` three times: the median wall
-// time.
-func (b *bench) timeResources(types int) error {
+// time, and how many types it listed.
+func (b *bench) timeResources() error {
 	var took []float64
 	for range 3 {
 		start := time.Now()
@@ -118,6 +118,10 @@ func (b *bench) timeResources(types int) error {
 			return fmt.Errorf("kubediff resources: %w: %s", err, out)
 		}
 		took = append(took, time.Since(start).Seconds())
+	}
+	types, err := b.countTypes()
+	if err != nil {
+		return err
 	}
 	sort.Float64s(took)
 	fmt.Printf("kubediff resources with %d types: %.2f s (median of 3; %.2f–%.2f)\n", types, took[1], took[0], took[2])
@@ -133,7 +137,7 @@ func (b *bench) watchIdle(types int) error {
 		return err
 	}
 	defer kd.stop()
-	fmt.Printf("watching %d types: synced in %.1f s, RSS %.1f MB (private %.1f MB)\n", types, kd.synced.Seconds(), mb(kd.rss()), mb(kd.anon()))
+	fmt.Printf("watching %d types (%d served): synced in %.1f s, RSS %.1f MB (private %.1f MB)\n", kd.types.Load(), types, kd.synced.Seconds(), mb(kd.rss()), mb(kd.anon()))
 	pid := []int{kd.cmd.Process.Pid}
 	for m := 1; m <= b.o.idleMinutes; m++ {
 		before := cpuSeconds(pid)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -160,7 +161,9 @@ func (lw *listWatch) watch(ctx context.Context, opts metav1.ListOptions) (watch.
 		return nil, err
 	}
 	// Most events fit the buffer; longer ones are assembled (readLine).
-	d := &eventDecoder{body: body, lines: bufio.NewReaderSize(body, 32<<10), toCache: lw.toCache, logErr: lw.logErr, connectionLost: lw.health.probeSoon, added: &lw.received,
+	lines := lineReaders.Get().(*bufio.Reader)
+	lines.Reset(body)
+	d := &eventDecoder{body: body, lines: lines, toCache: lw.toCache, logErr: lw.logErr, connectionLost: lw.health.probeSoon, added: &lw.received,
 		batch: readBatch{window: lw.batching}}
 	return watch.NewStreamWatcher(d, apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")), nil
 }
@@ -214,6 +217,36 @@ type wireEvent struct {
 // errors as the Status the server sent, which the reflector turns into an
 // API error (an expired resourceVersion makes it list again).
 func (d *eventDecoder) Decode() (watch.EventType, runtime.Object, error) {
+	typ, obj, err := d.decode()
+	if err != nil {
+		d.release() // the stream watcher calls no more after an error
+	}
+	return typ, obj, err
+}
+
+// lineReaders recycles watches' read buffers: each watch ends every 5 to
+// 10 minutes (the API server's timeout) and starts again, and 1,000 types
+// would otherwise leave 32 MB of buffers to the garbage collector each
+// time.
+var lineReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, lineBufferSize) }}
+
+// lineBufferSize holds most events whole; longer ones are assembled
+// (readLine).
+const lineBufferSize = 32 << 10
+
+// release returns the read buffer, once the watch has ended.
+func (d *eventDecoder) release() {
+	if d.lines != nil && d.lines.Size() == lineBufferSize {
+		d.lines.Reset(nil)
+		lineReaders.Put(d.lines)
+	}
+	d.lines = nil
+}
+
+func (d *eventDecoder) decode() (watch.EventType, runtime.Object, error) {
+	if d.lines == nil {
+		return "", nil, io.EOF
+	}
 	line, err := d.readLine()
 	if err != nil {
 		if !errors.Is(err, io.EOF) && isConnectionError(err) {
