@@ -18,9 +18,11 @@ var typeSources = []Resource{
 	{GVR: schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}, Kind: "APIService"},
 }
 
-// followUp is when to look again after a CRD or APIService changed: a CRD
-// is Established a moment before discovery serves its types.
-const followUp = 2 * time.Second
+// followUps are when to look again after a CRD or APIService changed: a
+// CRD is Established a moment before discovery serves its types, and a
+// loaded API server takes longer (one look 2 s later once missed a type
+// for the 3 minutes until the next interval).
+var followUps = []time.Duration{2 * time.Second, 5 * time.Second, 15 * time.Second}
 
 // Monitor calls reconcile whenever the set of types may have changed: when
 // a CustomResourceDefinition or APIService is created, changed or deleted
@@ -50,15 +52,20 @@ func (m *Monitor) Run(ctx context.Context, reconcile func(context.Context)) {
 	defer tick.Stop()
 	again := time.NewTimer(time.Hour)
 	again.Stop()
+	next := len(followUps) // the next follow-up; none pending
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-trigger:
 			reconcile(ctx)
-			again.Reset(followUp)
+			next = 0
+			again.Reset(followUps[0])
 		case <-again.C:
 			reconcile(ctx)
+			if next++; next < len(followUps) {
+				again.Reset(followUps[next] - followUps[next-1])
+			}
 		case <-tick.C:
 			reconcile(ctx)
 		}
