@@ -53,6 +53,9 @@ type targetSync struct {
 	unavailable map[schema.GroupVersion]bool
 	// waiting are the named types waited for last time (plan.Waiting).
 	waiting []string
+	// rediscoveryFailing is set while rediscovery fails for a reason other
+	// than the API server not answering (that outage is reported apart).
+	rediscoveryFailing bool
 }
 
 // start watches plan's targets and returns once their caches have synced
@@ -73,14 +76,30 @@ func (s *targetSync) follow(ctx context.Context, planner *discovery.Planner, c *
 	monitor.Run(ctx, func(ctx context.Context) {
 		s.listKeys.Refresh()
 		plan, err := discover(ctx, planner, s.log)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Warn("rediscovery failed; still watching what was found before", "err", err)
-			}
-			return
+		s.reportRediscovery(ctx, err)
+		if err == nil {
+			s.apply(ctx, plan)
 		}
-		s.apply(ctx, plan)
 	})
+}
+
+// reportRediscovery warns once while rediscovery fails and says once when
+// it works again; not at all when the API server does not answer: the
+// outage's own two lines say so, and a line per attempt would repeat them.
+func (s *targetSync) reportRediscovery(ctx context.Context, err error) {
+	switch {
+	case err == nil && s.rediscoveryFailing:
+		s.rediscoveryFailing = false
+		s.log.Info("rediscovery works again")
+	case err == nil || ctx.Err() != nil:
+	case s.watcher.Unreachable(err):
+		s.log.Debug("rediscovery failed: the API server does not answer", "err", err)
+	case !s.rediscoveryFailing:
+		s.rediscoveryFailing = true
+		s.log.Warn("rediscovery failed; still watching what was found before", "err", err)
+	default:
+		s.log.Debug("rediscovery still failing", "err", err)
+	}
 }
 
 func (s *targetSync) apply(ctx context.Context, plan discovery.Plan) {

@@ -130,6 +130,20 @@ func New(config *rest.Config, handler Handler, opts Options) (*Watcher, error) {
 // Connected reports whether the API server answers (see health.go).
 func (w *Watcher) Connected() bool { return w.health.connected() }
 
+// Unreachable reports whether err is the API server not answering, which
+// the outage lines already report; it asks for a probe so that they do.
+// Other requests' callers log their own failures only when this is false.
+func (w *Watcher) Unreachable(err error) bool {
+	if !w.health.connected() {
+		return true
+	}
+	if !isConnectionError(err) {
+		return false
+	}
+	w.health.probeSoon()
+	return true
+}
+
 // Sync runs exactly the given targets: it starts reflectors for new ones
 // and stops those no longer wanted. A new target's initial list is never
 // reported, so a type appearing (a CRD installed, a version switched)
