@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -19,12 +20,58 @@ type Target struct {
 	Namespace     string
 	LabelSelector string
 	FieldSelector string
+	// Namespaces, on a cluster-wide target, keeps only the objects of the
+	// namespaces these patterns match ("" keeps all): see namespacesApart.
+	Namespaces NamespaceFilter
 }
 
 // Key identifies a target: a change of version, namespace or selector is a
 // different watch.
 func (t Target) Key() string {
-	return strings.Join([]string{t.Resource.GVR.String(), t.Namespace, t.LabelSelector, t.FieldSelector}, "|")
+	key := strings.Join([]string{t.Resource.GVR.String(), t.Namespace, t.LabelSelector, t.FieldSelector}, "|")
+	if t.Namespaces != "" {
+		key += "|" + string(t.Namespaces)
+	}
+	return key
+}
+
+// namespacesApart is how many namespaces are watched one watch each, per
+// type; more are watched through one cluster-wide watch per type whose
+// objects outside them kubediff drops before caching. A glob matching
+// 1,000 namespaces made 1,000 watches and 2,000 access reviews per type:
+// minutes before the first watch. Few namespaces are watched apart, so that
+// the server sends only their objects.
+const namespacesApart = 10
+
+// NamespaceFilter is the namespace patterns (exact names or globs) a
+// cluster-wide target keeps, comma-separated, then those it drops, each
+// after a "!"; "" keeps every namespace. A string, so that it is part of
+// the target's key.
+type NamespaceFilter string
+
+func newNamespaceFilter(keep, drop []string) NamespaceFilter {
+	patterns := slices.Clone(keep)
+	for _, d := range drop {
+		patterns = append(patterns, "!"+d)
+	}
+	return NamespaceFilter(strings.Join(patterns, ","))
+}
+
+// Matcher returns a function reporting whether the filter keeps a
+// namespace.
+func (f NamespaceFilter) Matcher() func(namespace string) bool {
+	if f == "" {
+		return func(string) bool { return true }
+	}
+	var keep, drop []string
+	for _, p := range strings.Split(string(f), ",") {
+		if d, ok := strings.CutPrefix(p, "!"); ok {
+			drop = append(drop, d)
+		} else {
+			keep = append(keep, p)
+		}
+	}
+	return func(ns string) bool { return glob.MatchAny(keep, ns) && !glob.MatchAny(drop, ns) }
 }
 
 // Scope says where and how to watch.
@@ -113,11 +160,15 @@ type Planner struct {
 	// called from one goroutine at a time.
 	frozenExclusions []string
 	frozen           bool
+	// planNamespaces are the scope's namespaces during one Plan call.
+	planNamespaces []string
 }
 
 // Plan discovers and decides. Unavailable API groups come back as a
 // warning error together with a usable plan.
 func (p *Planner) Plan(ctx context.Context) (Plan, error) {
+	p.planNamespaces = nil
+	defer func() { p.planNamespaces = nil }()
 	catalog, warn := p.Discoverer.Resources(ctx)
 	if catalog.Watchable == nil && warn != nil {
 		return Plan{}, warn
@@ -158,7 +209,7 @@ func (p *Planner) Plan(ctx context.Context) (Plan, error) {
 	}
 	allowed, forbidden := candidates, map[string]string{}
 	if p.Access != nil {
-		if allowed, forbidden, err = p.Access.allowedAll(ctx, candidates); err != nil {
+		if allowed, forbidden, candidates, err = p.checkAccess(ctx, candidates); err != nil {
 			return Plan{}, err
 		}
 	}
@@ -166,6 +217,37 @@ func (p *Planner) Plan(ctx context.Context) (Plan, error) {
 	plan.Statuses = append(plan.Statuses, targetStatuses(candidates, forbidden)...)
 	slices.SortStableFunc(plan.Statuses, func(a, b Status) int { return byGroupResource(a.Resource, b.Resource) })
 	return plan, warn
+}
+
+// checkAccess returns the candidates kubediff may list and watch, and why
+// the others are forbidden. A cluster-wide target filtered to namespaces
+// that is forbidden cluster-wide becomes one target per namespace, checked
+// in turn: the scope's namespaces may be granted one by one. The targets
+// checked are returned too, for the statuses.
+func (p *Planner) checkAccess(ctx context.Context, candidates []Target) (allowed []Target, forbidden map[string]string, checked []Target, err error) {
+	allowed, forbidden, err = p.Access.allowedAll(ctx, candidates)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var narrowed []Target
+	for _, t := range candidates {
+		if _, denied := forbidden[t.Key()]; denied && t.Namespaces != "" {
+			namespaces, err := p.namespaces(ctx)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			narrowed = append(narrowed, t.apart(namespaces)...)
+		}
+	}
+	if len(narrowed) == 0 {
+		return allowed, forbidden, candidates, nil
+	}
+	more, moreForbidden, err := p.Access.allowedAll(ctx, narrowed)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	maps.Copy(forbidden, moreForbidden)
+	return append(allowed, more...), forbidden, append(candidates, narrowed...), nil
 }
 
 // targetStatuses folds per-target access into one status per type: watched
@@ -220,17 +302,46 @@ func (p *Planner) targets(ctx context.Context, r Resource) ([]Target, error) {
 	if !r.Namespaced {
 		return nil, nil
 	}
-	namespaces, err := p.expand(ctx, p.Scope.Namespaces, false)
+	namespaces, err := p.namespaces(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []Target
+	wide := Target{Resource: r, LabelSelector: labelSel, FieldSelector: fieldSel,
+		Namespaces: newNamespaceFilter(p.Scope.Namespaces, p.Scope.ExcludeNamespaces)}
+	if len(namespaces) > namespacesApart {
+		return p.perObject(r, []Target{wide}), nil
+	}
+	return p.perObject(r, wide.apart(namespaces)), nil
+}
+
+// apart returns t as one target per namespace.
+func (t Target) apart(namespaces []string) []Target {
+	out := make([]Target, 0, len(namespaces))
 	for _, ns := range namespaces {
+		one := t
+		one.Namespace, one.Namespaces = ns, ""
+		out = append(out, one)
+	}
+	return out
+}
+
+// namespaces returns the namespaces the scope names and matches, without
+// the excluded ones, listing them once per plan.
+func (p *Planner) namespaces(ctx context.Context) ([]string, error) {
+	if p.planNamespaces != nil {
+		return p.planNamespaces, nil
+	}
+	all, err := p.expand(ctx, p.Scope.Namespaces, false)
+	if err != nil {
+		return nil, err
+	}
+	p.planNamespaces = []string{}
+	for _, ns := range all {
 		if !glob.MatchAny(p.Scope.ExcludeNamespaces, ns) {
-			out = append(out, Target{Resource: r, Namespace: ns, LabelSelector: labelSel, FieldSelector: fieldSel})
+			p.planNamespaces = append(p.planNamespaces, ns)
 		}
 	}
-	return p.perObject(r, out), nil
+	return p.planNamespaces, nil
 }
 
 // perObject narrows r's targets to the objects named of it, one target

@@ -3,12 +3,16 @@ package discovery
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	fakediscovery "k8s.io/client-go/discovery/fake"
+	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 )
 
@@ -109,5 +113,76 @@ func TestNamespaceGlobsWithoutListPermissionAreASelectionError(t *testing.T) {
 	var se *SelectionError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "globs need permission to list namespaces") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// manyNamespaces is a planner over a cluster with more namespaces matching
+// team-* than are watched apart, and access granted by reviews.
+func manyNamespaces(reviewed *[]string, clusterWide bool) *Planner {
+	p := planner(Scope{Namespaces: []string{"team-*"}, ExcludeNamespaces: []string{"team-3"}}, "pods")
+	p.ListNamespaces = func(context.Context) ([]string, error) {
+		names := []string{"default", "kube-system"}
+		for i := range namespacesApart + 5 {
+			names = append(names, fmt.Sprintf("team-%d", i))
+		}
+		return names, nil
+	}
+	client := fake.NewClientset()
+	client.PrependReactor("create", "selfsubjectaccessreviews", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		review := a.(clienttesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview)
+		attrs := review.Spec.ResourceAttributes
+		*reviewed = append(*reviewed, attrs.Resource+"@"+attrs.Namespace)
+		review.Status.Allowed = attrs.Resource == "pods" && (attrs.Namespace != "" || clusterWide)
+		return true, review, nil
+	})
+	p.Access = NewAccessChecker(client.AuthorizationV1())
+	return p
+}
+
+// TestManyNamespacesAreOneFilteredWatch: a glob matching more namespaces
+// than are watched apart is one cluster-wide watch per type, keeping the
+// matched namespaces' objects (those created later too) and not the
+// excluded one's, checked with one access review per verb, not one per
+// namespace.
+func TestManyNamespacesAreOneFilteredWatch(t *testing.T) {
+	var reviewed []string
+	plan, err := manyNamespaces(&reviewed, true).Plan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Targets) != 1 || plan.Targets[0].Namespace != "" || plan.Targets[0].Namespaces == "" {
+		t.Fatalf("targets: %+v", plan.Targets)
+	}
+	keep := plan.Targets[0].Namespaces.Matcher()
+	for ns, want := range map[string]bool{"team-0": true, "team-99-created-later": true, "team-3": false, "default": false} {
+		if keep(ns) != want {
+			t.Errorf("keeps %s: %v, want %v", ns, !want, want)
+		}
+	}
+	if len(reviewed) > 4 {
+		t.Errorf("%d access reviews for one type: %v", len(reviewed), reviewed)
+	}
+}
+
+// TestManyNamespacesGrantedOneByOne: when the type may not be listed
+// cluster-wide, the matched namespaces are watched one by one, as granted.
+func TestManyNamespacesGrantedOneByOne(t *testing.T) {
+	var reviewed []string
+	plan, err := manyNamespaces(&reviewed, false).Plan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Targets) != namespacesApart+4 {
+		t.Fatalf("want a watch in each of the %d matched namespaces but team-3, got %q", namespacesApart+5, targetKeys(plan.Targets))
+	}
+	for _, target := range plan.Targets {
+		if target.Namespace == "" || target.Namespace == "team-3" || target.Namespaces != "" {
+			t.Errorf("target %+v", target)
+		}
+	}
+	for _, s := range plan.Statuses {
+		if s.Resource.GVR.Resource == "pods" && s.State != StateWatched {
+			t.Errorf("pods: %s %s", s.State, s.Reason)
+		}
 	}
 }

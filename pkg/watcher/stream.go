@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,6 +51,9 @@ type listWatch struct {
 	toCache func(u *unstructured.Unstructured, keepDecoded bool) (*compactObject, error)
 	logErr  func(error)
 	health  *apiHealth
+	// keep, for a cluster-wide target filtered to namespaces, says which
+	// objects to keep (nil: all).
+	keep func(namespace string) bool
 	// batching is Options.ReadBatching.
 	batching time.Duration
 	// received counts the objects of the initial list as they come (a
@@ -79,6 +83,9 @@ func (lw *listWatch) list(ctx context.Context, opts metav1.ListOptions) (runtime
 	if opts.Continue == "" {
 		lw.received.Store(0) // a list from the start: what an earlier attempt counted is gone
 	}
+	if lw.keep != nil {
+		list.Items = slices.DeleteFunc(list.Items, func(u unstructured.Unstructured) bool { return !lw.keep(u.GetNamespace()) })
+	}
 	lw.received.Add(int64(len(list.Items)))
 	if n := list.GetRemainingItemCount(); n != nil {
 		lw.expected.Store(lw.received.Load() + *n)
@@ -97,6 +104,9 @@ func (lw *listWatch) listOnce(ctx context.Context, opts metav1.ListOptions) (*un
 // remain. Unknown when the server does not say (it does not count
 // through label selectors).
 func (lw *listWatch) count(ctx context.Context) {
+	if lw.keep != nil {
+		return // the server would count other namespaces' objects too
+	}
 	list, err := lw.listOnce(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		return
@@ -164,7 +174,7 @@ func (lw *listWatch) watch(ctx context.Context, opts metav1.ListOptions) (watch.
 	lines := lineReaders.Get().(*bufio.Reader)
 	lines.Reset(body)
 	d := &eventDecoder{body: body, lines: lines, toCache: lw.toCache, logErr: lw.logErr, connectionLost: lw.health.probeSoon, added: &lw.received,
-		batch: readBatch{window: lw.batching}}
+		batch: readBatch{window: lw.batching}, keep: lw.keep}
 	return watch.NewStreamWatcher(d, apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")), nil
 }
 
@@ -203,6 +213,7 @@ type eventDecoder struct {
 	// connectionLost asks for a probe of the API server.
 	connectionLost func()
 	added          *atomic.Int64 // counts ADDED events (nil: not counted)
+	keep           func(namespace string) bool
 	wire           wireDecoder
 	batch          readBatch
 }
@@ -282,6 +293,11 @@ func (d *eventDecoder) decode() (watch.EventType, runtime.Object, error) {
 	}
 	switch ev.Type {
 	case watch.Added, watch.Modified, watch.Deleted:
+		if d.keep != nil && !d.keep(u.GetNamespace()) {
+			// Outside the target's namespaces: only its resourceVersion
+			// counts, so that the watch resumes after it.
+			return watch.Bookmark, &compactObject{ResourceVersion: u.GetResourceVersion()}, nil
+		}
 		if ev.Type == watch.Added && d.added != nil {
 			d.added.Add(1)
 		}

@@ -221,6 +221,9 @@ func (w *Watcher) start(ctx context.Context, t discovery.Target, reportSince tim
 		}
 	}
 	lw := &listWatch{target: t, dynamic: w.dynamic, rest: w.rest, toCache: toCache, logErr: logErr, health: w.health, batching: w.opts.ReadBatching}
+	if t.Namespaces != "" {
+		lw.keep = t.Namespaces.Matcher()
+	}
 	lw.expected.Store(-1)
 	rt := &runningTarget{target: t, store: s, lw: lw, health: health}
 	w.targets[key] = rt

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -470,5 +471,34 @@ func TestDecoderTakesHugeObjects(t *testing.T) {
 	}
 	if len(*logged) != 0 {
 		t.Errorf("logged %v", *logged)
+	}
+}
+
+// TestDecoderDropsOtherNamespaces: a cluster-wide watch filtered to some
+// namespaces passes their objects and turns the rest into bookmarks, so
+// that nothing of them is cached yet the watch resumes after them.
+func TestDecoderDropsOtherNamespaces(t *testing.T) {
+	event := func(typ, ns, rv string) string {
+		return `{"type":"` + typ + `","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c","namespace":"` + ns +
+			`","resourceVersion":"` + rv + `"},"data":{"k":"v"}}}` + "\n"
+	}
+	stream := event("ADDED", "team-a", "10") + event("MODIFIED", "other", "11") + event("DELETED", "team-x", "12") + event("MODIFIED", "team-b", "13")
+	d, _ := decoderFor(t, stream, 64<<10)
+	d.keep = discovery.NamespaceFilter("team-*,!team-x").Matcher()
+	var got []string
+	for {
+		typ, obj, err := d.Decode()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := obj.(*compactObject)
+		got = append(got, fmt.Sprintf("%s %s@%s", typ, c.Namespace, c.ResourceVersion))
+	}
+	want := []string{"ADDED team-a@10", "BOOKMARK @11", "BOOKMARK @12", "MODIFIED team-b@13"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events:\n got %q\nwant %q", got, want)
 	}
 }

@@ -138,20 +138,30 @@ func cliOutput(t *testing.T, args ...string) (string, int) {
 // in namespace mayList only, and returns a kubeconfig with its token.
 func tokenKubeconfig(t *testing.T, ns, name, mayList string) string {
 	t.Helper()
+	reads := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list"}}
+	return serviceAccountKubeconfig(t, ns, name, reads, mayList)
+}
+
+// serviceAccountKubeconfig makes a ServiceAccount in ns granted rule in
+// each of namespaces (by a Role and RoleBinding there), and returns a
+// kubeconfig with its token.
+func serviceAccountKubeconfig(t *testing.T, ns, name string, rule rbacv1.PolicyRule, namespaces ...string) string {
+	t.Helper()
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if _, err := clients.CoreV1().ServiceAccounts(ns).Create(bg, sa, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name + "-reads"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list"}}}}
-	if _, err := clients.RbacV1().Roles(mayList).Create(bg, role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name + "-reads"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name},
-		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}}}
-	if _, err := clients.RbacV1().RoleBindings(mayList).Create(bg, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	for _, granted := range namespaces {
+		role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name + "-reads"}, Rules: []rbacv1.PolicyRule{rule}}
+		if _, err := clients.RbacV1().Roles(granted).Create(bg, role, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name + "-reads"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}}}
+		if _, err := clients.RbacV1().RoleBindings(granted).Create(bg, binding, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tr, err := clients.CoreV1().ServiceAccounts(ns).CreateToken(bg, name, &authnv1.TokenRequest{}, metav1.CreateOptions{})
 	if err != nil {
