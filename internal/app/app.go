@@ -55,30 +55,52 @@ type program struct {
 	pipeline *pipeline.Pipeline
 	elector  *leader.Elector // nil without leader election
 	watcher  *watcher.Watcher
+	// retryConnect: one of several clusters, tried again while it cannot
+	// be reached rather than failing the others (fleet.go).
+	retryConnect bool
 }
 
-// Run watches the cluster cfg names and delivers each change's record to
-// stdout and the configured sinks until ctx is done; operational logs go
-// to stderr. Records still queued at the end are delivered for up to
+// Run watches the cluster cfg names (or, given several contexts, each of
+// those clusters: fleet.go) and delivers each change's record to stdout
+// and the configured sinks until ctx is done; operational logs go to
+// stderr. Records still queued at the end are delivered for up to
 // cfg.DrainTimeout (kept in the state dir when there is one).
 func Run(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) error {
-	p := &program{cfg: cfg, log: NewLogger(stderr, cfg.Log)}
+	log := NewLogger(stderr, cfg.Log)
+	contexts, err := fleetContexts(cfg)
+	if err != nil {
+		return err
+	}
+	if len(contexts) > 0 {
+		return runFleet(ctx, cfg, contexts, stdout, log)
+	}
+	p := &program{cfg: cfg, log: log, metrics: metrics.New()}
+	return p.runAll(ctx, stdout, singleServe(p, cfg, log))
+}
+
+// serveFunc serves a program's readiness and routes until the returned
+// stop is called.
+type serveFunc func(ready func() error, routes func(*http.ServeMux)) (stop func(), err error)
+
+// runAll builds the program's parts in order and runs them until ctx is
+// done.
+func (p *program) runAll(ctx context.Context, stdout io.Writer, serve serveFunc) error {
 	var err error
-	if p.state, err = openState(cfg, p.log); err != nil {
+	if p.state, err = openState(p.cfg, p.log); err != nil {
 		return err
 	}
 	defer closeState(p.state, p.log) // after the watches stopped: their last writes included
-	if err := p.connect(ctx); err != nil {
+	if err := p.connectRetrying(ctx); err != nil {
 		return err
 	}
-	if p.sinks, err = startSinks(ctx, cfg, p.plan.All, p.state, stdout, p.log); err != nil {
+	if p.sinks, err = startSinks(ctx, p.cfg, p.plan.All, p.state, stdout, p.log); err != nil {
 		return err
 	}
-	defer p.sinks.drain(cfg.DrainTimeout, p.log)
+	defer p.sinks.drain(p.cfg.DrainTimeout, p.log)
 	if err := p.assemble(ctx); err != nil {
 		return err
 	}
-	return p.run(ctx)
+	return p.run(ctx, serve)
 }
 
 // connect reaches the cluster: clients, the differ (its list keys come
@@ -103,7 +125,6 @@ func (p *program) connect(ctx context.Context) error {
 // assemble connects the record path (pipeline, election) to the sinks and
 // builds the watcher that feeds it.
 func (p *program) assemble(ctx context.Context) error {
-	p.metrics = metrics.New()
 	p.metrics.AddQueues(p.sinks.router.Queues())
 	le := p.cfg.LeaderElection
 	identity := clusterIdentity(ctx, p.clients)
@@ -135,7 +156,7 @@ func (p *program) assemble(ctx context.Context) error {
 // run serves health and metrics, starts the watches and what follows them
 // (state writes, held records, rediscovery, the election), and waits for
 // ctx.
-func (p *program) run(ctx context.Context) error {
+func (p *program) run(ctx context.Context, serve serveFunc) error {
 	var synced atomic.Bool
 	ready := func() error {
 		switch {
@@ -150,7 +171,7 @@ func (p *program) run(ctx context.Context) error {
 	health.plan.Store(&p.plan)
 	access := historyapi.NewAccess(p.clients.Kube, p.log)
 	routes := []func(*http.ServeMux){health.routes(access), historyRoutes(p.state, access, p.watcher)}
-	stopHTTP, err := serveHTTP(p.cfg.HTTPAddress, p.metrics, ready, allRoutes(routes), p.log)
+	stopHTTP, err := serve(ready, allRoutes(routes))
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,8 @@ const envPrefix = "KUBEDIFF"
 // flagKeys maps flag names to the config keys they override.
 var flagKeys = map[string]string{
 	"kubeconfig":                     "kubeconfig",
-	"context":                        "context",
+	"context":                        "contexts",
+	"all-contexts":                   "allContexts",
 	"cluster-name":                   "clusterName",
 	"namespace":                      "namespaces",
 	"resources":                      "resources",
@@ -62,7 +63,7 @@ func addGlobalFlags(root *cobra.Command) {
 	f := root.PersistentFlags()
 	f.String("config", "", "config file (YAML); also KUBEDIFF_CONFIG")
 	f.String("kubeconfig", "", "path to the kubeconfig file (default: KUBECONFIG, ~/.kube/config, or in-cluster)")
-	f.String("context", "", "kubeconfig context to use (default: the current context)")
+	f.StringArray("context", nil, "kubeconfig context to use (default: the current context); watch takes it more than once to watch several clusters")
 	f.String("log-level", d.Log.Level, "operational log level: debug, info, warn, error")
 	f.String("log-format", d.Log.Format, "operational log format on stderr: text, json")
 }
@@ -122,6 +123,9 @@ func loadConfigWithArgs(cmd *cobra.Command, args []string) (config.Config, error
 	}
 	if all, _ := cmd.Flags().GetBool("all-namespaces"); all {
 		cfg.Namespaces = nil
+	}
+	if len(cfg.Contexts) == 1 {
+		cfg.Context, cfg.Contexts = cfg.Contexts[0], nil // one --context, as before
 	}
 	if err := applyArgs(&cfg, args); err != nil {
 		return config.Config{}, err

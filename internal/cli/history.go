@@ -260,7 +260,10 @@ func objectNamespace(cmd *cobra.Command) string {
 	if path, _ := cmd.Flags().GetString("kubeconfig"); path != "" {
 		rules.ExplicitPath = path
 	}
-	context, _ := cmd.Flags().GetString("context")
+	var context string
+	if contexts, _ := cmd.Flags().GetStringArray("context"); len(contexts) > 0 {
+		context = contexts[len(contexts)-1]
+	}
 	ns, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).Namespace()
 	if err != nil || ns == "" {
 		return "default"

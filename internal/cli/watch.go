@@ -53,6 +53,7 @@ kubectl accepts, or single objects (filtered by the API server).`,
 	f.Bool("compress-cache", d.CompressCache, "keep cached objects compressed with a dictionary per type (about a third of the memory, about 2 µs an update); --compress-cache=false keeps plain JSON")
 	f.String("state-dir", d.State.Dir, "keep what kubediff saw in this directory, so that after a restart it reports what changed while it was down")
 	f.String("cluster-name", "", "name of the cluster on every record (default: the kubeconfig context's name; none in a pod)")
+	f.Bool("all-contexts", false, "watch every context of the kubeconfig, side by side (as --context given for each)")
 	f.String("history-retention", d.History.Retention, "with --state-dir, how long the history keeps records (such as 7d or 36h; 0 turns history off)")
 	f.String("history-max-bytes", d.History.MaxBytes, "with --state-dir, how much the history may hold on disk, oldest records dropped first (such as 1Gi; 0 turns history off)")
 	le := d.LeaderElection

@@ -30,12 +30,50 @@ type APIServer struct {
 	log  string
 	cmd  *exec.Cmd
 	done chan struct{}
+	etcd *Etcd // its own, for another cluster (nil: the first one's)
 }
 
 // StartSecondAPIServer starts a kube-apiserver with the first one's
 // flags (same etcd, certificates and users) on another port, and waits
 // until it is ready.
 func (e *Env) StartSecondAPIServer() (*APIServer, error) {
+	s, err := e.secondAPIServer("second")
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Start(); err != nil {
+		return nil, err
+	}
+	e.seconds = append(e.seconds, s)
+	return s, nil
+}
+
+// StartAnotherCluster starts a kube-apiserver with the first one's flags
+// on an etcd of its own: another cluster (its own kube-system namespace
+// and UID), reached with the same credentials at another address.
+func (e *Env) StartAnotherCluster() (*APIServer, error) {
+	store, err := e.StartEtcd()
+	if err != nil {
+		return nil, err
+	}
+	s, err := e.secondAPIServer("another")
+	if err != nil {
+		store.Stop()
+		return nil, err
+	}
+	s.UseEtcd(store.URL)
+	s.etcd = store
+	if err := s.Start(); err != nil {
+		store.Stop()
+		return nil, err
+	}
+	e.seconds = append(e.seconds, s)
+	return s, nil
+}
+
+// secondAPIServer prepares a kube-apiserver with the first one's flags on
+// a free port, and its kubeconfig, named after name.
+func (e *Env) secondAPIServer(name string) (*APIServer, error) {
 	path, args, err := firstAPIServerCommand()
 	if err != nil {
 		return nil, err
@@ -60,17 +98,13 @@ func (e *Env) StartSecondAPIServer() (*APIServer, error) {
 		return nil, err
 	}
 	s := &APIServer{URL: fmt.Sprintf("https://127.0.0.1:%d", port), path: path, args: kept,
-		Kubeconfig: filepath.Join(e.dir, "kubeconfig-second"), log: filepath.Join(e.dir, "kube-apiserver-second.log")}
+		Kubeconfig: filepath.Join(e.dir, "kubeconfig-"+name), log: filepath.Join(e.dir, "kube-apiserver-"+name+".log")}
 	if !bytes.Contains(kc, []byte(first)) {
 		return nil, fmt.Errorf("kubeconfig does not name the first server %s", first)
 	}
 	if err := os.WriteFile(s.Kubeconfig, bytes.ReplaceAll(kc, []byte(first), []byte(s.URL)), 0o600); err != nil {
 		return nil, err
 	}
-	if err := s.Start(); err != nil {
-		return nil, err
-	}
-	e.seconds = append(e.seconds, s)
 	return s, nil
 }
 
@@ -172,8 +206,11 @@ func (s *APIServer) Kill() error {
 	return nil
 }
 
-// stop ends the server whatever its state.
+// stop ends the server whatever its state, and its own etcd.
 func (s *APIServer) stop() {
+	if s.etcd != nil {
+		defer s.etcd.Stop()
+	}
 	if s.cmd == nil {
 		return
 	}

@@ -28,6 +28,11 @@ type Config struct {
 	Kubeconfig string `mapstructure:"kubeconfig"`
 	// Context is the kubeconfig context to use; empty means the current one.
 	Context string `mapstructure:"context"`
+	// Contexts, two or more, are watched side by side in one process, each
+	// cluster with its own pipeline, sinks and state (see docs/fleet.md).
+	Contexts []string `mapstructure:"contexts"`
+	// AllContexts watches every context of the kubeconfig, as Contexts.
+	AllContexts bool `mapstructure:"allContexts"`
 	// ClusterName names the cluster on every record; empty means the
 	// kubeconfig context's name (none in a pod).
 	ClusterName string `mapstructure:"clusterName"`
@@ -160,6 +165,8 @@ type MatchConfig struct {
 	Types      []string `mapstructure:"types"`
 	// Labels is a label selector: "team=a,tier in (web,api)".
 	Labels string `mapstructure:"labels"`
+	// Clusters are globs of cluster names (records' cluster.name).
+	Clusters []string `mapstructure:"clusters"`
 }
 
 // DiffConfig configures the diff stage.

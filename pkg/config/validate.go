@@ -55,7 +55,7 @@ func (c Config) checkOutput() []error {
 // checkSelection checks what is watched: objects, namespaces, selectors
 // and how often types are looked for.
 func (c Config) checkSelection() []error {
-	var errs []error
+	errs := c.checkContexts()
 	for _, o := range c.Objects {
 		if _, _, err := ParseObject(o); err != nil {
 			errs = append(errs, fmt.Errorf("objects: %w", err))
@@ -270,6 +270,9 @@ func (s SinkEntry) validate(key string, seen map[string]bool) []error {
 	if err := glob.Valid(s.Match.Namespaces); err != nil {
 		errs = append(errs, fmt.Errorf("%s.match.namespaces: %w", key, err))
 	}
+	if err := glob.Valid(s.Match.Clusters); err != nil {
+		errs = append(errs, fmt.Errorf("%s.match.clusters: %w", key, err))
+	}
 	if _, err := labels.Parse(s.Match.Labels); err != nil {
 		errs = append(errs, fmt.Errorf("%s.match.labels: %w", key, err))
 	}
@@ -334,6 +337,32 @@ func checkSelectors(prefix, label, field string) []error {
 	}
 	if _, err := fields.ParseSelector(field); err != nil {
 		errs = append(errs, fmt.Errorf("%sfieldSelector: %w", prefix, err))
+	}
+	return errs
+}
+
+// checkContexts checks the choice of clusters: several clusters share
+// one process's flags, but not what names or elects one of them.
+func (c Config) checkContexts() []error {
+	var errs []error
+	if c.AllContexts && (len(c.Contexts) > 0 || c.Context != "") {
+		errs = append(errs, errors.New("allContexts (--all-contexts) and context (--context): choose one"))
+	}
+	if !c.AllContexts && len(c.Contexts) < 2 {
+		return errs
+	}
+	if c.ClusterName != "" {
+		errs = append(errs, errors.New("clusterName (--cluster-name) names one cluster: with several contexts, each is named after its context"))
+	}
+	if c.LeaderElection.Enabled {
+		errs = append(errs, errors.New("leaderElection: elects a replica in one cluster; run one kubediff per cluster for that"))
+	}
+	seen := map[string]bool{}
+	for _, name := range c.Contexts {
+		if seen[name] || strings.TrimSpace(name) == "" {
+			errs = append(errs, fmt.Errorf("contexts: %q is empty or given twice", name))
+		}
+		seen[name] = true
 	}
 	return errs
 }

@@ -12,7 +12,11 @@ import (
 // Metrics are kubediff's own metrics, on a registry of their own so that
 // tests and several runs in one process do not collide.
 type Metrics struct {
+	// Registry is what /metrics serves.
 	Registry *prometheus.Registry
+	// registerer is where this run's metrics go: Registry, or for one of
+	// several clusters, Registry with the cluster's label.
+	registerer prometheus.Registerer
 
 	// EventsObserved counts watch events, by resource and type.
 	EventsObserved *prometheus.CounterVec
@@ -32,8 +36,27 @@ type Metrics struct {
 
 // New registers kubediff's metrics and the Go runtime's.
 func New() *Metrics {
+	reg := NewRegistry()
+	return newOn(reg, reg)
+}
+
+// NewRegistry returns a registry with the Go runtime's metrics, for
+// ForCluster.
+func NewRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// ForCluster registers one cluster's metrics on reg (made by New), each
+// labelled cluster=name, for several clusters watched in one process.
+func ForCluster(reg *prometheus.Registry, name string) *Metrics {
+	return newOn(reg, prometheus.WrapRegistererWith(prometheus.Labels{"cluster": name}, reg))
+}
+
+func newOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		Registry: prometheus.NewRegistry(),
+		Registry: reg, registerer: registerer,
 		EventsObserved: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kubediff_events_observed_total", Help: "Watch events observed, by resource and type.",
 		}, []string{"resource", "type"}),
@@ -54,8 +77,7 @@ func New() *Metrics {
 		}),
 	}
 	m.APIServerConnected.Set(1)
-	m.Registry.MustRegister(m.EventsObserved, m.RecordsEmitted, m.WatchesRunning, m.LastSync, m.Leader, m.APIServerConnected,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registerer.MustRegister(m.EventsObserved, m.RecordsEmitted, m.WatchesRunning, m.LastSync, m.Leader, m.APIServerConnected)
 	return m
 }
 
@@ -69,7 +91,7 @@ type queueCollector struct {
 // AddQueues exposes per-sink delivery counters and queue depth.
 func (m *Metrics) AddQueues(queues []notify.Queue) {
 	sink := []string{"sink"}
-	m.Registry.MustRegister(&queueCollector{
+	m.registerer.MustRegister(&queueCollector{
 		queues:      queues,
 		delivered:   prometheus.NewDesc("kubediff_sink_deliveries_total", "Records delivered, by sink.", sink, nil),
 		failed:      prometheus.NewDesc("kubediff_sink_failures_total", "Records a sink refused for good (after retries or a final error), by sink.", sink, nil),
@@ -102,7 +124,7 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 // listed or watched now: kubediff_type_failing{resource,namespace} 1 for
 // each (bounded by the types watched), and how many.
 func (m *Metrics) AddTypeHealth(failing func() (resources, namespaces []string)) {
-	m.Registry.MustRegister(&typeHealthCollector{
+	m.registerer.MustRegister(&typeHealthCollector{
 		failing: failing,
 		each:    prometheus.NewDesc("kubediff_type_failing", "1 for each watched type (and namespace) that cannot be listed or watched now; its changes are reported once it can.", []string{"resource", "namespace"}, nil),
 		count:   prometheus.NewDesc("kubediff_types_failing", "Watched types (per namespace) that cannot be listed or watched now.", nil, nil),

@@ -22,6 +22,9 @@ type Match struct {
 	// Labels selects by the object's labels (a parsed label selector); nil
 	// matches everything.
 	Labels func(map[string]string) bool
+	// Clusters are glob patterns of the records' cluster names (several
+	// clusters watched in one process).
+	Clusters []string
 }
 
 // Matches reports whether c is for this sink.
@@ -33,6 +36,9 @@ func (m Match) Matches(c record.Change) bool {
 		return false
 	}
 	if len(m.Namespaces) > 0 && (c.Namespace == "" || !glob.MatchAny(m.Namespaces, c.Namespace)) {
+		return false
+	}
+	if len(m.Clusters) > 0 && (c.Cluster == nil || !glob.MatchAny(m.Clusters, c.Cluster.Name)) {
 		return false
 	}
 	return m.Labels == nil || m.Labels(c.Labels)

@@ -9,6 +9,8 @@ import (
 func TestMatch(t *testing.T) {
 	deploy := record.Change{Type: "updated", APIVersion: "apps/v1", Resource: "deployments", Kind: "Deployment", Namespace: "prod-eu", Name: "web", Labels: map[string]string{"team": "a"}}
 	node := record.Change{Type: "updated", APIVersion: "v1", Resource: "nodes", Kind: "Node", Name: "n1"}
+	inProd := node
+	inProd.Cluster = &record.Cluster{Name: "prod-eu"}
 	// The CLI parses label selectors; Match only calls the result.
 	sel := func(l map[string]string) bool { return l["team"] == "a" || l["team"] == "b" }
 	tests := []struct {
@@ -26,6 +28,9 @@ func TestMatch(t *testing.T) {
 		{"type", Match{Types: []string{"deleted"}}, deploy, false},
 		{"labels", Match{Labels: sel}, deploy, true},
 		{"labels miss", Match{Labels: sel}, node, false},
+		{"cluster glob", Match{Clusters: []string{"prod-*"}}, inProd, true},
+		{"cluster glob misses", Match{Clusters: []string{"dev-*"}}, inProd, false},
+		{"a record naming no cluster fails a cluster match", Match{Clusters: []string{"*"}}, deploy, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -42,7 +42,7 @@ func (f *FoldingText) Notify(_ context.Context, c record.Change) error {
 		if err := f.text.encode(f.text.w, c); err != nil {
 			return err
 		}
-		return f.text.w.Flush()
+		return f.text.flush()
 	}
 	f.ticker.Start(func(context.Context) { _ = f.print(false) })
 	return nil
@@ -73,5 +73,5 @@ func (f *FoldingText) print(all bool) error {
 			}
 		}
 	}
-	return f.text.w.Flush()
+	return f.text.flush()
 }

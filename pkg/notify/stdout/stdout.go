@@ -14,11 +14,31 @@ import (
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
-// Sink writes each record to a writer. It is not safe for concurrent use;
-// a notify.Queue gives it one writer goroutine.
+// Sink writes each record to a writer in one Write call, so that records
+// from several sinks sharing a stream (one per cluster) never interleave.
+// It is not safe for concurrent use; a notify.Queue gives it one writer
+// goroutine.
 type Sink struct {
-	w      *bufio.Writer
+	out    io.Writer
+	buf    bytes.Buffer  // the record being written
+	w      *bufio.Writer // writes to buf
 	encode func(w *bufio.Writer, c record.Change) error
+}
+
+func newSink(out io.Writer, encode func(w *bufio.Writer, c record.Change) error) *Sink {
+	s := &Sink{out: out, encode: encode}
+	s.w = bufio.NewWriter(&s.buf)
+	return s
+}
+
+// flush writes what was encoded since the last flush, in one Write.
+func (s *Sink) flush() error {
+	if err := s.w.Flush(); err != nil {
+		return err
+	}
+	defer s.buf.Reset()
+	_, err := s.out.Write(s.buf.Bytes())
+	return err
 }
 
 // NewJSON returns a sink writing one JSON object per line.
@@ -27,14 +47,14 @@ func NewJSON(w io.Writer) *Sink {
 	enc := json.NewEncoder(&line)
 	// Values are shown as they are: "<none>" rather than "\u003cnone\u003e".
 	enc.SetEscapeHTML(false)
-	return &Sink{w: bufio.NewWriter(w), encode: func(w *bufio.Writer, c record.Change) error {
+	return newSink(w, func(w *bufio.Writer, c record.Change) error {
 		line.Reset()
 		if err := enc.Encode(c); err != nil {
 			return fmt.Errorf("encode record: %w", err)
 		}
 		_, err := w.Write(jsonSafe(line.Bytes()))
 		return err
-	}}
+	})
 }
 
 // NewText returns a sink writing a header line per record and a line per
@@ -44,9 +64,9 @@ func NewText(w io.Writer, color bool) *Sink {
 	if color {
 		p = ansiPalette
 	}
-	return &Sink{w: bufio.NewWriter(w), encode: func(w *bufio.Writer, c record.Change) error {
+	return newSink(w, func(w *bufio.Writer, c record.Change) error {
 		return encodeText(w, c, p)
-	}}
+	})
 }
 
 // Notify implements notify.Notifier. Each record is flushed at once so a
@@ -55,7 +75,7 @@ func (s *Sink) Notify(_ context.Context, c record.Change) error {
 	if err := s.encode(s.w, c); err != nil {
 		return err
 	}
-	return s.w.Flush()
+	return s.flush()
 }
 
 // maxTextValue keeps one changed field on one readable line; the JSON
