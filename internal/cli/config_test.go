@@ -138,6 +138,11 @@ func TestBadConfigIsAUsageErrorNamingKeyAndFile(t *testing.T) {
 		{name: "bad flag value", args: []string{"-o", "yaml"}, want: []string{`output: "yaml"`}},
 		{name: "bad env value", env: map[string]string{"KUBEDIFF_LOG_LEVEL": "loud"}, want: []string{`log.level: "loud"`}},
 		{name: "unknown flag", args: []string{"--bogus"}, want: []string{"unknown flag: --bogus"}},
+		{name: "several contexts, one elected", args: []string{"--context", "a", "--context", "b", "--leader-elect"}, want: []string{"leaderElection: elects a replica in one cluster"}},
+		{name: "several contexts, one name", args: []string{"--context", "a", "--context", "b", "--cluster-name", "x"}, want: []string{"clusterName (--cluster-name) names one cluster"}},
+		{name: "a context twice", file: "contexts: [a, b, a]\n", want: []string{`contexts: "a" is empty or given twice`}},
+		{name: "all contexts and a context", args: []string{"--all-contexts", "--context", "a"}, want: []string{"allContexts (--all-contexts) and context (--context): choose one"}},
+		{name: "cluster match glob", file: "sinks:\n  - name: a\n    type: webhook\n    url: http://127.0.0.1:1/\n    match: {clusters: ['[prod']}\n", want: []string{"sinks[a].match.clusters: syntax error"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -133,7 +133,8 @@ exist at one of them shows as all added or all removed.`,
 func addHistorySourceFlags(cmd *cobra.Command) {
 	cmd.Flags().String("state-dir", "", "read the history in this state dir (no kubediff running with it); also the config's state.dir")
 	cmd.Flags().String("server", "", "ask a running kubediff at its --http-address (http://HOST:PORT) as your kubeconfig's user")
-	markUnbound(cmd, "server")
+	cmd.Flags().String("cluster", "", "of a kubediff watching several contexts, the one whose history to read (default: the first)")
+	markUnbound(cmd, "server", "cluster")
 }
 
 // openHistory opens the history the flags point at: a running kubediff
@@ -165,10 +166,14 @@ func historyFlags(cmd *cobra.Command, stderr io.Writer) (remote *historyapi.Remo
 		if remote, err = historyapi.NewRemote(server, rc); err != nil {
 			return nil, "", usageError{err}
 		}
+		remote.Cluster, _ = cmd.Flags().GetString("cluster")
 		return remote, "", nil
 	}
 	if cfg.State.Dir == "" {
 		return nil, "", usageError{errors.New("say where the history is: --state-dir DIR (a kubediff that is not running) or --server URL (a running kubediff)")}
+	}
+	if cluster, _ := cmd.Flags().GetString("cluster"); cluster != "" {
+		return nil, app.ClusterStateDir(cfg.State.Dir, cluster), nil
 	}
 	return nil, cfg.State.Dir, nil
 }

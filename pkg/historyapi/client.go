@@ -26,6 +26,9 @@ import (
 type Remote struct {
 	base   *url.URL
 	client *http.Client
+	// Cluster names one of the clusters a kubediff watches side by side
+	// ("": the first, or its only one).
+	Cluster string
 }
 
 // ErrNoToken says the kubeconfig's user has no bearer token to send.
@@ -106,6 +109,12 @@ func (r *Remote) GetJSON(ctx context.Context, path string, out any) error {
 
 func (r *Remote) get(ctx context.Context, path string, v url.Values, read func(io.Reader) error) error {
 	u := r.base.JoinPath(path)
+	if r.Cluster != "" {
+		if v == nil {
+			v = url.Values{}
+		}
+		v.Set("cluster", r.Cluster)
+	}
 	u.RawQuery = v.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {

@@ -73,7 +73,8 @@ func TestSeveralClustersInOneProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w := startWatchAs(t, twoContexts(t, beta), "--context", "alpha", "--context", "beta", "--resources", "configmaps", "-n", ns, "-o", "json")
+	stateDir := t.TempDir()
+	w := startWatchAs(t, twoContexts(t, beta), "--context", "alpha", "--context", "beta", "--resources", "configmaps", "-n", ns, "-o", "json", "--state-dir", stateDir)
 	w.logOnFailure()
 	eventually(t, "both clusters watching", func() bool { return strings.Count(w.stderr.String(), "msg=watching") == 2 })
 	base := httpAddress(t, w)
@@ -122,5 +123,14 @@ func TestSeveralClustersInOneProcess(t *testing.T) {
 	if _, body := get(t, base+"/metrics"); !strings.Contains(body, `kubediff_apiserver_connected{cluster="alpha"} 1`) ||
 		!strings.Contains(body, `kubediff_apiserver_connected{cluster="beta"} 1`) {
 		t.Errorf("metrics should carry each cluster's label")
+	}
+
+	// Each cluster's history is its own.
+	w.shutdown()
+	for cluster, want := range map[string]string{"alpha": `"to":"2"`, "beta": `"to":"3"`} {
+		out, code := cliOutput(t, "history", "--state-dir", stateDir, "--cluster", cluster, "-A", "configmaps", "-o", "json")
+		if code != 0 || !strings.Contains(out, want) || strings.Count(out, `"name":"`+cluster+`"`) == 0 {
+			t.Errorf("history --cluster %s (exit %d) lacks %s:\n%s", cluster, code, want, out)
+		}
 	}
 }

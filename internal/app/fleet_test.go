@@ -1,0 +1,61 @@
+package app
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// TestTextLinesNameTheirCluster: with several clusters, each line of a
+// text record starts with its cluster, and a record is one write.
+func TestTextLinesNameTheirCluster(t *testing.T) {
+	var out strings.Builder
+	shared := &lockedWriter{w: &out}
+	prod := &prefixWriter{prefix: []byte("[prod] "), w: shared}
+	if _, err := io.WriteString(prod, "12:00 updated ConfigMap shop/settings\n  ~ data.v: 1 → 2\n"); err != nil {
+		t.Fatal(err)
+	}
+	want := "[prod] 12:00 updated ConfigMap shop/settings\n[prod]   ~ data.v: 1 → 2\n"
+	if out.String() != want {
+		t.Fatalf("got %q, want %q", out.String(), want)
+	}
+}
+
+// TestFleetServesEachClusterAndNamesTheUnready: /readyz names the
+// clusters not ready; other paths go to the cluster ?cluster= names, the
+// first by default, and an unknown one is a 404 naming the clusters.
+func TestFleetServesEachClusterAndNamesTheUnready(t *testing.T) {
+	f := &fleetHTTP{order: []string{"dev", "prod"}, ready: map[string]func() error{}, muxes: map[string]*http.ServeMux{}}
+	for _, name := range f.order {
+		stop, _ := f.serveFor(name)(func() error {
+			if name == "prod" {
+				return errors.New("the API server does not answer")
+			}
+			return nil
+		}, func(mux *http.ServeMux) {
+			mux.HandleFunc("/api/v1/types", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, name) })
+		})
+		defer stop()
+	}
+	if err := f.readiness(); err == nil || err.Error() != "cluster prod: the API server does not answer" {
+		t.Errorf("readiness = %v", err)
+	}
+	mux := http.NewServeMux()
+	f.routes(mux)
+	for query, want := range map[string]string{"": "dev", "?cluster=prod": "prod", "?cluster=qa": "not watched here"} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/types"+query, nil))
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("GET /api/v1/types%s = %d %q, want %q", query, rec.Code, rec.Body.String(), want)
+		}
+	}
+}
+
+func TestContextNamesMakeDirectoryNames(t *testing.T) {
+	if got := dirName("arn:aws:eks:eu-west-1:123:cluster/prod"); got != "arn_aws_eks_eu-west-1_123_cluster_prod" {
+		t.Errorf("dirName = %q", got)
+	}
+}
