@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/kubediff/kubediff/pkg/apiservice"
 	"github.com/kubediff/kubediff/pkg/config"
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
@@ -176,6 +177,11 @@ func (p *program) run(ctx context.Context, serve serveFunc) error {
 		return err
 	}
 	defer stopHTTP() // before a reload's new run binds the same address
+	stopAPIService, err := p.serveAPIService(ctx, allRoutes(routes))
+	if err != nil {
+		return err
+	}
+	defer stopAPIService()
 	// The state writes and the release of held updates run from the
 	// start: a type that syncs early reports changes (and holds updates
 	// of owned objects) while others still sync.
@@ -196,4 +202,20 @@ func (p *program) run(ctx context.Context, serve serveFunc) error {
 	background.Wait()
 	p.watcher.Wait()
 	return nil
+}
+
+// serveAPIService serves the history as an aggregated API when
+// apiService.address is set.
+func (p *program) serveAPIService(ctx context.Context, routes func(*http.ServeMux)) (stop func(), err error) {
+	if p.cfg.APIService.Address == "" {
+		return func() {}, nil
+	}
+	fp, err := apiservice.LoadFrontProxy(ctx, p.clients.Kube)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	routes(mux)
+	_, stop, err = apiservice.Serve(p.cfg.APIService.Address, fp, mux, p.log)
+	return stop, err
 }

@@ -47,6 +47,7 @@ var flagKeys = map[string]string{
 	"read-batching":                  "readBatching",
 	"http-address":                   "httpAddress",
 	"state-dir":                      "state.dir",
+	"api-service-address":            "apiService.address",
 	"history-retention":              "history.retention",
 	"history-max-bytes":              "history.maxBytes",
 	"compress-cache":                 "compressCache",

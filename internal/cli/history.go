@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubediff/kubediff/internal/app"
+	"github.com/kubediff/kubediff/pkg/apiservice"
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/historyapi"
 	"github.com/kubediff/kubediff/pkg/notify/stdout"
@@ -133,8 +134,9 @@ exist at one of them shows as all added or all removed.`,
 func addHistorySourceFlags(cmd *cobra.Command) {
 	cmd.Flags().String("state-dir", "", "read the history in this state dir (no kubediff running with it); also the config's state.dir")
 	cmd.Flags().String("server", "", "ask a running kubediff at its --http-address (http://HOST:PORT) as your kubeconfig's user")
+	cmd.Flags().Bool("via-apiserver", false, "ask the kubediff serving the aggregated API "+apiservice.Group+" through your cluster's API server, as your kubeconfig's user whatever its credentials (client certificates, exec plugins, tokens)")
 	cmd.Flags().String("cluster", "", "of a kubediff watching several contexts, the one whose history to read (default: the first)")
-	markUnbound(cmd, "server", "cluster")
+	markUnbound(cmd, "server", "cluster", "via-apiserver")
 }
 
 // openHistory opens the history the flags point at: a running kubediff
@@ -157,6 +159,14 @@ func historyFlags(cmd *cobra.Command, stderr io.Writer) (remote *historyapi.Remo
 	cfg, err := loadConfigWithArgs(cmd, nil)
 	if err != nil {
 		return nil, "", err
+	}
+	if via, _ := cmd.Flags().GetBool("via-apiserver"); via {
+		rc, err := app.RestConfig(cfg, app.NewLogger(stderr, cfg.Log))
+		if err != nil {
+			return nil, "", err
+		}
+		remote, err = historyapi.NewRemoteThroughAPIServer(rc, apiservice.Prefix, apiservice.Version+"."+apiservice.Group)
+		return remote, "", err
 	}
 	if server, _ := cmd.Flags().GetString("server"); server != "" {
 		rc, err := app.RestConfig(cfg, app.NewLogger(stderr, cfg.Log))

@@ -49,6 +49,7 @@ kubectl accepts, or single objects (filtered by the API server).`,
 	f.Duration("drain-timeout", d.DrainTimeout, "at shutdown, how long queued records may take to be delivered")
 	f.Duration("read-batching", d.ReadBatching, "on a busy watch, let events wait up to this long to be read together (fewer wake-ups, less CPU); a lone event is read at once; 0 reads each as it comes")
 	f.Duration("rediscovery-interval", d.RediscoveryInterval, "how often to look for new or removed types, besides whenever a CRD or APIService changes")
+	f.String("api-service-address", "", "serve the history as the aggregated API history.kubediff.io on this TLS address, for the API server to forward to (needs --state-dir; docs/history.md)")
 	f.String("http-address", d.HTTPAddress, "address serving /healthz, /readyz and /metrics, loopback only by default (in a pod, :8080 lets probes and Prometheus reach it); empty turns it off")
 	f.Bool("compress-cache", d.CompressCache, "keep cached objects compressed with a dictionary per type (about a third of the memory, about 2 µs an update); --compress-cache=false keeps plain JSON")
 	f.String("state-dir", d.State.Dir, "keep what kubediff saw in this directory, so that after a restart it reports what changed while it was down")

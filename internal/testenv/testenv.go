@@ -82,10 +82,16 @@ func Start() (*Env, error) {
 	if gates := os.Getenv("KUBEDIFF_TESTENV_FEATURE_GATES"); gates != "" {
 		env.ControlPlane.GetAPIServer().Configure().Set("feature-gates", gates)
 	}
+	e := &Env{env: env, Kubectl: filepath.Join(bin, "kubectl")}
+	if e.dir, err = os.MkdirTemp("", "kubediff-testenv-"); err != nil {
+		return nil, err
+	}
+	if err := configureFrontProxy(env, e.dir); err != nil {
+		return nil, fmt.Errorf("front proxy certificates: %w", err)
+	}
 	if _, err := env.Start(); err != nil {
 		return nil, fmt.Errorf("start control plane: %w", err)
 	}
-	e := &Env{env: env, Kubectl: filepath.Join(bin, "kubectl")}
 	if err := e.writeKubeconfig(); err != nil {
 		_ = env.Stop()
 		return nil, err
@@ -101,10 +107,6 @@ func (e *Env) writeKubeconfig() error {
 	kc, err := user.KubeConfig()
 	if err != nil {
 		return fmt.Errorf("admin kubeconfig: %w", err)
-	}
-	e.dir, err = os.MkdirTemp("", "kubediff-testenv-")
-	if err != nil {
-		return err
 	}
 	e.Kubeconfig = filepath.Join(e.dir, "kubeconfig")
 	e.Config = user.Config()

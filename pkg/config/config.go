@@ -98,6 +98,9 @@ type Config struct {
 	// State keeps what kubediff last saw on disk, so that a restart
 	// reports the changes made while it was down.
 	State StateConfig `mapstructure:"state"`
+	// APIService serves the history as the aggregated API
+	// history.kubediff.io, reached through the cluster's API server.
+	APIService APIServiceConfig `mapstructure:"apiService"`
 	// History keeps every record, with the objects' states, in the state
 	// dir, for `kubediff history`, `get --at` and `diff`.
 	History HistoryConfig `mapstructure:"history"`
@@ -303,4 +306,12 @@ func Default() Config {
 			RetryPeriod: 2 * time.Second, HoldRecords: 50000,
 		},
 	}
+}
+
+// APIServiceConfig configures the history's aggregated API
+// (pkg/apiservice, docs/history.md).
+type APIServiceConfig struct {
+	// Address is where the API server's front proxy reaches kubediff, over
+	// TLS (host:port); empty: not served. Needs a state dir.
+	Address string `mapstructure:"address"`
 }

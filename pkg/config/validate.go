@@ -49,6 +49,12 @@ func (c Config) checkOutput() []error {
 	if err := checkHTTPAddress(c.HTTPAddress); err != nil {
 		errs = append(errs, fmt.Errorf("httpAddress (--http-address): %w", err))
 	}
+	if err := checkHTTPAddress(c.APIService.Address); err != nil {
+		errs = append(errs, fmt.Errorf("apiService.address (--api-service-address): %w", err))
+	}
+	if c.APIService.Address != "" && c.State.Dir == "" {
+		errs = append(errs, errors.New("apiService.address (--api-service-address) serves the history, which needs a state dir (--state-dir)"))
+	}
 	return errs
 }
 
@@ -356,6 +362,9 @@ func (c Config) checkContexts() []error {
 	}
 	if c.LeaderElection.Enabled {
 		errs = append(errs, errors.New("leaderElection: elects a replica in one cluster; run one kubediff per cluster for that"))
+	}
+	if c.APIService.Address != "" {
+		errs = append(errs, errors.New("apiService.address: an aggregated API belongs to one cluster's API server; run one kubediff per cluster for that"))
 	}
 	seen := map[string]bool{}
 	for _, name := range c.Contexts {

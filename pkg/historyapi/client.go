@@ -29,6 +29,26 @@ type Remote struct {
 	// Cluster names one of the clusters a kubediff watches side by side
 	// ("": the first, or its only one).
 	Cluster string
+	// trim is the part of the API's paths base replaces (through the API
+	// server: BasePath), and hint what to check when the answer is not
+	// kubediff's.
+	trim, hint string
+}
+
+// NewRemoteThroughAPIServer asks the kubediff registered as an aggregated
+// API (pkg/apiservice) at prefix on the API server rc names, with rc's
+// credentials whatever they are: client certificates, exec plugins, tokens.
+func NewRemoteThroughAPIServer(rc *rest.Config, prefix, apiService string) (*Remote, error) {
+	rt, err := rest.TransportFor(rc)
+	if err != nil {
+		return nil, err
+	}
+	host, err := url.Parse(rc.Host)
+	if err != nil {
+		return nil, err
+	}
+	return &Remote{base: host.JoinPath(prefix), client: &http.Client{Transport: rt, Timeout: time.Minute}, trim: BasePath,
+		hint: fmt.Sprintf("is kubediff's APIService registered and available? kubectl get apiservice %s", apiService)}, nil
 }
 
 // ErrNoToken says the kubeconfig's user has no bearer token to send.
@@ -54,7 +74,7 @@ func NewRemote(server string, rc *rest.Config) (*Remote, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Remote{base: base, client: &http.Client{Transport: rt, Timeout: time.Minute}}, nil
+	return &Remote{base: base, client: &http.Client{Transport: rt, Timeout: time.Minute}, hint: "is it kubediff, with a state dir?"}, nil
 }
 
 // Records implements Source.
@@ -108,7 +128,7 @@ func (r *Remote) GetJSON(ctx context.Context, path string, out any) error {
 }
 
 func (r *Remote) get(ctx context.Context, path string, v url.Values, read func(io.Reader) error) error {
-	u := r.base.JoinPath(path)
+	u := r.base.JoinPath(strings.TrimPrefix(path, r.trim))
 	if r.Cluster != "" {
 		if v == nil {
 			v = url.Values{}
@@ -130,7 +150,7 @@ func (r *Remote) get(ctx context.Context, path string, v url.Values, read func(i
 	}
 	var e apiError
 	if json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&e) != nil || e.Error == "" {
-		return fmt.Errorf("kubediff at %s answered %s (is it kubediff, with a state dir?)", r.base.Redacted(), resp.Status)
+		return fmt.Errorf("kubediff at %s answered %s (%s)", r.base.Redacted(), resp.Status, r.hint)
 	}
 	switch e.Reason {
 	case "NotFound":

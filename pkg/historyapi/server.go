@@ -48,10 +48,11 @@ func (l Local) Resolve(_ context.Context, name string) ([]discovery.Resource, er
 
 // Paths of the API.
 const (
-	RecordsPath = "/api/v1/history/records"
-	ObjectPath  = "/api/v1/history/object"
-	TypesPath   = "/api/v1/history/types"
-	DiffPath    = "/api/v1/history/diff"
+	BasePath    = "/api/v1/history"
+	RecordsPath = BasePath + "/records"
+	ObjectPath  = BasePath + "/object"
+	TypesPath   = BasePath + "/types"
+	DiffPath    = BasePath + "/diff"
 )
 
 // Handler serves the API.
