@@ -50,9 +50,15 @@ func TestHelmChart(t *testing.T) {
 		return out
 	}
 	defaults, nsMode := render(), render("-f", namespaced)
-	for name, manifests := range map[string]string{"default values": defaults, "namespaced values": nsMode} {
+	withAPIService := render("--set", "apiService.enabled=true")
+	for name, manifests := range map[string]string{"default values": defaults, "namespaced values": nsMode, "the history's APIService": withAPIService} {
 		if out := kubectl(t, manifests, "apply", "--dry-run=server", "-f", "-"); !strings.Contains(out, "(server dry run)") {
 			t.Fatalf("%s: dry run:\n%s", name, out)
+		}
+	}
+	for _, want := range []string{"kind: APIService", "address: :8443", "name: extension-apiserver-authentication-reader", "aggregate-to-view"} {
+		if !strings.Contains(withAPIService, want) || strings.Contains(defaults, want) {
+			t.Errorf("apiService.enabled should add %q, and only then", want)
 		}
 	}
 	if !strings.Contains(nsMode, "kind: StatefulSet") || !strings.Contains(nsMode, "volumeClaimTemplates") || strings.Contains(nsMode, "kind: ClusterRole\nmetadata:\n  name: chart-test-kubediff-read") {

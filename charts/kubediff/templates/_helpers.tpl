@@ -34,6 +34,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- $_ := set $cfg "namespaces" .Values.rbac.namespaces -}}
 {{- end -}}
 {{- $_ := set $cfg "state" (dict "dir" "/var/lib/kubediff") -}}
+{{- if .Values.apiService.enabled -}}
+{{- $_ := set $cfg "apiService" (dict "address" (printf ":%d" (int .Values.apiService.port))) -}}
+{{- end -}}
 {{- toYaml $cfg -}}
 {{- end -}}
 
