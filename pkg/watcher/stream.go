@@ -293,18 +293,7 @@ func (d *eventDecoder) decode() (watch.EventType, runtime.Object, error) {
 	}
 	switch ev.Type {
 	case watch.Added, watch.Modified, watch.Deleted:
-		if d.keep != nil && !d.keep(u.GetNamespace()) {
-			// Outside the target's namespaces: only its resourceVersion
-			// counts, so that the watch resumes after it.
-			return watch.Bookmark, &compactObject{ResourceVersion: u.GetResourceVersion()}, nil
-		}
-		if ev.Type == watch.Added && d.added != nil {
-			d.added.Add(1)
-		}
-		// Only an update's new state is diffed straight away; keeping the
-		// decoded form of the rest would undo the compact cache.
-		c, err := d.toCache(u, ev.Type == watch.Modified)
-		return ev.Type, c, err
+		return d.objectEvent(ev.Type, u)
 	case watch.Bookmark:
 		return ev.Type, &compactObject{ResourceVersion: u.GetResourceVersion(), annotations: u.GetAnnotations()}, nil
 	case watch.Error:
@@ -318,6 +307,22 @@ func (d *eventDecoder) decode() (watch.EventType, runtime.Object, error) {
 	err = fmt.Errorf("decode watch event: unknown type %q", ev.Type)
 	d.logErr(err)
 	return "", nil, err
+}
+
+// objectEvent returns an object's event in the cache form.
+func (d *eventDecoder) objectEvent(typ watch.EventType, u *unstructured.Unstructured) (watch.EventType, runtime.Object, error) {
+	if d.keep != nil && !d.keep(u.GetNamespace()) {
+		// Outside the target's namespaces: only its resourceVersion
+		// counts, so that the watch resumes after it.
+		return watch.Bookmark, &compactObject{ResourceVersion: u.GetResourceVersion()}, nil
+	}
+	if typ == watch.Added && d.added != nil {
+		d.added.Add(1)
+	}
+	// Only an update's new state is diffed straight away; keeping the
+	// decoded form of the rest would undo the compact cache.
+	c, err := d.toCache(u, typ == watch.Modified)
+	return typ, c, err
 }
 
 // readLine returns the next non-empty line, without its newline. The

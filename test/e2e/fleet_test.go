@@ -77,7 +77,6 @@ func TestSeveralClustersInOneProcess(t *testing.T) {
 	w := startWatchAs(t, twoContexts(t, beta), "--context", "alpha", "--context", "beta", "--resources", "configmaps", "-n", ns, "-o", "json", "--state-dir", stateDir)
 	w.logOnFailure()
 	eventually(t, "both clusters watching", func() bool { return strings.Count(w.stderr.String(), "msg=watching") == 2 })
-	base := httpAddress(t, w)
 
 	reportedIn := func(cluster, value string) bool {
 		for _, c := range w.recordsFor("ConfigMap", ns, "settings") {
@@ -98,6 +97,15 @@ func TestSeveralClustersInOneProcess(t *testing.T) {
 		t.Errorf("each cluster's records should carry its own id: %v", ids)
 	}
 
+	outageOfOne(t, w, beta, set, betaClients, reportedIn)
+	w.shutdown()
+	historiesArePerCluster(t, stateDir)
+}
+
+// outageOfOne kills beta's API server and checks alpha goes on.
+func outageOfOne(t *testing.T, w *run, beta *testenv.APIServer, set func(kubernetes.Interface, string), betaClients kubernetes.Interface, reportedIn func(string, string) bool) {
+	t.Helper()
+	base := httpAddress(t, w)
 	logsBefore := len(w.stderr.String())
 	if err := beta.Kill(); err != nil {
 		t.Fatal(err)
@@ -124,9 +132,11 @@ func TestSeveralClustersInOneProcess(t *testing.T) {
 		!strings.Contains(body, `kubediff_apiserver_connected{cluster="beta"} 1`) {
 		t.Errorf("metrics should carry each cluster's label")
 	}
+}
 
-	// Each cluster's history is its own.
-	w.shutdown()
+// historiesArePerCluster: each cluster's history is its own.
+func historiesArePerCluster(t *testing.T, stateDir string) {
+	t.Helper()
 	for cluster, want := range map[string]string{"alpha": `"to":"2"`, "beta": `"to":"3"`} {
 		out, code := cliOutput(t, "history", "--state-dir", stateDir, "--cluster", cluster, "-A", "configmaps", "-o", "json")
 		if code != 0 || !strings.Contains(out, want) || strings.Count(out, `"name":"`+cluster+`"`) == 0 {
