@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -813,7 +814,9 @@ type kubediff struct {
 	synced  time.Duration
 	syncCPU float64      // CPU seconds from start to synced
 	types   atomic.Int64 // types watched, from the "watching" line
-	peak    int64        // VmHWM before a compare round's updates
+	// liveHeapMB is the heap live after the last GC (GODEBUG=gctrace=1).
+	liveHeapMB atomic.Int64
+	peak       int64 // VmHWM before a compare round's updates
 	// latencies of the last compare round's updates, write to record
 	latencies []time.Duration
 	objects   int
@@ -867,6 +870,10 @@ func startCmd(name string, cmd *exec.Cmd, env []string) (*kubediff, error) {
 	return kd, nil
 }
 
+// gcTrace reads the live heap from a gctrace line: "gc 12 @300.1s 0%:
+// … 45->46->23 MB, 47 MB goal, …".
+var gcTrace = regexp.MustCompile(`^gc \d+ @.* \d+->\d+->(\d+) MB`)
+
 func (kd *kubediff) readLogs(r io.Reader, synced chan<- int) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -878,6 +885,9 @@ func (kd *kubediff) readLogs(r io.Reader, synced chan<- int) {
 			types, _ := strconv.Atoi(strings.Fields(after + " ")[0])
 			kd.types.Store(int64(types))
 			synced <- n
+		} else if m := gcTrace.FindStringSubmatch(line); m != nil {
+			live, _ := strconv.ParseInt(m[1], 10, 64)
+			kd.liveHeapMB.Store(live)
 		} else if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
 			fmt.Fprintln(os.Stderr, "  kubediff:", line)
 		}
