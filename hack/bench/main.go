@@ -54,6 +54,8 @@ type options struct {
 	peers    bool
 	// Types mode: CRDs, idle minutes watching them, namespaces of a glob.
 	types, idleMinutes, globNamespaces int
+	// fleet is -fleet: ConfigMaps in each of two clusters (fleet.go).
+	fleet int
 }
 
 func main() {
@@ -76,6 +78,7 @@ func main() {
 	flag.BoolVar(&o.peers, "peers", false, "with -compare, also run kubectl get -w and kubewatch on ConfigMaps (make peers)")
 	flag.IntVar(&o.types, "types", 0, "types mode: create this many CRDs (ten kinds a group), time kubediff resources at 300 types and at all, time kubediff to watching them, read its RSS while idle")
 	flag.IntVar(&o.idleMinutes, "idle-minutes", 10, "with -types, minutes kubediff stays idle watching every type")
+	flag.IntVar(&o.fleet, "fleet", 0, "fleet mode: two clusters with this many ConfigMaps each, watched by one kubediff with both contexts and by one kubediff per context")
 	flag.IntVar(&o.globNamespaces, "namespaces-glob", 0, "with -types, then create this many namespaces team-N and time kubediff -n 'team-*' to watching")
 	flag.Parse()
 	switch {
@@ -195,12 +198,15 @@ func run(o options) error {
 	if o.types > 0 {
 		phases = []func() error{b.typesScale}
 	}
+	if o.fleet > 0 {
+		phases = []func() error{b.fleet}
+	}
 	for _, phase := range phases {
 		if err := phase(); err != nil {
 			return err
 		}
 	}
-	if o.compare || o.types > 0 {
+	if o.compare || o.types > 0 || o.fleet > 0 {
 		return nil
 	}
 	printTable(os.Stdout, b.res)
@@ -816,7 +822,9 @@ type kubediff struct {
 	types   atomic.Int64 // types watched, from the "watching" line
 	// liveHeapMB is the heap live after the last GC (GODEBUG=gctrace=1).
 	liveHeapMB atomic.Int64
-	peak       int64 // VmHWM before a compare round's updates
+	// watching counts "watching" lines: one per cluster.
+	watching atomic.Int32
+	peak     int64 // VmHWM before a compare round's updates
 	// latencies of the last compare round's updates, write to record
 	latencies []time.Duration
 	objects   int
@@ -884,7 +892,9 @@ func (kd *kubediff) readLogs(r io.Reader, synced chan<- int) {
 			_, after, _ = strings.Cut(line, " types=")
 			types, _ := strconv.Atoi(strings.Fields(after + " ")[0])
 			kd.types.Store(int64(types))
-			synced <- n
+			if kd.watching.Add(1) == 1 {
+				synced <- n
+			}
 		} else if m := gcTrace.FindStringSubmatch(line); m != nil {
 			live, _ := strconv.ParseInt(m[1], 10, 64)
 			kd.liveHeapMB.Store(live)

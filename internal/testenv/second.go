@@ -14,6 +14,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // APIServer is a second kube-apiserver on the control plane's etcd, for
@@ -222,4 +225,27 @@ func (s *APIServer) stop() {
 		_ = s.cmd.Process.Kill()
 		<-s.done
 	}
+}
+
+// TwoContexts writes a kubeconfig naming this control plane context alpha
+// and other's server context beta (the same credentials), for kubediff
+// watching several clusters.
+func (e *Env) TwoContexts(other *APIServer) (string, error) {
+	cfg, err := clientcmd.LoadFromFile(e.Kubeconfig)
+	if err != nil {
+		return "", err
+	}
+	current := cfg.Contexts[cfg.CurrentContext]
+	if current == nil {
+		return "", errors.New("the kubeconfig has no current context")
+	}
+	alpha, beta := *current, *current
+	cluster := *cfg.Clusters[current.Cluster]
+	cluster.Server = other.URL
+	cfg.Clusters["beta"] = &cluster
+	beta.Cluster = "beta"
+	cfg.Contexts = map[string]*clientcmdapi.Context{"alpha": &alpha, "beta": &beta}
+	cfg.CurrentContext = "alpha"
+	path := filepath.Join(e.dir, "kubeconfig-two-contexts")
+	return path, clientcmd.WriteToFile(*cfg, path)
 }
