@@ -132,7 +132,10 @@ func (b *bench) timeResources() error {
 // reads its RSS and CPU every minute for -idle minutes.
 func (b *bench) watchIdle(types int) error {
 	step(fmt.Sprintf("kubediff watching %d types, then idle for %d minutes", types, b.o.idleMinutes))
-	kd, err := startKubediff(b.o.binary, b.env.Kubeconfig)
+	// gctrace: the heap live after each collection tells a leak (it
+	// grows) from garbage not yet collected or returned (RSS moves, it
+	// does not).
+	kd, err := startCmd("", exec.Command(b.o.binary, watchArgs(b.env.Kubeconfig)...), []string{"GODEBUG=gctrace=1"})
 	if err != nil {
 		return err
 	}
@@ -142,7 +145,8 @@ func (b *bench) watchIdle(types int) error {
 	for m := 1; m <= b.o.idleMinutes; m++ {
 		before := cpuSeconds(pid)
 		time.Sleep(time.Minute)
-		fmt.Printf("  idle minute %2d: RSS %.1f MB (private %.1f MB), CPU %.2f%% of a core\n", m, mb(kd.rss()), mb(kd.anon()), (cpuSeconds(pid)-before)/60*100)
+		fmt.Printf("  idle minute %2d: RSS %.1f MB (private %.1f MB), heap live after the last GC %d MB, CPU %.2f%% of a core\n",
+			m, mb(kd.rss()), mb(kd.anon()), kd.liveHeapMB.Load(), (cpuSeconds(pid)-before)/60*100)
 	}
 	return nil
 }
