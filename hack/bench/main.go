@@ -968,9 +968,6 @@ func (kd *kubediff) stop() {
 	_ = kd.cmd.Wait()
 }
 
-// toggleProfile starts or stops kubediff's CPU profile when the benchmark
-// runs with KUBEDIFF_CPUPROFILE set (kubediff inherits it); without it,
-// SIGUSR1 would end the process.
 // heapProfile asks kubediff for a heap profile (KUBEDIFF_HEAPPROFILE.N),
 // and gives it a moment to write it.
 func (kd *kubediff) heapProfile() {
@@ -980,6 +977,9 @@ func (kd *kubediff) heapProfile() {
 	}
 }
 
+// toggleProfile starts or stops kubediff's CPU profile when the benchmark
+// runs with KUBEDIFF_CPUPROFILE set (kubediff inherits it); without it,
+// SIGUSR1 would end the process.
 func (kd *kubediff) toggleProfile() {
 	if os.Getenv("KUBEDIFF_CPUPROFILE") != "" {
 		_ = kd.cmd.Process.Signal(syscall.SIGUSR1)

@@ -147,6 +147,11 @@ func (b *bench) watchIdle(types int) error {
 		time.Sleep(time.Minute)
 		fmt.Printf("  idle minute %2d: RSS %.1f MB (private %.1f MB), heap live after the last GC %d MB, CPU %.2f%% of a core\n",
 			m, mb(kd.rss()), mb(kd.anon()), kd.liveHeapMB.Load(), (cpuSeconds(pid)-before)/60*100)
+		// With KUBEDIFF_HEAPPROFILE set, a profile after the first
+		// idle minute and one at the end show what grew, if anything.
+		if m == 1 || m == b.o.idleMinutes {
+			kd.heapProfile()
+		}
 	}
 	return nil
 }
