@@ -34,17 +34,18 @@ type readBatch struct {
 func (b *readBatch) start() { b.on = true }
 
 // waitingRead is called before a read that will wait for data (nothing is
-// buffered in lines); the function it returns, after the read. On a busy
-// watch, the read first waits out the window.
-func (b *readBatch) waitingRead(lines *bufio.Reader) (done func()) {
+// buffered); the function it returns, after the read, with the reader
+// that holds what was read. On a busy watch, the read first waits out the
+// window.
+func (b *readBatch) waitingRead() (done func(lines *bufio.Reader)) {
 	if b.window <= 0 || !b.on {
-		return func() {}
+		return func(*bufio.Reader) {}
 	}
 	if b.busy {
 		time.Sleep(b.window)
 	}
 	start := time.Now()
-	return func() {
+	return func(lines *bufio.Reader) {
 		backlog := lines.Buffered() >= lines.Size()/2
 		b.busy = !backlog && time.Since(start) < b.window
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,10 +16,11 @@ import (
 // bufferedStream is a connection as the HTTP/2 transport hands a body
 // over: what arrives is buffered until read, and a read takes all of it.
 type bufferedStream struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	buf    bytes.Buffer
-	closed bool
+	mu      sync.Mutex
+	cond    *sync.Cond
+	buf     bytes.Buffer
+	closed  bool
+	waiting bool // a read waits for data
 }
 
 func newBufferedStream() *bufferedStream {
@@ -46,20 +48,30 @@ func (s *bufferedStream) Read(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for s.buf.Len() == 0 && !s.closed {
+		s.waiting = true
 		s.cond.Wait()
 	}
+	s.waiting = false
 	if s.buf.Len() == 0 {
 		return 0, io.EOF
 	}
 	return s.buf.Read(p)
 }
 
+func (s *bufferedStream) isWaiting() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.waiting
+}
+
 // countingReader counts the reads that reached the stream: each is a
 // wake-up of the watch's decoder.
 type countingReader struct {
-	r     io.Reader
+	r     io.ReadCloser
 	reads atomic.Int64
 }
+
+func (c *countingReader) Close() error { return c.r.Close() }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	c.reads.Add(1)
@@ -78,7 +90,7 @@ func decodeSteadyStream(t *testing.T, window time.Duration, n int) int64 {
 	stream := newBufferedStream()
 	counted := &countingReader{r: stream}
 	w, _ := testWatcher()
-	d := &eventDecoder{body: stream, lines: bufio.NewReaderSize(counted, 32<<10), toCache: w.cacheTransform(configMaps),
+	d := &eventDecoder{body: counted, toCache: w.cacheTransform(configMaps),
 		logErr: func(err error) { t.Error(err) }, connectionLost: func() {}, batch: readBatch{window: window}}
 	go func() {
 		for range n {
@@ -111,26 +123,83 @@ func TestReadBatchWaitsOnlyOnABusyWatch(t *testing.T) {
 	lines := bufio.NewReaderSize(strings.NewReader(""), 64)
 	b := readBatch{window: 20 * time.Millisecond}
 
-	b.waitingRead(lines)()
+	b.waitingRead()(lines)
 	if b.busy {
 		t.Error("before the initial events end, a read never counts as busy")
 	}
 	b.start()
-	b.waitingRead(lines)() // returned at once: events come quicker than the window
+	b.waitingRead()(lines) // returned at once: events come quicker than the window
 	if !b.busy {
 		t.Error("a read that waited less than the window: want busy")
 	}
-	done := b.waitingRead(lines)
+	done := b.waitingRead()
 	time.Sleep(30 * time.Millisecond) // a quiet watch: the read waits long
-	done()
+	done(lines)
 	if b.busy {
 		t.Error("a read that waited longer than the window: want the next read at once")
 	}
 	full := bufio.NewReaderSize(strings.NewReader(strings.Repeat("x", 64)), 16)
-	done = b.waitingRead(full)
+	done = b.waitingRead()
 	_, _ = full.Peek(16) // the read filled the buffer: a backlog
-	done()
+	done(full)
 	if b.busy {
 		t.Error("a read that filled the buffer (a backlog): want the next read at once")
 	}
+}
+
+// A watch waiting on a quiet stream holds a 512-byte wake buffer, not a
+// 32 KB read buffer: 1,000 idle types held 31 MB of read buffers, over
+// half of kubediff's live heap, before.
+func TestQuietWatchesHoldNoReadBuffer(t *testing.T) {
+	line, err := os.ReadFile("testdata/configmap-event.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const watches = 300
+	w, _ := testWatcher()
+	before := liveHeap()
+	streams := make([]*bufferedStream, watches)
+	for i := range streams {
+		streams[i] = newBufferedStream()
+		streams[i].Write(line)
+		d := &eventDecoder{body: streams[i], toCache: w.cacheTransform(configMaps),
+			logErr: func(err error) { t.Error(err) }, connectionLost: func() {}}
+		go func() {
+			for {
+				if _, _, err := d.Decode(); err != nil {
+					return
+				}
+			}
+		}()
+	}
+	defer func() {
+		for _, s := range streams {
+			s.Close()
+		}
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for i := 0; i < watches; {
+		if streams[i].isWaiting() {
+			i++
+		} else if time.Now().After(deadline) {
+			t.Fatalf("watch %d never waited for its next event", i)
+		} else {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	perWatch := (liveHeap() - before) / watches
+	t.Logf("%d watches waiting on quiet streams: %d bytes of heap each", watches, perWatch)
+	if perWatch > 8<<10 {
+		t.Errorf("each quiet watch holds %d bytes, want under 8 KB (a read buffer is 32 KB)", perWatch)
+	}
+}
+
+// liveHeap is the heap in use after collecting garbage (twice: pooled
+// buffers survive one collection).
+func liveHeap() int64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }

@@ -1,7 +1,6 @@
 package watcher
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -169,13 +168,14 @@ func TestCachedObjectsAreCompact(t *testing.T) {
 	}
 }
 
-func decoderFor(t *testing.T, stream string, bufSize int) (*eventDecoder, *[]error) {
+// decoderFor decodes stream, which arrives in reads of at most chunk
+// bytes.
+func decoderFor(t *testing.T, stream string, chunk int) (*eventDecoder, *[]error) {
 	t.Helper()
 	w, _ := testWatcher()
 	var logged []error
 	return &eventDecoder{
-		body:    io.NopCloser(nil),
-		lines:   bufio.NewReaderSize(strings.NewReader(stream), bufSize),
+		body:    io.NopCloser(&chunkReader{r: strings.NewReader(stream), max: chunk}),
 		toCache: w.cacheTransform(configMaps),
 		logErr:  func(err error) { logged = append(logged, err) },
 		// A broken connection is not logged here but ends the watch
@@ -191,20 +191,21 @@ func TestDecoderReadsARecordedWatchStream(t *testing.T) {
 	}
 	bookmark := `{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"300","annotations":{"k8s.io/initial-events-end":"true"}}}}` + "\n"
 	expired := `{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (200)","reason":"Expired","code":410}}` + "\n"
-	// A buffer smaller than the event makes the decoder assemble the line.
+	// Reads smaller than the event make the decoder assemble the line
+	// from the wake read's bytes and the reads after.
 	for _, size := range []int{64 << 10, 64} {
 		d, logged := decoderFor(t, string(line)+"\n"+bookmark+expired, size)
 
 		typ, obj, err := d.Decode()
 		c, ok := obj.(*compactObject)
 		if err != nil || typ != watch.Modified || !ok {
-			t.Fatalf("buffer %d: first event = %v %T %v", size, typ, obj, err)
+			t.Fatalf("reads of %d bytes: first event = %v %T %v", size, typ, obj, err)
 		}
 		if c.Name != "cm-1" || c.Namespace != "w1" || c.ResourceVersion == "" || c.decoded == nil {
-			t.Fatalf("buffer %d: object %+v, decoded kept: %v", size, c, c.decoded != nil)
+			t.Fatalf("reads of %d bytes: object %+v, decoded kept: %v", size, c, c.decoded != nil)
 		}
 		if got := c.decoded["data"].(map[string]any)["k"]; got != "U1" { // upper-cased by the transform
-			t.Errorf("buffer %d: data.k = %v", size, got)
+			t.Errorf("reads of %d bytes: data.k = %v", size, got)
 		}
 
 		typ, obj, err = d.Decode()
@@ -215,18 +216,18 @@ func TestDecoderReadsARecordedWatchStream(t *testing.T) {
 		bm, err := meta.Accessor(obj)
 		if err != nil || typ != watch.Bookmark || bm.GetResourceVersion() != "300" ||
 			bm.GetAnnotations()[metav1.InitialEventsAnnotationKey] != "true" {
-			t.Fatalf("buffer %d: bookmark = %v %+v %v", size, typ, obj, err)
+			t.Fatalf("reads of %d bytes: bookmark = %v %+v %v", size, typ, obj, err)
 		}
 
 		typ, obj, err = d.Decode()
 		if err != nil || typ != watch.Error || !apierrors.IsResourceExpired(apierrors.FromObject(obj)) {
-			t.Fatalf("buffer %d: error event = %v %+v %v", size, typ, obj, err)
+			t.Fatalf("reads of %d bytes: error event = %v %+v %v", size, typ, obj, err)
 		}
 		if _, _, err = d.Decode(); err != io.EOF {
-			t.Fatalf("buffer %d: at the end: %v, want EOF", size, err)
+			t.Fatalf("reads of %d bytes: at the end: %v, want EOF", size, err)
 		}
 		if len(*logged) != 0 {
-			t.Errorf("buffer %d: logged %v; an expired version is routine", size, *logged)
+			t.Errorf("reads of %d bytes: logged %v; an expired version is routine", size, *logged)
 		}
 	}
 }
@@ -262,7 +263,7 @@ func BenchmarkWatchEventToCache(b *testing.B) {
 		b.Fatal(err)
 	}
 	w, _ := testWatcher()
-	d := &eventDecoder{lines: bufio.NewReader(&repeatReader{data: line}), toCache: w.cacheTransform(configMaps), logErr: func(error) {}}
+	d := &eventDecoder{body: io.NopCloser(&repeatReader{data: line}), toCache: w.cacheTransform(configMaps), logErr: func(error) {}}
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -270,6 +271,16 @@ func BenchmarkWatchEventToCache(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// chunkReader reads r at most max bytes at a time, as a network does.
+type chunkReader struct {
+	r   io.Reader
+	max int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	return c.r.Read(p[:min(len(p), c.max)])
 }
 
 // repeatReader reads data over and over.
