@@ -242,8 +242,8 @@ func (d *eventDecoder) Decode() (watch.EventType, runtime.Object, error) {
 // lineReaders lends watches their read buffers. A watch holds one only
 // while its events come: most of a cluster's watches are quiet for
 // minutes, and 1,000 types each holding a 32 KB buffer were 31 MB, over
-// half of an idle kubediff's live heap (go run ./hack/bench -types 1000). A quiet watch
-// waits with its 512-byte wake buffer instead.
+// half of an idle kubediff's live heap (go run ./hack/bench -types
+// 1000). A quiet watch waits with its 512-byte wake buffer instead.
 var lineReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, lineBufferSize) }}
 
 // lineBufferSize holds most events whole; longer ones are assembled
