@@ -36,9 +36,10 @@ func profileOnSignal(path string) {
 }
 
 // heapProfileOnSignal writes a heap profile at each SIGUSR2, to path.1,
-// path.2, ..., after a garbage collection: a benchmark compares what is
-// in use after the sync with what is in use after a sustained phase, to
-// see that nothing grows without bound.
+// path.2, ..., after a garbage collection, and the goroutines beside it
+// (path.N.goroutines): a benchmark compares what is in use after the sync
+// with what is in use after a sustained phase, to see that nothing grows
+// without bound.
 func heapProfileOnSignal(path string) {
 	usr2 := make(chan os.Signal, 1)
 	signal.Notify(usr2, syscall.SIGUSR2)
@@ -49,6 +50,12 @@ func heapProfileOnSignal(path string) {
 			f, err := os.Create(fmt.Sprintf("%s.%d", path, n))
 			if err == nil {
 				err = errors.Join(pprof.WriteHeapProfile(f), f.Close())
+			}
+			if err == nil {
+				f, err = os.Create(fmt.Sprintf("%s.%d.goroutines", path, n))
+			}
+			if err == nil {
+				err = errors.Join(pprof.Lookup("goroutine").WriteTo(f, 1), f.Close())
 			}
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "kubediff: heap profile:", err)
