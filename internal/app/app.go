@@ -56,6 +56,7 @@ type program struct {
 	pipeline *pipeline.Pipeline
 	elector  *leader.Elector // nil without leader election
 	watcher  *watcher.Watcher
+	warnings *warningLogger // the API server's warnings, logged once
 	// retryConnect: one of several clusters, tried again while it cannot
 	// be reached rather than failing the others (fleet.go).
 	retryConnect bool
@@ -111,6 +112,7 @@ func (p *program) connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	p.warnings, _ = rc.WarningHandler.(*warningLogger)
 	if p.clients, err = NewClients(rc); err != nil {
 		return err
 	}
@@ -191,7 +193,7 @@ func (p *program) run(ctx context.Context, serve serveFunc) error {
 	}
 	background.Go(func() { p.pipeline.Run(ctx) })
 	keepTypeNames(p.state, p.plan, p.log)
-	targets := &targetSync{watcher: p.watcher, listKeys: p.listKeys, metrics: p.metrics, health: health, log: p.log, warned: map[string]bool{}}
+	targets := &targetSync{watcher: p.watcher, listKeys: p.listKeys, metrics: p.metrics, health: health, log: p.log, warned: map[string]bool{}, warnings: p.warnings}
 	targets.start(ctx, p.plan, func() { synced.Store(true) })
 	background.Go(func() { targets.follow(ctx, p.planner, p.clients, p.cfg.RediscoveryInterval) })
 	if p.elector != nil {

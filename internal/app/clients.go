@@ -1,16 +1,19 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubediff/kubediff/pkg/config"
+	"github.com/kubediff/kubediff/pkg/discovery"
 )
 
 // RestConfig resolves the cluster connection the way kubectl does: the
@@ -42,6 +45,30 @@ type warningLogger struct {
 	log  *slog.Logger
 	mu   sync.Mutex
 	seen map[string]bool
+	// watched holds the kinds watched, as "group/version Kind" (the way
+	// a deprecation warning names its replacement).
+	watched atomic.Pointer[map[string]bool]
+}
+
+// watching tells the logger which kinds are watched (nil-safe: clients
+// made without it).
+func (w *warningLogger) watching(targets []discovery.Target) {
+	if w == nil {
+		return
+	}
+	kinds := map[string]bool{}
+	for _, t := range targets {
+		kinds[t.Resource.GVR.GroupVersion().String()+" "+t.Resource.Kind] = true
+	}
+	w.watched.Store(&kinds)
+}
+
+// replacementWatched says whether a deprecation warning's replacement
+// ("...; use discovery.k8s.io/v1 EndpointSlice") is watched.
+func (w *warningLogger) replacementWatched(text string) bool {
+	_, replacement, found := strings.Cut(text, "; use ")
+	kinds := w.watched.Load()
+	return found && kinds != nil && (*kinds)[strings.TrimSpace(replacement)]
 }
 
 // HandleWarningHeader implements rest.WarningHandler.
@@ -57,9 +84,13 @@ func (w *warningLogger) HandleWarningHeader(code int, _ string, text string) {
 	w.seen[text] = true
 	if strings.Contains(text, " deprecated") {
 		// kubediff watches every type the server offers, deprecated
-		// ones too (their replacements as well): worth knowing, not a
-		// fault to act on.
-		w.log.Info("API server says a watched type is deprecated", "warning", text)
+		// ones too: worth knowing, not a fault to act on, and nothing
+		// to know when the replacement is watched as well.
+		level := slog.LevelInfo
+		if w.replacementWatched(text) {
+			level = slog.LevelDebug
+		}
+		w.log.Log(context.Background(), level, "API server says a watched type is deprecated", "warning", text)
 		return
 	}
 	w.log.Warn("API server warning", "warning", text)

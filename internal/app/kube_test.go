@@ -30,6 +30,32 @@ func TestAPIServerWarningsAreLoggedOnce(t *testing.T) {
 	}
 }
 
+// A deprecated type whose replacement is watched too is nothing to tell
+// at INFO: the user already sees the replacement's changes.
+func TestDeprecationIsQuietWhenTheReplacementIsWatched(t *testing.T) {
+	const warning = "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
+	endpointSlices := discovery.Target{Resource: discovery.Resource{
+		GVR: schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}, Kind: "EndpointSlice"}}
+	configMaps := discovery.Target{Resource: discovery.Resource{
+		GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap"}}
+	for _, tt := range []struct {
+		name    string
+		watched []discovery.Target
+		atInfo  bool
+	}{
+		{"replacement watched", []discovery.Target{configMaps, endpointSlices}, false},
+		{"replacement not watched", []discovery.Target{configMaps}, true},
+	} {
+		var logs strings.Builder
+		w := &warningLogger{log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})), seen: map[string]bool{}}
+		w.watching(tt.watched)
+		w.HandleWarningHeader(299, "", warning)
+		if got := strings.Contains(logs.String(), "level=INFO"); got != tt.atInfo || !strings.Contains(logs.String(), "Endpoints is deprecated") {
+			t.Errorf("%s: logged at INFO: %v, want %v (at debug otherwise):\n%s", tt.name, got, tt.atInfo, logs.String())
+		}
+	}
+}
+
 func TestColorFollowsFlagTerminalAndNoColor(t *testing.T) {
 	var buf strings.Builder
 	if UseColor("auto", &buf) {

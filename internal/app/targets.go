@@ -47,6 +47,7 @@ type targetSync struct {
 	listKeys *listkeys.Source
 	metrics  *metrics.Metrics
 	health   *typeHealth // keeps the latest plan for the types endpoint
+	warnings *warningLogger
 	log      *slog.Logger
 	warned   map[string]bool // forbidden types already warned about
 	// unavailable are the API groups that failed discovery last time.
@@ -109,7 +110,9 @@ func (s *targetSync) apply(ctx context.Context, plan discovery.Plan) {
 	s.reportForbidden(plan.Statuses)
 	s.reportUnavailable(plan.Unavailable)
 	s.reportWaiting(plan.Waiting)
-	s.watcher.Sync(ctx, keepUnavailable(plan, s.watcher.Targets()))
+	targets := keepUnavailable(plan, s.watcher.Targets())
+	s.warnings.watching(targets)
+	s.watcher.Sync(ctx, targets)
 	s.metrics.WatchesRunning.Set(float64(s.watcher.Progress().Watches))
 	s.metrics.LastSync.SetToCurrentTime()
 }
