@@ -18,10 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
-	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 // Types of the streams' objects, as discovery names them.
@@ -118,7 +118,7 @@ func (s *Stream) Object(i int, at time.Time) (Update, error) {
 		return Update{}, err
 	}
 	s.now = at
-	c, ok := s.differ.Diff(watcher.Event{Type: watcher.Updated, Resource: s.resource, Old: old, New: u})
+	c, ok := s.differ.Diff(change.Event{Type: change.Updated, Resource: s.resource, Old: old, New: u})
 	if !ok {
 		return Update{}, fmt.Errorf("changegen: no record for %s version %d", u.GetName(), s.versions[i])
 	}

@@ -8,13 +8,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/diff"
-	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 // benchEvent loads a recorded Pod update and passes both objects through
 // the cache transform, as the running watcher does.
-func benchEvent(b *testing.B, d *diff.Differ, name string) watcher.Event {
+func benchEvent(b *testing.B, d *diff.Differ, name string) change.Event {
 	b.Helper()
 	ev := loadCase(b, filepath.Join("testdata", "bench", name))
 	transform := d.CacheTransform(ev.Resource)

@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/change"
 )
 
 // keptInCache are ignored fields the watcher still needs: resourceVersion
@@ -18,7 +18,7 @@ var keptInCache = pathRules{{"metadata", "resourceVersion"}, {"metadata", "manag
 // field sets) and redacts sensitive values, so that the cache is smaller,
 // each update has less to compare, and Secret values never sit in memory in
 // the clear. Diff gives the same result on transformed and raw objects.
-func (d *Differ) CacheTransform(r discovery.Resource) func(any) (any, error) {
+func (d *Differ) CacheTransform(r change.Resource) func(any) (any, error) {
 	var rules pathRules
 	for _, rule := range d.rules.forResource(r).paths {
 		if !slices.ContainsFunc(keptInCache, func(k []string) bool { return slices.Equal(k, rule) }) {

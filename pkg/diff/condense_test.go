@@ -12,13 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/record"
-	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 // secrets is the Secret type, whose values are always redacted.
-var secrets = discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret", Namespaced: true}
+var secrets = change.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret", Namespaced: true}
 
 // nginxConf is a 33-line nginx.conf proxying ten apps; app5's port is
 // port (its proxy_pass is line 19).
@@ -57,7 +56,7 @@ func withChar(s string, i int, c byte) string {
 
 // dataUpdate is an update of one data key of an object of resource r,
 // from a value (absent if from is nil) to another (absent if to is nil).
-func dataUpdate(t *testing.T, r discovery.Resource, key string, from, to *string) watcher.Event {
+func dataUpdate(t *testing.T, r change.Resource, key string, from, to *string) change.Event {
 	t.Helper()
 	object := func(rv string, v *string) *unstructured.Unstructured {
 		data := map[string]any{"other": "x"}
@@ -70,7 +69,7 @@ func dataUpdate(t *testing.T, r discovery.Resource, key string, from, to *string
 			"data":     data,
 		}}
 	}
-	return watcher.Event{Type: watcher.Updated, Resource: r, Old: object("1", from), New: object("2", to)}
+	return change.Event{Type: change.Updated, Resource: r, Old: object("1", from), New: object("2", to)}
 }
 
 func ptr(s string) *string { return &s }
@@ -85,7 +84,7 @@ func TestCondense(t *testing.T) {
 	bigLines := manyLines(1<<20, 0, "")
 	tests := []struct {
 		name string
-		ev   watcher.Event
+		ev   change.Event
 		// check looks at the one change; the record's JSON is bounded by
 		// maxRecord bytes.
 		check     func(t *testing.T, fc record.FieldChange)
@@ -352,7 +351,7 @@ func TestMultiLineSecretShowsOnlyHashes(t *testing.T) {
 	newKey := "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQDzXq1k5MHxz6aa\n-----END PRIVATE KEY-----\n"
 	for _, tt := range []struct {
 		name     string
-		resource discovery.Resource
+		resource change.Resource
 		key      string
 		from, to string
 	}{

@@ -13,17 +13,16 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/diff"
-	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/listkeys"
 	"github.com/kubediff/kubediff/pkg/record"
-	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 // resources maps the corpus' kinds to their types.
-var resources = map[string]discovery.Resource{
+var resources = map[string]change.Resource{
 	"Deployment": {GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true},
 	"Pod":        {GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true},
 	"Service":    {GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"}, Kind: "Service", Namespaced: true},
@@ -81,7 +80,7 @@ func newDifferOpts(t testing.TB, keys diff.ListKeys, cached bool) *diff.Differ {
 	return d
 }
 
-func loadCase(t testing.TB, dir string) watcher.Event {
+func loadCase(t testing.TB, dir string) change.Event {
 	t.Helper()
 	read := func(name string) *unstructured.Unstructured {
 		data, err := os.ReadFile(filepath.Join(dir, name))
@@ -99,7 +98,7 @@ func loadCase(t testing.TB, dir string) watcher.Event {
 	if !ok {
 		t.Fatalf("no resource for kind %s", newObj.GetKind())
 	}
-	return watcher.Event{Type: watcher.Updated, Resource: res, Old: oldObj, New: newObj}
+	return change.Event{Type: change.Updated, Resource: res, Old: oldObj, New: newObj}
 }
 
 // TestCorpus diffs object pairs recorded from a real API server and

@@ -21,9 +21,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/record"
-	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 // Options configure a Differ.
@@ -105,14 +104,14 @@ func defaultPaths() [][]string {
 
 // Diff returns the record of the watcher's event, and false when there is
 // nothing worth reporting (an update whose only changes are ignored).
-func (d *Differ) Diff(in watcher.Event) (record.Change, bool) {
+func (d *Differ) Diff(in change.Event) (record.Change, bool) {
 	c := d.header(in)
 	switch in.Type {
-	case watcher.Added:
+	case change.Added:
 		c.Manager = attribute(nil, in.New.Object, false)
 		c.ID = c.StableID()
 		return c, true
-	case watcher.Deleted:
+	case change.Deleted:
 		if in.FinalStateUnknown {
 			// An empty version also makes a takeover replay it rather
 			// than skip it as already delivered.
@@ -152,7 +151,7 @@ func (d *Differ) Diff(in watcher.Event) (record.Change, bool) {
 }
 
 // header is what every record says about its object.
-func (d *Differ) header(in watcher.Event) record.Change {
+func (d *Differ) header(in change.Event) record.Change {
 	obj := in.Object()
 	return record.Change{
 		Time:            record.Timestamp(d.now()),
@@ -173,7 +172,7 @@ func (d *Differ) header(in watcher.Event) record.Change {
 // labels returns the object's labels as records may show them: a
 // Secret's label can hold one of its values (redactCopiesOfValues).
 // Cached objects were redacted already.
-func (d *Differ) labels(obj *unstructured.Unstructured, r discovery.Resource) map[string]string {
+func (d *Differ) labels(obj *unstructured.Unstructured, r change.Resource) map[string]string {
 	if d.cached || r.GVR.Group != "" || r.GVR.Resource != "secrets" {
 		return obj.GetLabels()
 	}
@@ -194,7 +193,7 @@ func owner(obj *unstructured.Unstructured) *record.Owner {
 // prepare prunes ignored fields and redacts sensitive values. Objects from
 // the cache had both done by CacheTransform, but for the bookkeeping the
 // cache keeps (keptInCache).
-func (d *Differ) prepare(obj map[string]any, r discovery.Resource) map[string]any {
+func (d *Differ) prepare(obj map[string]any, r change.Resource) map[string]any {
 	if d.cached {
 		return prune(obj, keptInCache).(map[string]any)
 	}

@@ -9,9 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/record"
-	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 var fixedNow = func() time.Time { return time.Date(2026, 11, 22, 10, 4, 5, 123456789, time.UTC) }
@@ -25,10 +24,10 @@ func obj(t testing.TB, js string) *unstructured.Unstructured {
 	return u
 }
 
-var configMaps = discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
+var configMaps = change.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
 
-func update(t testing.TB, oldJS, newJS string) watcher.Event {
-	return watcher.Event{Type: watcher.Updated, Resource: configMaps, Old: obj(t, oldJS), New: obj(t, newJS)}
+func update(t testing.TB, oldJS, newJS string) change.Event {
+	return change.Event{Type: change.Updated, Resource: configMaps, Old: obj(t, oldJS), New: obj(t, newJS)}
 }
 
 const cmBase = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"app","namespace":"ns","uid":"u-1","resourceVersion":"%s","generation":%d,
@@ -43,7 +42,7 @@ func cm(t testing.TB, rv string, gen int, lastApplied, manager, data string) str
 func TestDiff(t *testing.T) {
 	tests := []struct {
 		name        string
-		ev          watcher.Event
+		ev          change.Event
 		opts        Options
 		wantChanges []record.FieldChange
 		wantChanged string
@@ -160,14 +159,14 @@ func TestDiffNeverModifiesTheCachedObjects(t *testing.T) {
 func TestAddedAndDeletedRecordsIdentifyTheObject(t *testing.T) {
 	d, _ := New(Options{Now: fixedNow})
 	o := obj(t, cm(t, "7", 1, "x", "m", `{"k":"v"}`))
-	for _, ev := range []watcher.Event{
-		{Type: watcher.Added, Resource: configMaps, New: o},
-		{Type: watcher.Deleted, Resource: configMaps, Old: o},
+	for _, ev := range []change.Event{
+		{Type: change.Added, Resource: configMaps, New: o},
+		{Type: change.Deleted, Resource: configMaps, Old: o},
 	} {
 		c, ok := d.Diff(ev)
 		want := record.Change{ID: "u-1/7/" + string(ev.Type), Time: record.Timestamp(fixedNow()), Type: string(ev.Type), APIVersion: "v1", Kind: "ConfigMap",
 			Resource: "configmaps", Namespace: "ns", Name: "app", UID: "u-1", ResourceVersion: "7"}
-		if ev.Type == watcher.Added {
+		if ev.Type == change.Added {
 			want.Manager = &record.Manager{Name: "m", Operation: "Update"}
 		}
 		if !ok || !reflect.DeepEqual(c, want) {
@@ -193,7 +192,7 @@ func TestTimestampHasMilliseconds(t *testing.T) {
 
 func TestDeletionAfterAWatchGapHasNoResourceVersion(t *testing.T) {
 	d, _ := New(Options{Now: fixedNow})
-	c, _ := d.Diff(watcher.Event{Type: watcher.Deleted, Resource: configMaps, Old: obj(t, cm(t, "7", 1, "x", "m", `{}`)), FinalStateUnknown: true})
+	c, _ := d.Diff(change.Event{Type: change.Deleted, Resource: configMaps, Old: obj(t, cm(t, "7", 1, "x", "m", `{}`)), FinalStateUnknown: true})
 	if c.ResourceVersion != "" || c.LastSeenResourceVersion != "7" {
 		t.Fatalf("resourceVersion %q, lastSeen %q; want empty and 7", c.ResourceVersion, c.LastSeenResourceVersion)
 	}
@@ -207,11 +206,11 @@ func TestRecordNamesTheController(t *testing.T) {
 	pod := obj(t, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"ns","ownerReferences":[
 		{"apiVersion":"v1","kind":"Node","name":"n1","uid":"x"},
 		{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-5d4f","uid":"y","controller":true}]}}`)
-	c, _ := d.Diff(watcher.Event{Type: watcher.Added, Resource: configMaps, New: pod})
+	c, _ := d.Diff(change.Event{Type: change.Added, Resource: configMaps, New: pod})
 	if c.Owner == nil || c.Owner.String() != "ReplicaSet/web-5d4f" {
 		t.Fatalf("owner = %v, want the controller ReplicaSet/web-5d4f (not the other owner)", c.Owner)
 	}
-	lone, _ := d.Diff(watcher.Event{Type: watcher.Added, Resource: configMaps, New: obj(t, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"solo"}}`)})
+	lone, _ := d.Diff(change.Event{Type: change.Added, Resource: configMaps, New: obj(t, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"solo"}}`)})
 	if lone.Owner != nil {
 		t.Fatalf("owner = %v for an object without ownerReferences", lone.Owner)
 	}

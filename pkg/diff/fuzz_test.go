@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/record"
-	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 // fuzzTree keys spec.items by name, so the fuzzer exercises keyed lists.
@@ -76,7 +76,7 @@ func FuzzDiff(f *testing.F) {
 		for _, o := range []map[string]any{oldObj, newObj} {
 			o["kind"], o["apiVersion"] = "Fuzz", "fuzz/v1"
 		}
-		c, ok := d.Diff(watcher.Event{Type: watcher.Updated, Old: &unstructured.Unstructured{Object: oldObj}, New: &unstructured.Unstructured{Object: newObj}})
+		c, ok := d.Diff(change.Event{Type: change.Updated, Old: &unstructured.Unstructured{Object: oldObj}, New: &unstructured.Unstructured{Object: newObj}})
 		if !ok {
 			if !reflect.DeepEqual(oldObj, newObj) {
 				t.Fatalf("different objects gave no record:\n%s\n%s", a, b)

@@ -6,16 +6,15 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/record"
-	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
 var (
-	pods           = discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
-	deployments    = discovery.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true}
-	nodes          = discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Kind: "Node"}
-	endpointSlices = discovery.Resource{GVR: schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}, Kind: "EndpointSlice", Namespaced: true}
+	pods           = change.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
+	deployments    = change.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true}
+	nodes          = change.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Kind: "Node"}
+	endpointSlices = change.Resource{GVR: schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}, Kind: "EndpointSlice", Namespaced: true}
 )
 
 func podJSON(meta, spec, status string) string {
@@ -38,7 +37,7 @@ func TestWhatIsNews(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		resource discovery.Resource
+		resource change.Resource
 		old, new string
 		want     string // the record's changed fields; "" for no record
 	}{
@@ -74,7 +73,7 @@ func TestWhatIsNews(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, ok := d.Diff(watcher.Event{Type: watcher.Updated, Resource: tt.resource, Old: obj(t, tt.old), New: obj(t, tt.new)})
+			c, ok := d.Diff(change.Event{Type: change.Updated, Resource: tt.resource, Old: obj(t, tt.old), New: obj(t, tt.new)})
 			got := ""
 			if ok {
 				got = c.Changed
@@ -86,7 +85,7 @@ func TestWhatIsNews(t *testing.T) {
 	}
 	// Each rule can be turned off: everything then shows.
 	all, _ := New(Options{Now: fixedNow})
-	if _, ok := all.Diff(watcher.Event{Type: watcher.Updated, Resource: pods, Old: obj(t, podJSON("", "", `{"phase":"Pending"}`)), New: obj(t, podJSON("", "", ready))}); !ok {
+	if _, ok := all.Diff(change.Event{Type: change.Updated, Resource: pods, Old: obj(t, podJSON("", "", `{"phase":"Pending"}`)), New: obj(t, podJSON("", "", ready))}); !ok {
 		t.Fatal("with the default rules off, a Pod starting up must be reported")
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/glob"
 )
 
@@ -90,7 +90,7 @@ type objectRedaction struct {
 	scope string
 }
 
-func (r *redactor) forObject(obj any, res discovery.Resource) objectRedaction {
+func (r *redactor) forObject(obj any, res change.Resource) objectRedaction {
 	meta, _ := nestedMap(obj, "metadata")
 	ns, _ := meta["namespace"].(string)
 	name, _ := meta["name"].(string)
@@ -130,7 +130,7 @@ func isRedacted(s string) bool {
 
 // redact returns obj with sensitive values replaced, copying only what it
 // changes.
-func (r *redactor) redact(obj any, res discovery.Resource) map[string]any {
+func (r *redactor) redact(obj any, res change.Resource) map[string]any {
 	o := r.forObject(obj, res)
 	core := res.GVR.Group == ""
 	if core && res.GVR.Resource == "secrets" {

@@ -9,11 +9,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubediff/kubediff/pkg/discovery"
-	"github.com/kubediff/kubediff/pkg/watcher"
+	"github.com/kubediff/kubediff/pkg/change"
 )
 
-var configmaps = discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
+var configmaps = change.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true}
 
 const canary = "canary-Zq8vT3"
 
@@ -47,7 +46,7 @@ func TestSecretValuesNeverLeakThroughCopies(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, ok := d.Diff(watcher.Event{Type: watcher.Updated, Resource: secrets, Old: secret(tc.old), New: secret(tc.new)})
+			c, ok := d.Diff(change.Event{Type: change.Updated, Resource: secrets, Old: secret(tc.old), New: secret(tc.new)})
 			if !ok {
 				t.Fatal("no record: the copy's appearance must still show as a change")
 			}
@@ -71,7 +70,7 @@ func TestHelmReleaseInConfigMapIsRedacted(t *testing.T) {
 			"metadata": map[string]any{"name": "sh.helm.release.v1.web.v2", "namespace": "prod", "labels": map[string]any{"owner": "helm"}},
 			"data":     map[string]any{"release": v}}}
 	}
-	c, ok := d.Diff(watcher.Event{Type: watcher.Updated, Resource: configmaps, Old: release("H4sIold" + canary), New: release("H4sInew" + canary)})
+	c, ok := d.Diff(change.Event{Type: change.Updated, Resource: configmaps, Old: release("H4sIold" + canary), New: release("H4sInew" + canary)})
 	if !ok {
 		t.Fatal("no record")
 	}
@@ -94,7 +93,7 @@ func TestRedactedHashSaysOnlyChangedOrNot(t *testing.T) {
 	cm := func(name, key string) map[string]any {
 		return map[string]any{"metadata": map[string]any{"name": name, "namespace": "prod"}, "data": map[string]any{key: canary}}
 	}
-	value := func(r *redactor, obj map[string]any, res discovery.Resource, key string) string {
+	value := func(r *redactor, obj map[string]any, res change.Resource, key string) string {
 		return r.redact(obj, res)["data"].(map[string]any)[key].(string)
 	}
 	first := value(newRed(), cm("a", "db_password"), configmaps, "db_password")

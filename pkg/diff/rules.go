@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -164,7 +164,7 @@ func compileRules(r Rules) (*compiledRules, error) {
 
 // forResource returns the rules for type r: the user's paths for every
 // type and for r, and the default rules that apply to r and are on for it.
-func (c *compiledRules) forResource(r discovery.Resource) *typeRules {
+func (c *compiledRules) forResource(r change.Resource) *typeRules {
 	if v, ok := c.cache.Load(r.GVR); ok {
 		return v.(*typeRules)
 	}
@@ -188,11 +188,11 @@ func (c *compiledRules) forResource(r discovery.Resource) *typeRules {
 	return tr
 }
 
-func (d DefaultRule) appliesTo(r discovery.Resource) bool {
+func (d DefaultRule) appliesTo(r change.Resource) bool {
 	return d.resources == nil || slices.ContainsFunc(d.resources, r.Matches)
 }
 
-func (c *compiledRules) offFor(name string, r discovery.Resource) bool {
+func (c *compiledRules) offFor(name string, r change.Resource) bool {
 	return slices.ContainsFunc(c.off, func(o DefaultsOff) bool {
 		return slices.Contains(o.Rules, name) && slices.ContainsFunc(o.Resources, r.Matches)
 	})

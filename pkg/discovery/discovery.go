@@ -15,27 +15,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
+
+	"github.com/kubediff/kubediff/pkg/change"
 )
 
-// Resource is one watchable type.
-type Resource struct {
-	GVR        schema.GroupVersionResource
-	Kind       string
-	Namespaced bool
-	Singular   string
-	ShortNames []string
-}
-
-// APIVersion is the group/version as objects spell it ("v1", "apps/v1").
-func (r Resource) APIVersion() string { return r.GVR.GroupVersion().String() }
-
-// String names the resource the way kubectl does: "deployments.apps".
-func (r Resource) String() string {
-	if r.GVR.Group == "" {
-		return r.GVR.Resource
-	}
-	return r.GVR.Resource + "." + r.GVR.Group
-}
+// Resource is one watchable type. It is defined in pkg/change, below
+// everything that reads changes; discovery names it here because it is
+// what discovery finds.
+type Resource = change.Resource
 
 // duplicateAPIs lists types that the server offers under two groups for the
 // same stored objects; the key is skipped when the value is also offered.

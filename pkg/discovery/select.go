@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // Select keeps the resources named in include (all when include is empty)
@@ -38,42 +37,6 @@ func Select(all []Resource, include, exclude []string) ([]Resource, error) {
 		}
 	}
 	return out, nil
-}
-
-// Matches reports whether name designates this resource, as kubectl would
-// resolve it.
-func (r Resource) Matches(name string) bool {
-	name = strings.ToLower(strings.TrimSpace(name))
-	base, qualifier, qualified := strings.Cut(name, ".")
-	if !qualified {
-		return r.matchesBase(base)
-	}
-	if !r.matchesBase(base) {
-		return false
-	}
-	group := strings.ToLower(r.GVR.Group)
-	if qualifier == group {
-		return true
-	}
-	// "deployments.v1.apps": version then group.
-	version, g, ok := strings.Cut(qualifier, ".")
-	if ok && version == strings.ToLower(r.GVR.Version) && g == group {
-		return true
-	}
-	// "pods.v1": a core resource with its version.
-	return group == "" && qualifier == strings.ToLower(r.GVR.Version)
-}
-
-func (r Resource) matchesBase(name string) bool {
-	if name == strings.ToLower(r.GVR.Resource) || name == strings.ToLower(r.Singular) || name == strings.ToLower(r.Kind) {
-		return true
-	}
-	for _, s := range r.ShortNames {
-		if name == strings.ToLower(s) {
-			return true
-		}
-	}
-	return false
 }
 
 // SelectionError is a user's mistake in choosing what to watch: a name

@@ -6,7 +6,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/change"
 )
 
 // States are kept as zstd-compressed JSON at its fastest level: measured
@@ -48,13 +48,13 @@ type TypeNames struct {
 }
 
 // NamesOf are r's names.
-func NamesOf(r discovery.Resource) TypeNames {
+func NamesOf(r change.Resource) TypeNames {
 	return TypeNames{r.GVR.Group, r.GVR.Version, r.GVR.Resource, r.Kind, r.Singular, r.ShortNames, r.Namespaced}
 }
 
 // Type is the type the names are of.
-func (t TypeNames) Type() discovery.Resource {
-	r := discovery.Resource{Kind: t.Kind, Namespaced: t.Namespaced, Singular: t.Singular, ShortNames: t.ShortNames}
+func (t TypeNames) Type() change.Resource {
+	r := change.Resource{Kind: t.Kind, Namespaced: t.Namespaced, Singular: t.Singular, ShortNames: t.ShortNames}
 	r.GVR.Group, r.GVR.Version, r.GVR.Resource = t.Group, t.Version, t.Resource
 	return r
 }

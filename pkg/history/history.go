@@ -31,7 +31,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -40,7 +40,7 @@ type Entry struct {
 	Change record.Change
 	// Resource is the record's type, so that a query names it as
 	// kubectl does.
-	Resource discovery.Resource
+	Resource change.Resource
 	// Old and New are the object's states before and after the record
 	// (nil: none), as the watcher caches them: pruned and redacted. Old
 	// is kept only for the oldest record of an object.

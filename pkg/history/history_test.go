@@ -13,13 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
 var (
 	t0           = time.Date(2026, 11, 23, 14, 0, 0, 0, time.UTC)
-	configMaps   = discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true, Singular: "configmap", ShortNames: []string{"cm"}}
+	configMaps   = change.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true, Singular: "configmap", ShortNames: []string{"cm"}}
 	unlimited    = Policy{Retention: 365 * 24 * time.Hour, MaxBytes: 1 << 40}
 	settingsID   = NewObjectID("", "configmaps", "default", "settings")
 	otherNSCMID  = NewObjectID("", "configmaps", "other", "settings")
@@ -47,9 +47,9 @@ func configMap(ns, value string) *unstructured.Unstructured {
 	return u
 }
 
-// change makes the record and entry of a ConfigMap going from old to new
+// entryOf makes the record and entry of a ConfigMap going from old to new
 // ("" for none) at t0+minute.
-func change(ns, old, new string, minute int) Entry {
+func entryOf(ns, old, new string, minute int) Entry {
 	c := record.Change{Time: record.Timestamp(t0.Add(time.Duration(minute) * time.Minute)), APIVersion: "v1", Kind: "ConfigMap",
 		Resource: "configmaps", Namespace: ns, Name: "settings", UID: "uid-" + ns, ResourceVersion: fmt.Sprint(minute)}
 	e := Entry{Resource: configMaps}
@@ -107,8 +107,8 @@ func levelAt(t *testing.T, r *Reader, id ObjectID, minute float64) (string, erro
 // version, and after its deletion.
 func TestAtEachMoment(t *testing.T) {
 	db := openDB(t)
-	write(t, db, unlimited, t0, change("default", "", "a", 1), change("default", "a", "b", 2))
-	write(t, db, unlimited, t0.Add(time.Hour), change("default", "b", "c", 3), change("default", "c", "", 4))
+	write(t, db, unlimited, t0, entryOf("default", "", "a", 1), entryOf("default", "a", "b", 2))
+	write(t, db, unlimited, t0.Add(time.Hour), entryOf("default", "b", "c", 3), entryOf("default", "c", "", 4))
 	r := reader(db)
 	for _, tc := range []struct {
 		minute float64
@@ -127,7 +127,7 @@ func TestAtEachMoment(t *testing.T) {
 // page token goes on where a page stopped.
 func TestRecordsFilteredAndPaged(t *testing.T) {
 	db := openDB(t)
-	write(t, db, unlimited, t0, change("default", "", "a", 1), change("other", "", "x", 2), change("default", "a", "b", 3))
+	write(t, db, unlimited, t0, entryOf("default", "", "a", 1), entryOf("other", "", "x", 2), entryOf("default", "a", "b", 3))
 	r := reader(db)
 	check := func(q Query, want ...string) {
 		t.Helper()
@@ -178,7 +178,7 @@ func TestRecordsFilteredAndPaged(t *testing.T) {
 // object's state before its oldest kept record is still known.
 func TestRetentionKeepsStatesKnown(t *testing.T) {
 	db := openDB(t)
-	write(t, db, unlimited, t0, change("default", "", "a", 1), change("default", "a", "b", 2), change("default", "b", "c", 30))
+	write(t, db, unlimited, t0, entryOf("default", "", "a", 1), entryOf("default", "a", "b", 2), entryOf("default", "b", "c", 30))
 	// An hour's retention at t0+89m drops the records of minutes 1 and 2.
 	write(t, db, Policy{Retention: time.Hour, MaxBytes: 1 << 40}, t0.Add(89*time.Minute))
 	r := reader(db)
@@ -195,7 +195,7 @@ func TestRetentionKeepsStatesKnown(t *testing.T) {
 
 	// A size bound drops records until the history fits.
 	for i := range 200 {
-		write(t, db, unlimited, t0.Add(90*time.Minute), change("default", fmt.Sprint(i), fmt.Sprint(i+1), 31+i))
+		write(t, db, unlimited, t0.Add(90*time.Minute), entryOf("default", fmt.Sprint(i), fmt.Sprint(i+1), 31+i))
 	}
 	write(t, db, Policy{Retention: 24 * time.Hour, MaxBytes: 8 << 10}, t0.Add(300*time.Minute))
 	var size uint64
@@ -219,7 +219,7 @@ func TestRetentionKeepsStatesKnown(t *testing.T) {
 // began; a type resolves by any name kubectl accepts.
 func TestUnchangedObjectAndTypeNames(t *testing.T) {
 	db := openDB(t)
-	write(t, db, unlimited, t0, change("default", "", "a", 1))
+	write(t, db, unlimited, t0, entryOf("default", "", "a", 1))
 	currentState[otherNSCMID] = `{"data":{"level":"steady"}}`
 	t.Cleanup(func() { delete(currentState, otherNSCMID) })
 	r := reader(db)

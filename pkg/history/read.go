@@ -14,7 +14,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/change"
 )
 
 // CurrentFunc returns an object's state as the state store holds it now
@@ -266,8 +266,8 @@ func (r *Reader) Begin() (time.Time, error) {
 // Resolve returns the types kept whose names match name as kubectl
 // matches them ("deploy", "deployments.apps", "Deployment"); every type
 // kept for "".
-func (r *Reader) Resolve(name string) ([]discovery.Resource, error) {
-	var out []discovery.Resource
+func (r *Reader) Resolve(name string) ([]change.Resource, error) {
+	var out []change.Resource
 	err := r.view(func(b *readBuckets) error {
 		if b.empty {
 			return nil

@@ -9,7 +9,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/change"
 )
 
 // maxTrim bounds how many records one write drops, so that a history far
@@ -144,7 +144,7 @@ func (b *buckets) hasEntries(id ObjectID) bool {
 }
 
 // putType keeps the names of the entry's type the first time it is seen.
-func (b *buckets) putType(r discovery.Resource) error {
+func (b *buckets) putType(r change.Resource) error {
 	key := typeKey(r.GVR.Group, r.GVR.Resource)
 	if b.types.Get(key) != nil {
 		return nil
@@ -177,7 +177,7 @@ func (b *buckets) setCounters(seq uint64, size int64) error {
 
 // WriteTypes keeps the names of the types watched, so that a type whose
 // objects never changed is still found by name.
-func WriteTypes(tx *bolt.Tx, types []discovery.Resource) error {
+func WriteTypes(tx *bolt.Tx, types []change.Resource) error {
 	b, err := openBuckets(tx)
 	if err != nil {
 		return err

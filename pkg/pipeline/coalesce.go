@@ -120,7 +120,7 @@ func holdable(c record.Change) bool {
 func (co *coalescer) release(h *heldUpdate) {
 	c, ok := h.first, true
 	if h.joined {
-		c, ok = co.differ.Diff(h.ev)
+		c, ok = co.differ.Diff(h.ev.Event)
 	}
 	if ok {
 		c.Time = h.at // when the last of it was seen

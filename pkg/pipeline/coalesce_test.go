@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/record"
@@ -38,8 +39,8 @@ type stepper struct {
 
 func (s *stepper) scale(uid string, from, to int64) {
 	s.rv++
-	ev := watcher.Event{Type: watcher.Updated, Resource: replicaSets, Old: replicaSet(uid, s.rv, from), New: replicaSet(uid, s.rv+1, to)}
-	c, ok := s.differ.Diff(ev)
+	ev := watcher.Event{Event: change.Event{Type: change.Updated, Resource: replicaSets, Old: replicaSet(uid, s.rv, from), New: replicaSet(uid, s.rv+1, to)}}
+	c, ok := s.differ.Diff(ev.Event)
 	if !ok {
 		s.t.Fatalf("no record for %s %d → %d", uid, from, to)
 	}
@@ -163,8 +164,8 @@ func TestCoalescerHoldsTheStoredStateWithTheUpdate(t *testing.T) {
 	ref := state.Ref{Target: "apps/v1/replicasets", Key: "day/web-rs"}
 	for _, step := range [][2]int64{{3, 2}, {2, 1}} {
 		s.rv++
-		ev := watcher.Event{Type: watcher.Updated, Resource: replicaSets, Old: replicaSet("rs", s.rv, step[0]), New: replicaSet("rs", s.rv+1, step[1]), Stored: ref}
-		c, _ := s.differ.Diff(ev)
+		ev := watcher.Event{Event: change.Event{Type: change.Updated, Resource: replicaSets, Old: replicaSet("rs", s.rv, step[0]), New: replicaSet("rs", s.rv+1, step[1])}, Stored: ref}
+		c, _ := s.differ.Diff(ev.Event)
 		s.co.add(ev, c)
 		holds.calls = append(holds.calls, fmt.Sprintf("emitted %d", len(out.list())))
 	}

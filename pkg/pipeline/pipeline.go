@@ -94,7 +94,7 @@ func (p *Pipeline) Handle(ev watcher.Event) {
 		return
 	}
 	// 2. Diff: nothing to report when only ignored fields changed.
-	c, ok := p.differ.Diff(ev)
+	c, ok := p.differ.Diff(ev.Event)
 	if !ok {
 		return
 	}

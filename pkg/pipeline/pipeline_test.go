@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/metrics"
@@ -67,8 +68,8 @@ func runPipeline(t *testing.T, o Options, events ...watcher.Event) ([]record.Cha
 }
 
 func update(ns string, from, to string) watcher.Event {
-	return watcher.Event{Type: watcher.Updated, Resource: configMaps,
-		Old: configMap(ns, "1", map[string]any{"k": from}), New: configMap(ns, "2", map[string]any{"k": to})}
+	return watcher.Event{Event: change.Event{Type: change.Updated, Resource: configMaps,
+		Old: configMap(ns, "1", map[string]any{"k": from}), New: configMap(ns, "2", map[string]any{"k": to})}}
 }
 
 func TestPipelineReportsChangesAndCountsThem(t *testing.T) {
@@ -77,7 +78,7 @@ func TestPipelineReportsChangesAndCountsThem(t *testing.T) {
 	got, m := runPipeline(t, Options{},
 		update("default", "v1", "v2"),
 		onlyIgnored,
-		watcher.Event{Type: watcher.Deleted, Resource: configMaps, Old: configMap("default", "3", nil)},
+		watcher.Event{Event: change.Event{Type: change.Deleted, Resource: configMaps, Old: configMap("default", "3", nil)}},
 	)
 	var summary []string
 	for _, c := range got {

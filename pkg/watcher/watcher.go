@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/state"
 )
@@ -288,7 +289,7 @@ func (w *Watcher) cacheTransform(r discovery.Resource) func(*unstructured.Unstru
 // emitter turns a store's changes into Events for the handler.
 func (w *Watcher) emitter(r discovery.Resource) func(EventType, *compactObject, *compactObject, bool, state.Ref) {
 	return func(t EventType, oldObj, newObj *compactObject, relisted bool, stored state.Ref) {
-		ev := Event{Type: t, Resource: r, FinalStateUnknown: relisted && t == Deleted, AfterGap: relisted, Stored: stored}
+		ev := Event{Event: change.Event{Type: t, Resource: r, FinalStateUnknown: relisted && t == Deleted, AfterGap: relisted}, Stored: stored}
 		var err error
 		if oldObj != nil {
 			ev.Old, err = expand(oldObj)
