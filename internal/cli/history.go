@@ -107,7 +107,10 @@ func newDiffCommand(out, stderr io.Writer) *cobra.Command {
 		Short: "Show how an object changed between two moments",
 		Long: `Show, as a unified diff of YAML, how an object changed between two moments
 (--to defaults to now), as kubediff had it then. An object that did not
-exist at one of them shows as all added or all removed.`,
+exist at one of them shows as all added or all removed. Like watch, it
+leaves out what the built-in quiet rules ignore (managedFields,
+resourceVersion, generation, heartbeat times); --all shows every field
+kept.`,
 		Example: `  kubediff diff deploy/web -n shop --from 2026-11-23T13:00:00Z --to 2026-11-23T14:05:00Z --state-dir /var/lib/kubediff
   kubediff diff cm/settings --from 1h --server http://127.0.0.1:8080`,
 		Args: cobra.ExactArgs(1),
@@ -125,7 +128,8 @@ exist at one of them shows as all added or all removed.`,
 	f.StringP("namespace", "n", "", "the object's namespace (default: the kubeconfig context's, else default)")
 	f.String("from", "", "the first moment: RFC 3339 or a duration ago such as 1h")
 	f.String("to", "", "the second moment (default: now)")
-	markUnbound(cmd, "namespace", "from", "to")
+	f.Bool("all", false, "show every field kept, managedFields and resourceVersion included")
+	markUnbound(cmd, "namespace", "from", "to", "all")
 	_ = cmd.MarkFlagRequired("from")
 	return cmd
 }

@@ -35,7 +35,11 @@ func runDiff(cmd *cobra.Command, src historyapi.Source, arg string, out io.Write
 	if err != nil {
 		return err
 	}
-	text, err := historyapi.UnifiedDiff(cmd.Context(), src, id, arg, from, to)
+	view := historyapi.WatchView()
+	if all, _ := cmd.Flags().GetBool("all"); all {
+		view = nil
+	}
+	text, err := historyapi.UnifiedDiff(cmd.Context(), src, id, arg, from, to, view)
 	if errors.Is(err, history.ErrBeforeHistory) {
 		return stateError(arg, from, err) // from is the older moment
 	}

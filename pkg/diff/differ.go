@@ -104,6 +104,10 @@ func defaultPaths() [][]string {
 
 // Diff returns the record of the watcher's event, and false when there is
 // nothing worth reporting (an update whose only changes are ignored).
+// When the update did change the object, only not in a way worth
+// reporting (a replica counter, a Pod starting up: what the default
+// rules' news filters hold back), the record returned with false says so
+// (Quiet): the history still keeps the object's new state.
 func (d *Differ) Diff(in change.Event) (record.Change, bool) {
 	c := d.header(in)
 	switch in.Type {
@@ -128,9 +132,13 @@ func (d *Differ) Diff(in change.Event) (record.Change, bool) {
 	c.Changes = compare(oldObj, newObj, d.keyTree(in.New))
 	// 4. Keep what is news: a Pod starting up, a controller's counters
 	// and a condition's details without a status change are not.
-	c.Changes = keepNews(d.rules.forResource(in.Resource).news, oldObj, newObj, c.Changes)
-	if len(c.Changes) == 0 {
-		return record.Change{}, false
+	compared := c.Changes
+	if c.Changes = keepNews(d.rules.forResource(in.Resource).news, oldObj, newObj, compared); len(c.Changes) == 0 {
+		if len(compared) == 0 {
+			return record.Change{}, false
+		}
+		c.Changes = compared
+		return c, false
 	}
 	// 5. Condense: changed lines of multi-line strings, and no value over
 	// maxValueBytes carried whole.
@@ -149,6 +157,10 @@ func (d *Differ) Diff(in change.Event) (record.Change, bool) {
 	}
 	return c, true
 }
+
+// Quiet says whether a record Diff declined (false) still stands for a
+// change of the object's state, which the history keeps without a record.
+func Quiet(c record.Change) bool { return len(c.Changes) > 0 }
 
 // header is what every record says about its object.
 func (d *Differ) header(in change.Event) record.Change {
@@ -197,6 +209,15 @@ func (d *Differ) prepare(obj map[string]any, r change.Resource) map[string]any {
 	if d.cached {
 		return prune(obj, keptInCache).(map[string]any)
 	}
+	return d.redactor.redact(prune(obj, d.rules.forResource(r).paths), r)
+}
+
+// Shown is obj as watch shows it: every field the rules ignore pruned
+// (managedFields and resourceVersion too, which the cache keeps for its
+// own use) and sensitive values redacted. The history's two-moment diff
+// reads kept states through it, so that it shows what watch would have,
+// not managedFields reshuffling.
+func (d *Differ) Shown(obj map[string]any, r change.Resource) map[string]any {
 	return d.redactor.redact(prune(obj, d.rules.forResource(r).paths), r)
 }
 

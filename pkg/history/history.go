@@ -48,6 +48,12 @@ type Entry struct {
 	// NewJSON, when set, is New as JSON already (the state store's copy):
 	// it is kept instead of encoding New again.
 	NewJSON []byte
+	// StateOnly keeps the object's new state without its record: an
+	// update the quiet rules hid (status counters, a Pod starting up).
+	// The object's states at every moment are then what the cluster
+	// held; queries for records never list it. Change gives its time and
+	// object.
+	StateOnly bool
 }
 
 // Policy bounds what is kept: records older than Retention, and the

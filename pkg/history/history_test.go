@@ -233,3 +233,39 @@ func TestUnchangedObjectAndTypeNames(t *testing.T) {
 		}
 	}
 }
+
+// A state kept without a record (a status change the quiet rules hide)
+// is the object's state from its moment on, and no query for records
+// lists it; dropped by retention, it still carries its state to the
+// object's next record.
+func TestStateKeptWithoutARecord(t *testing.T) {
+	db := openDB(t)
+	quiet := entryOf("default", "a", "a-quiet", 2)
+	quiet.StateOnly = true
+	write(t, db, unlimited, t0, entryOf("default", "", "a", 1), quiet, entryOf("default", "a-quiet", "b", 3))
+	r := reader(db)
+	for minute, want := range map[float64]string{1.5: "a", 2.5: "a-quiet", 3: "b"} {
+		if got, err := levelAt(t, r, settingsID, minute); got != want || err != nil {
+			t.Errorf("at minute %v: %q, %v; want %q", minute, got, err, want)
+		}
+	}
+	page, err := r.Records(Query{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := r.Records(Query{After: page.Next})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, line := range append(page.Records, next.Records...) {
+		var c record.Change
+		if err := json.Unmarshal(line, &c); err != nil {
+			t.Fatalf("a record that is not one: %q", line)
+		}
+		types = append(types, c.Type)
+	}
+	if fmt.Sprint(types) != "[added updated]" {
+		t.Errorf("records listed across two pages = %v, want [added updated]: the kept state is no record", types)
+	}
+}

@@ -90,14 +90,15 @@ func (r *Reader) Records(q Query) (Page, error) {
 			keys = b.indexed(ids, start, end) // named objects: their records only
 		}
 		for k := range keys {
+			id, line, _ := bytes.Cut(b.records.Get(k), []byte{0})
+			if len(line) == 0 || !q.selects(ObjectID(id)) {
+				continue // a state kept without a record, or not asked for
+			}
 			if len(page.Records) == limit {
 				page.Next = hex.EncodeToString(k)
 				break
 			}
-			id, line, _ := bytes.Cut(b.records.Get(k), []byte{0})
-			if q.selects(ObjectID(id)) {
-				page.Records = append(page.Records, bytes.Clone(line))
-			}
+			page.Records = append(page.Records, bytes.Clone(line))
 		}
 		return nil
 	})

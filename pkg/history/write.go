@@ -99,12 +99,16 @@ func (b *buckets) append(entries []Entry) error {
 // put keeps one entry under key k and returns the bytes it takes.
 func (b *buckets) put(e Entry, k []byte) (int64, error) {
 	id := ObjectOf(e.Change)
-	line, err := json.Marshal(e.Change)
-	if err != nil {
-		return 0, fmt.Errorf("history: encode record: %w", err)
+	var line []byte // a state kept alone has no record line
+	if !e.StateOnly {
+		var err error
+		if line, err = json.Marshal(e.Change); err != nil {
+			return 0, fmt.Errorf("history: encode record: %w", err)
+		}
 	}
 	first := !b.hasEntries(id)
 	var states [2][]byte // before (for an object's first record), after
+	var err error
 	if first && e.Old != nil {
 		if states[0], err = packState(e.Old); err != nil {
 			return 0, err

@@ -71,9 +71,10 @@ func ResolveObject(ctx context.Context, src Source, typ, name, namespace string)
 }
 
 // UnifiedDiff is how the object changed between from and to, as a
-// unified diff of YAML labelled with label and the moments. An object
-// missing at one moment shows as all added or all removed.
-func UnifiedDiff(ctx context.Context, src Source, id history.ObjectID, label string, from, to time.Time) (string, error) {
+// unified diff of YAML labelled with label and the moments, each state
+// shown through view (nil: everything kept). An object missing at one
+// moment shows as all added or all removed.
+func UnifiedDiff(ctx context.Context, src Source, id history.ObjectID, label string, from, to time.Time, view View) (string, error) {
 	var sides [2]string
 	found := 0
 	for i, at := range []time.Time{from, to} {
@@ -85,6 +86,9 @@ func UnifiedDiff(ctx context.Context, src Source, id history.ObjectID, label str
 			return "", err
 		}
 		found++
+		if raw, err = view.show(id, raw); err != nil {
+			return "", err
+		}
 		y, err := yaml.JSONToYAML(raw)
 		if err != nil {
 			return "", err

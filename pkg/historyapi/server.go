@@ -156,7 +156,7 @@ func (h *Handler) object(w http.ResponseWriter, r *http.Request, user *authnv1.U
 }
 
 // diff answers how an object changed between from and to (default: now),
-// as a unified diff of YAML.
+// as a unified diff of YAML, through watch's rules unless all=true.
 func (h *Handler) diff(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) {
 	id, ok := h.allowedObject(w, r, user)
 	if !ok {
@@ -172,7 +172,11 @@ func (h *Handler) diff(w http.ResponseWriter, r *http.Request, user *authnv1.Use
 		writeError(w, http.StatusBadRequest, "BadRequest", errors.New("from, to: want RFC 3339 times"))
 		return
 	}
-	text, err := UnifiedDiff(r.Context(), Local{h.reader}, id, v.Get("object"), from, to)
+	view := WatchView()
+	if v.Get("all") == "true" {
+		view = nil // every field kept, managedFields included
+	}
+	text, err := UnifiedDiff(r.Context(), Local{h.reader}, id, v.Get("object"), from, to, view)
 	if err != nil {
 		writeStateError(w, err)
 		return

@@ -61,7 +61,7 @@ func (t tools) objectDiff(ctx context.Context, _ *mcp.CallToolRequest, in object
 	if err != nil {
 		return nil, nil, err
 	}
-	diff, err := historyapi.UnifiedDiff(ctx, t.src, id, in.label(), from, to)
+	diff, err := historyapi.UnifiedDiff(ctx, t.src, id, in.label(), from, to, historyapi.WatchView())
 	if err != nil {
 		return nil, nil, momentError(in.objectInput, in.From, err)
 	}

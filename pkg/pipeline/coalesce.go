@@ -55,6 +55,7 @@ type coalescer struct {
 // with the event whose states it goes from and to.
 type emitter interface {
 	emit(ev watcher.Event, c record.Change)
+	keepState(ev watcher.Event, c record.Change)
 }
 
 type heldUpdate struct {
@@ -103,6 +104,20 @@ func (co *coalescer) add(ev watcher.Event, c record.Change) {
 		return
 	}
 	h.ev.New, h.joined, h.at, h.last = ev.New, true, c.Time, now
+}
+
+// quiet takes an update Diff found not worth a record (c is its header):
+// an object whose update is held takes the newer state into the held
+// one, which the state store holds too; any other gets its state kept
+// in the history without a record.
+func (co *coalescer) quiet(ev watcher.Event, c record.Change) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if h := co.held[c.UID]; h != nil && !co.stopped {
+		h.ev.New = ev.New
+		return
+	}
+	co.next.keepState(ev, c)
 }
 
 // holdable says whether c is a kind of update worth joining with the next:

@@ -62,6 +62,13 @@ func (e *emitted) emit(_ watcher.Event, c record.Change) {
 	e.got = append(e.got, s)
 }
 
+// keepState notes a state kept without a record as "state NAME".
+func (e *emitted) keepState(_ watcher.Event, c record.Change) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.got = append(e.got, "state "+c.Name)
+}
+
 func (e *emitted) list() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -31,3 +31,13 @@ func (k keep) emit(ev watcher.Event, c record.Change) {
 	}
 	k.next.Emit(c)
 }
+
+// keepState hands the history an object's new state without a record:
+// an update the quiet rules keep out of the stream (a replica counter, a
+// Pod's readiness), which the object nonetheless went through. c is the
+// declined record's header (its time and object).
+func (k keep) keepState(ev watcher.Event, c record.Change) {
+	if k.history != nil {
+		k.history.Keep(history.Entry{Change: c, Resource: ev.Resource, Old: ev.Old, New: ev.New, StateOnly: true}, ev.Stored)
+	}
+}

@@ -93,9 +93,15 @@ func (p *Pipeline) Handle(ev watcher.Event) {
 	if p.filter.drops(ev) {
 		return
 	}
-	// 2. Diff: nothing to report when only ignored fields changed.
+	// 2. Diff: nothing to report when only ignored fields changed. A
+	// quiet change (a status counter) still moves the object's state in
+	// the history, so that what it answers for a moment is what the
+	// cluster held then.
 	c, ok := p.differ.Diff(ev.Event)
 	if !ok {
+		if diff.Quiet(c) {
+			p.coalesce.quiet(ev, c)
+		}
 		return
 	}
 	// 3. Coalesce: a controller's quick steps on an object become one

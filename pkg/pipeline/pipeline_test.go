@@ -16,9 +16,11 @@ import (
 	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/metrics"
 	"github.com/kubediff/kubediff/pkg/notify"
 	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/state"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
@@ -122,5 +124,49 @@ func TestPipelineHoldsRecordsUntilLeading(t *testing.T) {
 	q.Run(context.Background())
 	if len(sink.got) != 1 {
 		t.Fatalf("after leading, sinks got %d records, want the 1 held", len(sink.got))
+	}
+}
+
+// keeper collects what the keep stage hands the history.
+type keeper struct {
+	mu      sync.Mutex
+	entries []history.Entry
+}
+
+func (k *keeper) Keep(e history.Entry, _ state.Ref) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.entries = append(k.entries, e)
+}
+
+// A status-only update that the quiet rules keep out of the stream (a
+// Deployment's replica counters) still reaches the history as the
+// object's new state, without a record; an update of ignored fields only
+// (bookkeeping) changes no kept state at all. Without this, `get --at`
+// showed the status of the last reported change as if it were current.
+func TestQuietUpdatesStillMoveTheKeptState(t *testing.T) {
+	deployments := discovery.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true}
+	deployment := func(rv string, generation, replicas int64) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"name": "web", "namespace": "shop", "uid": "d-1", "resourceVersion": rv, "generation": generation},
+			"spec":     map[string]any{"replicas": int64(5)},
+			"status":   map[string]any{"replicas": replicas, "observedGeneration": generation}}}
+	}
+	counters := watcher.Event{Event: change.Event{Type: change.Updated, Resource: deployments, Old: deployment("1", 2, 2), New: deployment("2", 2, 5)}}
+	bookkeeping := watcher.Event{Event: change.Event{Type: change.Updated, Resource: deployments, Old: deployment("2", 2, 5), New: deployment("3", 2, 5)}}
+	k := &keeper{}
+	got, _ := runPipeline(t, Options{History: k}, counters, bookkeeping, update("default", "v1", "v2"))
+	if len(got) != 1 || got[0].Kind != "ConfigMap" {
+		t.Fatalf("records = %+v, want only the ConfigMap's (the counters are quiet)", got)
+	}
+	if len(k.entries) != 2 {
+		t.Fatalf("history got %d entries, want the Deployment's new state and the ConfigMap's record", len(k.entries))
+	}
+	state := k.entries[0]
+	if !state.StateOnly || state.Change.Name != "web" || state.New.GetResourceVersion() != "2" {
+		t.Errorf("first entry = %+v, want web's state at resourceVersion 2, kept without a record", state)
+	}
+	if k.entries[1].StateOnly || k.entries[1].Change.Kind != "ConfigMap" {
+		t.Errorf("second entry = %+v, want the ConfigMap's record", k.entries[1])
 	}
 }
