@@ -43,7 +43,9 @@ Without -n, every namespace.`,
 			if err != nil {
 				return err
 			}
-			return printRecords(cmd.Context(), src, q, historyPrinter(cmd, out))
+			begin, err := printRecords(cmd.Context(), src, q, historyPrinter(cmd, out))
+			warnBeforeHistory(stderr, q.From, begin)
+			return err
 		},
 	}
 	addHistorySourceFlags(cmd)
@@ -233,8 +235,14 @@ func historyWindow(cmd *cobra.Command) (from, until time.Time, err error) {
 			return from, until, err
 		}
 	}
-	until, err = momentFlag(cmd, "until", now)
-	return from, until, err
+	if until, err = momentFlag(cmd, "until", now); err != nil {
+		return from, until, err
+	}
+	if !until.IsZero() && from.After(until) {
+		return from, until, usageError{fmt.Errorf("--from %s is after --until %s: give the older moment first",
+			from.UTC().Format(time.RFC3339Nano), until.UTC().Format(time.RFC3339Nano))}
+	}
+	return from, until, nil
 }
 
 // momentFlag reads a TIME flag: RFC 3339, or a duration before now;
@@ -247,6 +255,10 @@ func momentFlag(cmd *cobra.Command, name string, now time.Time) (time.Time, erro
 	t, err := historyapi.ParseMoment(s, now)
 	if err != nil {
 		return t, usageError{fmt.Errorf("--%s: %w", name, err)}
+	}
+	if t.After(now) {
+		return t, usageError{fmt.Errorf("--%s %s is in the future (now is %s): the history holds only what happened", name,
+			t.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339))}
 	}
 	return t, nil
 }
@@ -313,25 +325,41 @@ func historyPrinter(cmd *cobra.Command, out io.Writer) func(record.Change) error
 	return func(c record.Change) error { return sink.Notify(cmd.Context(), c) }
 }
 
-// printRecords prints every page of q's records.
-func printRecords(ctx context.Context, src historyapi.Source, q history.Query, print func(record.Change) error) error {
+// printRecords prints every page of q's records, and returns when the
+// history begins (zero: unknown).
+func printRecords(ctx context.Context, src historyapi.Source, q history.Query, print func(record.Change) error) (begin time.Time, err error) {
 	for {
 		page, err := src.Records(ctx, q)
 		if err != nil {
-			return err
+			return begin, err
+		}
+		if page.Begin != nil {
+			begin = *page.Begin
 		}
 		for _, raw := range page.Records {
 			c, err := historyapi.DecodeRecord(raw)
 			if err != nil {
-				return err
+				return begin, err
 			}
 			if err := print(c); err != nil {
-				return err
+				return begin, err
 			}
 		}
 		if page.Next == "" {
-			return nil
+			return begin, nil
 		}
 		q.After = page.Next
 	}
+}
+
+// warnBeforeHistory says, when a window starts before the history does
+// (retention dropped what is older, or kubediff kept nothing yet), that
+// the records of that part are not there: an empty answer is not "no
+// changes".
+func warnBeforeHistory(stderr io.Writer, from, begin time.Time) {
+	if from.IsZero() || begin.IsZero() || !from.Before(begin) {
+		return
+	}
+	fmt.Fprintf(stderr, "warning: kubediff's history begins at %s (older records were dropped by retention, or never kept): "+
+		"nothing is known of %s to then\n", begin.UTC().Format(time.RFC3339Nano), from.UTC().Format(time.RFC3339Nano))
 }

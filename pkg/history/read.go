@@ -61,6 +61,9 @@ const DefaultLimit = 500
 type Page struct {
 	Records []json.RawMessage `json:"records"`
 	Next    string            `json:"next,omitempty"`
+	// Begin is when the history begins: a window from before it lacks
+	// what retention dropped (nil: nothing kept yet).
+	Begin *time.Time `json:"begin,omitempty"`
 }
 
 // ErrBeforeHistory says a moment is older than what the history holds.
@@ -84,6 +87,9 @@ func (r *Reader) Records(q Query) (Page, error) {
 	err = r.view(func(b *readBuckets) error {
 		if b.empty {
 			return nil
+		}
+		if begin := b.begin(); !begin.IsZero() {
+			page.Begin = &begin
 		}
 		keys := b.scan(start, end)
 		if ids := q.objects(); ids != nil {

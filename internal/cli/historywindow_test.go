@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/state"
+)
+
+// stateDirWithHistory makes a state dir whose history begins now and
+// knows the ConfigMap type.
+func stateDirWithHistory(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := state.Open(dir, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetHistory(history.Policy{Retention: time.Hour, MaxBytes: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	cms := discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true, ShortNames: []string{"cm"}}
+	if err := st.KeepTypes([]discovery.Resource{cms}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// A question the history cannot answer says so instead of answering
+// nothing or today's state: a window from before the history began, a
+// window given backwards, a moment in the future.
+func TestHistoryQuestionsItCannotAnswerSaySo(t *testing.T) {
+	dir := stateDirWithHistory(t)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string // on stderr
+	}{
+		{"a window from before the history", []string{"history", "--from", "2h"}, 0, "history begins at"},
+		{"a window given backwards", []string{"history", "--from", "10m", "--until", "20m"}, exitUsage, "is after --until"},
+		{"a moment in the future", []string{"get", "cm/settings", "-n", "default", "--at", "2099-01-01T00:00:00Z"}, exitUsage, "is in the future"},
+		{"a diff to the future", []string{"diff", "cm/settings", "-n", "default", "--from", "1m", "--to", "2099-01-01T00:00:00Z"}, exitUsage, "is in the future"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := Run(context.Background(), append(tt.args, "--state-dir", dir), &stdout, &stderr)
+			if code != tt.code || !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("exit %d, want %d; stderr does not say %q:\n%s%s", code, tt.code, tt.want, stdout.String(), stderr.String())
+			}
+		})
+	}
+}
