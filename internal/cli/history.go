@@ -15,6 +15,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/apiservice"
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/historyapi"
+	"github.com/kubediff/kubediff/pkg/notify"
 	"github.com/kubediff/kubediff/pkg/notify/stdout"
 	"github.com/kubediff/kubediff/pkg/record"
 )
@@ -43,7 +44,9 @@ Without -n, every namespace.`,
 			if err != nil {
 				return err
 			}
-			begin, err := printRecords(cmd.Context(), src, q, historyPrinter(cmd, out))
+			print, flush := historyPrinter(cmd, out)
+			begin, err := printRecords(cmd.Context(), src, q, print)
+			err = errors.Join(err, flush())
 			warnBeforeHistory(stderr, q.From, begin)
 			return err
 		},
@@ -57,7 +60,8 @@ Without -n, every namespace.`,
 	f.String("until", "", "only records until TIME (RFC 3339, or a duration ago)")
 	f.StringP("output", "o", "json", "json (as 'watch -o json') or text (as 'watch -o text')")
 	f.String("color", "auto", "colour in text output: auto, always, never")
-	markUnbound(cmd, "namespace", "all-namespaces", "since", "from", "until", "output", "color")
+	f.Bool("fold", true, "in text output, fold a controller's burst (a rollout's Pods) into one line, as watch did; --fold=false prints every record")
+	markUnbound(cmd, "namespace", "all-namespaces", "since", "from", "until", "output", "color", "fold")
 	return cmd
 }
 
@@ -314,15 +318,25 @@ func stateError(arg string, at time.Time, err error) error {
 	return err
 }
 
-// historyPrinter prints records as watch prints them.
-func historyPrinter(cmd *cobra.Command, out io.Writer) func(record.Change) error {
+// historyPrinter prints records as watch prints them: JSON, or text with
+// a controller's bursts folded as watch folded them (--fold=false: every
+// record). done prints what is still folding.
+func historyPrinter(cmd *cobra.Command, out io.Writer) (print func(record.Change) error, done func() error) {
 	format, _ := cmd.Flags().GetString("output")
 	color, _ := cmd.Flags().GetString("color")
-	sink := stdout.NewJSON(out)
-	if format == "text" {
+	folding, _ := cmd.Flags().GetBool("fold")
+	var sink notify.Notifier = stdout.NewJSON(out)
+	switch {
+	case format == "text" && folding:
+		sink = stdout.NewReplayText(out, app.UseColor(color, out))
+	case format == "text":
 		sink = stdout.NewText(out, app.UseColor(color, out))
 	}
-	return func(c record.Change) error { return sink.Notify(cmd.Context(), c) }
+	done = func() error { return nil }
+	if closer, ok := sink.(interface{ Close() error }); ok {
+		done = closer.Close
+	}
+	return func(c record.Change) error { return sink.Notify(cmd.Context(), c) }, done
 }
 
 // printRecords prints every page of q's records, and returns when the

@@ -51,8 +51,13 @@ type Burst struct {
 }
 
 // New returns an empty Folder.
-func New() *Folder {
-	return &Folder{now: time.Now, owners: map[string]string{}, bursts: map[string]*Burst{}}
+func New() *Folder { return NewWithClock(time.Now) }
+
+// NewWithClock returns an empty Folder that reads the time from now: a
+// replay of kept records (kubediff history -o text) folds by the records'
+// own times, as watch folded them when they came.
+func NewWithClock(now func() time.Time) *Folder {
+	return &Folder{now: now, owners: map[string]string{}, bursts: map[string]*Burst{}}
 }
 
 // Add holds c in its top owner's burst and reports true, or reports false
@@ -61,7 +66,9 @@ func (f *Folder) Add(c record.Change) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if c.Owner != nil {
-		f.owners[objectKey(c.Kind, c.Namespace, c.Name)] = objectKey(c.Owner.Kind, c.Namespace, c.Owner.Name)
+		self := objectKey(c.Kind, c.Namespace, c.Name)
+		f.owners[self] = objectKey(c.Owner.Kind, c.Namespace, c.Owner.Name)
+		f.regroup(self, f.root(c))
 	}
 	root := f.root(c)
 	if c.Type == record.Deleted {
@@ -77,6 +84,42 @@ func (f *Folder) Add(c record.Change) bool {
 	}
 	b.Records, b.last = append(b.Records, c), f.now()
 	return true
+}
+
+// regroup moves the burst held under self, an object just learned to be
+// owned, into its top owner's burst: a rollout's Pods often come before
+// the record that says their ReplicaSet is the Deployment's, and would
+// otherwise fold in two lines at two levels. The caller holds mu.
+func (f *Folder) regroup(self, root string) {
+	b := f.bursts[self]
+	if b == nil || root == self {
+		return
+	}
+	delete(f.bursts, self)
+	into := f.bursts[root]
+	if into == nil {
+		b.root = root
+		f.bursts[root] = b
+		return
+	}
+	into.Records = append(into.Records, b.Records...)
+	slices.SortStableFunc(into.Records, func(x, y record.Change) int { return time.Time(x.Time).Compare(time.Time(y.Time)) })
+	into.first = minTime(into.first, b.first)
+	into.last = maxTime(into.last, b.last)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // Due removes and returns, oldest first, the bursts that have settled

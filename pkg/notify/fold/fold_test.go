@@ -48,3 +48,24 @@ func TestBurstIsDueOnceQuietOrOld(t *testing.T) {
 		t.Fatal("a lone record, quiet for Quiet, must be due, and shown in full")
 	}
 }
+
+// A rollout's Pods that come before the record saying their ReplicaSet
+// is the Deployment's fold under the Deployment with it, in one burst:
+// not in two lines at two owner levels.
+func TestPodsBeforeTheirReplicaSetsOwnerFoldInOneBurst(t *testing.T) {
+	f := New()
+	at := time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		f.Add(record.Change{Type: record.Added, Kind: "Pod", Namespace: "day", Name: "web-1-" + string(rune('a'+i)),
+			Time: record.Timestamp(at.Add(time.Duration(i) * time.Second)), Owner: &record.Owner{Kind: "ReplicaSet", Name: "web-1"}})
+	}
+	f.Add(record.Change{Type: record.Added, Kind: "ReplicaSet", Namespace: "day", Name: "web-1", Time: record.Timestamp(at),
+		Owner: &record.Owner{Kind: "Deployment", Name: "web"}})
+	due := f.Due(true)
+	if len(due) != 1 {
+		t.Fatalf("%d bursts, want one", len(due))
+	}
+	if kind, name := due[0].Owner(); kind != "Deployment" || name != "day/web" || due[0].Summary() != "Pod 3 added; ReplicaSet 1 added" {
+		t.Errorf("burst under %s %s: %s; want the Deployment's, with the ReplicaSet and its 3 Pods", kind, name, due[0].Summary())
+	}
+}

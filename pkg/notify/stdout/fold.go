@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/kubediff/kubediff/pkg/notify/fold"
 	"github.com/kubediff/kubediff/pkg/record"
@@ -22,6 +23,11 @@ type FoldingText struct {
 
 	mu     sync.Mutex // orders writes from Notify and the timer
 	ticker fold.Ticker
+
+	// replay folds kept records by their own times (clock), printing a
+	// burst once a later record shows it settled, with no timer.
+	replay bool
+	clock  time.Time
 }
 
 // NewFoldingText returns a text sink that folds owned objects' records.
@@ -34,8 +40,25 @@ func NewFoldingText(w io.Writer, color bool) *FoldingText {
 	return &FoldingText{text: NewText(w, color), palette: p, folder: fold.New()}
 }
 
+// NewReplayText returns a text sink that folds records already kept, in
+// their order, as watch folded them when they came: by the records' own
+// times, so a burst settles when a record after its quiet time comes, and
+// the rest when Close is called.
+func NewReplayText(w io.Writer, color bool) *FoldingText {
+	f := NewFoldingText(w, color)
+	f.replay = true
+	f.folder = fold.NewWithClock(func() time.Time { return f.clock })
+	return f
+}
+
 // Notify implements notify.Notifier.
 func (f *FoldingText) Notify(_ context.Context, c record.Change) error {
+	if f.replay {
+		f.clock = time.Time(c.Time)
+		if err := f.print(false); err != nil { // what settled before c
+			return err
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.folder.Add(c) {
@@ -44,7 +67,9 @@ func (f *FoldingText) Notify(_ context.Context, c record.Change) error {
 		}
 		return f.text.flush()
 	}
-	f.ticker.Start(func(context.Context) { _ = f.print(false) })
+	if !f.replay {
+		f.ticker.Start(func(context.Context) { _ = f.print(false) })
+	}
 	return nil
 }
 
