@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,17 +40,23 @@ const (
 )
 
 // coalescer holds and joins updates. It is safe for concurrent use: every
-// reflector's goroutine passes records through it.
+// reflector's goroutine passes records through it. Its lock guards only
+// the maps: diffing a joined update and handing records on happen outside
+// it, so a slow sink or a big rollout's release stalls no other watch.
 type coalescer struct {
 	differ *diff.Differ
 	next   emitter
 	holds  StateHolds // nil without a state dir
 	now    func() time.Time
 
-	mu      sync.Mutex
-	held    map[string]*heldUpdate // by object UID
-	seq     uint64                 // updates held so far
-	stopped bool
+	mu   sync.Mutex
+	held map[string]*heldUpdate // by object UID
+	// releasing are updates taken out of held and being released outside
+	// the lock: a record of the same object waits for that release, so
+	// an object's records keep their order.
+	releasing map[string]*heldUpdate
+	seq       uint64 // updates held so far
+	stopped   bool
 }
 
 // emitter is the stage after coalescing (keep): it takes each record
@@ -65,6 +73,9 @@ type heldUpdate struct {
 	at          record.Timestamp
 	start, last time.Time
 	seq         uint64 // arrival order, for updates held at the same instant
+
+	releaseMu sync.Mutex // held while it is released
+	released  bool
 }
 
 // StateHolds keeps an object's stored state where it is while its update
@@ -76,7 +87,7 @@ type StateHolds interface {
 }
 
 func newCoalescer(differ *diff.Differ, next emitter, holds StateHolds) *coalescer {
-	return &coalescer{differ: differ, next: next, holds: holds, now: time.Now, held: map[string]*heldUpdate{}}
+	return &coalescer{differ: differ, next: next, holds: holds, now: time.Now, held: map[string]*heldUpdate{}, releasing: map[string]*heldUpdate{}}
 }
 
 // add passes c (the record of ev) on, or holds the update to join it with
@@ -84,17 +95,18 @@ func newCoalescer(differ *diff.Differ, next emitter, holds StateHolds) *coalesce
 // held kind of update sends that object's held update first.
 func (co *coalescer) add(ev watcher.Event, c record.Change) {
 	co.mu.Lock()
-	defer co.mu.Unlock()
-	h := co.held[c.UID]
 	if co.stopped || !holdable(c) {
+		h := co.take(c.UID)
+		co.mu.Unlock()
 		if h != nil {
-			delete(co.held, c.UID)
-			co.release(h)
+			co.releaseOnce(h)
 		}
 		co.next.emit(ev, c)
 		return
 	}
+	defer co.mu.Unlock()
 	now := co.now()
+	h := co.held[c.UID]
 	if h == nil {
 		co.seq++
 		co.held[c.UID] = &heldUpdate{ev: ev, first: c, at: c.Time, start: now, last: now, seq: co.seq}
@@ -106,16 +118,43 @@ func (co *coalescer) add(ev watcher.Event, c record.Change) {
 	h.ev.New, h.joined, h.at, h.last = ev.New, true, c.Time, now
 }
 
+// take returns the object's update that is held or being released (nil:
+// none), taking a held one out of held. The caller holds mu and then
+// releases it (releaseOnce) before anything else of the object goes on.
+func (co *coalescer) take(uid string) *heldUpdate {
+	if h := co.held[uid]; h != nil {
+		delete(co.held, uid)
+		return h
+	}
+	return co.releasing[uid]
+}
+
+// releaseOnce releases h unless another goroutine did or is doing it,
+// and returns once it is released.
+func (co *coalescer) releaseOnce(h *heldUpdate) {
+	h.releaseMu.Lock()
+	defer h.releaseMu.Unlock()
+	if !h.released {
+		h.released = true
+		co.release(h)
+	}
+}
+
 // quiet takes an update Diff found not worth a record (c is its header):
 // an object whose update is held takes the newer state into the held
 // one, which the state store holds too; any other gets its state kept
 // in the history without a record.
 func (co *coalescer) quiet(ev watcher.Event, c record.Change) {
 	co.mu.Lock()
-	defer co.mu.Unlock()
 	if h := co.held[c.UID]; h != nil && !co.stopped {
 		h.ev.New = ev.New
+		co.mu.Unlock()
 		return
+	}
+	releasing := co.releasing[c.UID]
+	co.mu.Unlock()
+	if releasing != nil {
+		co.releaseOnce(releasing) // its record first, then this state
 	}
 	co.next.keepState(ev, c)
 }
@@ -170,25 +209,33 @@ func (co *coalescer) run(ctx context.Context) {
 	}
 }
 
-// flush releases the held updates due says are due, oldest first.
+// flush releases the held updates due says are due, oldest first,
+// outside the lock.
 func (co *coalescer) flush(due func(*heldUpdate) bool) {
 	co.mu.Lock()
-	defer co.mu.Unlock()
 	var out []*heldUpdate
 	for uid, h := range co.held {
 		if due(h) {
 			out = append(out, h)
 			delete(co.held, uid)
+			co.releasing[uid] = h
 		}
 	}
-	for len(out) > 0 {
-		oldest := 0
-		for i, h := range out {
-			if o := out[oldest]; h.start.Before(o.start) || h.start.Equal(o.start) && h.seq < o.seq {
-				oldest = i
-			}
+	co.mu.Unlock()
+	slices.SortFunc(out, func(a, b *heldUpdate) int {
+		if c := a.start.Compare(b.start); c != 0 {
+			return c
 		}
-		co.release(out[oldest])
-		out = append(out[:oldest], out[oldest+1:]...)
+		return cmp.Compare(a.seq, b.seq)
+	})
+	for _, h := range out {
+		co.releaseOnce(h)
 	}
+	co.mu.Lock()
+	for _, h := range out {
+		if co.releasing[h.first.UID] == h {
+			delete(co.releasing, h.first.UID)
+		}
+	}
+	co.mu.Unlock()
 }

@@ -185,3 +185,56 @@ func TestCoalescerHoldsTheStoredStateWithTheUpdate(t *testing.T) {
 		t.Fatalf("emitted %v, want one joined record", got)
 	}
 }
+
+// stalling is an emitter whose emits of one object wait for a gate: a
+// sink that stopped reading, while the coalescer releases that object.
+type stalling struct {
+	emitted
+	slow    string
+	gate    chan struct{}
+	waiting chan struct{} // closed when the slow emit is waiting
+}
+
+func (s *stalling) emit(ev watcher.Event, c record.Change) {
+	if c.Name == s.slow && c.Type == record.Updated {
+		close(s.waiting)
+		<-s.gate
+	}
+	s.emitted.emit(ev, c)
+}
+
+// While one object's release waits on a slow sink, other objects' records
+// still go through (the lock guards only the held updates, not diffing
+// and dispatch), and a later record of the waiting object goes on only
+// after it, in order.
+func TestCoalescerReleaseOutsideItsLock(t *testing.T) {
+	s, _ := newStepper(t)
+	out := &stalling{slow: "web-slow", gate: make(chan struct{}), waiting: make(chan struct{})}
+	s.co.next = out
+	s.scale("slow", 3, 2)
+	released := make(chan struct{})
+	go func() { s.co.flush(func(*heldUpdate) bool { return true }); close(released) }()
+	<-out.waiting
+
+	other := make(chan struct{})
+	go func() {
+		s.co.add(watcher.Event{}, record.Change{Type: record.Updated, Kind: "ConfigMap", Name: "cm", UID: "cm-1"})
+		close(other)
+	}()
+	select {
+	case <-other:
+	case <-time.After(30 * time.Second):
+		t.Fatal("another object's record waited for a slow release")
+	}
+	same := make(chan struct{})
+	go func() {
+		s.co.add(watcher.Event{}, record.Change{Type: record.Deleted, Kind: "ReplicaSet", Name: "web-slow", UID: "slow"})
+		close(same)
+	}()
+	close(out.gate)
+	<-released
+	<-same
+	if got := fmt.Sprint(out.list()); got != "[updated cm updated web-slow spec.replicas 3→2 deleted web-slow]" {
+		t.Errorf("emitted %s; want the ConfigMap's at once, then the slow object's records in order", got)
+	}
+}
