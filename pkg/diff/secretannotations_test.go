@@ -118,7 +118,9 @@ func TestSecretAnnotationsShowOnlyWhenKnownSafe(t *testing.T) {
 // fingerprint, so Secrets stored under the old list are transformed again.
 func TestSafeSecretAnnotationsAreConfigurable(t *testing.T) {
 	secret := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
-		"metadata": map[string]any{"name": "db", "namespace": "prod", "annotations": map[string]any{"team.example.com/owner": "payments"}}}}
+		"metadata": map[string]any{"name": "db", "namespace": "prod", "annotations": map[string]any{
+			"team.example.com/owner": "payments", "objectset.rio.cattle.io/applied": "H4sI" + canary}}}}
+	var applied string
 	show := func(opts RedactOptions) (string, string) {
 		opts.Salt = []byte("s")
 		d, err := New(Options{Redact: opts})
@@ -126,15 +128,20 @@ func TestSafeSecretAnnotationsAreConfigurable(t *testing.T) {
 			t.Fatal(err)
 		}
 		out, _ := d.CacheTransform(secrets)(secret.DeepCopy())
-		return out.(*unstructured.Unstructured).GetAnnotations()["team.example.com/owner"], d.RulesFingerprint()
+		annotations := out.(*unstructured.Unstructured).GetAnnotations()
+		applied = annotations["objectset.rio.cattle.io/applied"]
+		return annotations["team.example.com/owner"], d.RulesFingerprint()
 	}
 	hidden, before := show(RedactOptions{})
 	if !isRedacted(hidden) {
 		t.Errorf("an annotation of no known tool shows %q on a Secret", hidden)
 	}
-	shown, after := show(RedactOptions{SafeSecretAnnotations: []string{"team.example.com/*"}})
+	shown, after := show(RedactOptions{SafeSecretAnnotations: []string{"team.example.com/*", "objectset.rio.cattle.io/*"}})
 	if shown != "payments" {
 		t.Errorf("an annotation named safe in the config shows %q, want payments", shown)
+	}
+	if !isRedacted(applied) {
+		t.Errorf("a tool's copy of the object shows %q when its prefix is named safe", applied)
 	}
 	if before == after {
 		t.Error("the safe annotations kept the fingerprint: stored Secrets would keep the old rule")
