@@ -58,8 +58,9 @@ func newDiffer(cfg config.Config, keys *listkeys.Source, st *state.Store) (*diff
 		rules.DefaultsOff = append(rules.DefaultsOff, diff.DefaultsOff{Rules: r.Rules, Resources: r.Resources})
 	}
 	differ, err := diff.New(diff.Options{
-		Rules:    rules,
-		Redact:   diff.RedactOptions{Paths: d.Redact.Paths, Keys: d.Redact.Keys, Salt: salt},
+		Rules: rules,
+		Redact: diff.RedactOptions{Paths: d.Redact.Paths, Keys: d.Redact.Keys,
+			SafeSecretAnnotations: d.Redact.SafeSecretAnnotations, Salt: salt},
 		ListKeys: keys,
 		Patch:    d.Patch,
 		Unified:  cfg.Output == config.OutputText && d.Style == config.StyleUnified,

@@ -260,6 +260,9 @@ type RedactConfig struct {
 	Paths []string `mapstructure:"paths"`
 	// Keys are glob patterns of ConfigMap keys and env var names.
 	Keys []string `mapstructure:"keys"`
+	// SafeSecretAnnotations are glob patterns of annotation keys whose
+	// values a Secret shows, beyond the built-in known-safe ones.
+	SafeSecretAnnotations []string `mapstructure:"safeSecretAnnotations"`
 }
 
 // Text output styles.

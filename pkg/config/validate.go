@@ -91,6 +91,7 @@ func (d DiffConfig) check() []error {
 	var errs []error
 	errs = append(errs, checkPointers("diff.ignorePaths", d.IgnorePaths)...)
 	errs = append(errs, checkPointers("diff.redact.paths", d.Redact.Paths)...)
+	errs = append(errs, checkSafeAnnotations("diff.redact.safeSecretAnnotations", d.Redact.SafeSecretAnnotations)...)
 	for i, r := range d.Ignore {
 		key := fmt.Sprintf("diff.ignore[%d]", i)
 		if len(r.Resources) == 0 {
@@ -170,6 +171,30 @@ func checkPointers(key string, pointers []string) []error {
 	for _, p := range pointers {
 		if !strings.HasPrefix(p, "/") || p == "/" {
 			errs = append(errs, fmt.Errorf("%s: %q is not a JSON Pointer to a field (it must start with / and name one)", key, p))
+		}
+	}
+	return errs
+}
+
+// checkSafeAnnotations refuses a pattern that could show the annotations
+// of a tool nobody named: a key's prefix (before /) is written out, and a
+// key without one is written whole.
+func checkSafeAnnotations(key string, patterns []string) []error {
+	var errs []error
+	for _, p := range patterns {
+		prefix, name, hasPrefix := strings.Cut(p, "/")
+		if !hasPrefix {
+			prefix = p
+		}
+		switch {
+		case prefix == "" || (hasPrefix && name == "") || strings.ContainsAny(p, " \t\n"):
+			errs = append(errs, fmt.Errorf("%s: %q is not an annotation key (such as cert-manager.io/common-name)", key, p))
+		case strings.ContainsAny(prefix, "*?[\\"):
+			errs = append(errs, fmt.Errorf("%s: %q: write the key's prefix out, wildcards only after the / (such as team.example.com/*), so that no tool's copy of a Secret shows by chance", key, p))
+		default:
+			if err := glob.Valid([]string{p}); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %q: %w", key, p, err))
+			}
 		}
 	}
 	return errs

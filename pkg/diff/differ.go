@@ -89,7 +89,12 @@ func fingerprint(opts Options) string {
 		Defaults                    []DefaultRule
 		DefaultPaths                [][]string
 		Secret, Copies, HelmRelease []string
-	}{opts.Rules, opts.Redact.Paths, opts.Redact.Keys, DefaultRules, defaultPaths(), secretPaths, objectCopies, helmReleasePaths})
+		// SafeSecretAnnotations are the built-in and the user's: a
+		// Secret stored before either changed (or before any annotation
+		// of a Secret was redacted) is transformed again.
+		SafeSecretAnnotations [2][]string
+	}{opts.Rules, opts.Redact.Paths, opts.Redact.Keys, DefaultRules, defaultPaths(), secretPaths, objectCopies, helmReleasePaths,
+		[2][]string{safeSecretAnnotations, opts.Redact.SafeSecretAnnotations}})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }

@@ -22,6 +22,10 @@ type RedactOptions struct {
 	// Keys are case-insensitive glob patterns (*password*) of ConfigMap
 	// data keys and container env var names whose values are redacted.
 	Keys []string
+	// SafeSecretAnnotations are glob patterns (cert-manager.io/*) of
+	// annotation keys whose values a Secret shows, beyond the built-in
+	// safeSecretAnnotations; its other annotations are redacted.
+	SafeSecretAnnotations []string
 	// Salt keys the hashes shown in place of values. Keep it with the
 	// state dir (state.Store.Salt), or a value that did not change while
 	// kubediff was down reads as changed after a restart; nil picks a
@@ -40,6 +44,7 @@ var objectCopies = []string{
 	"/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration",
 	"/metadata/annotations/kapp.k14s.io~1original",
 	"/metadata/annotations/kapp.k14s.io~1original-diff",
+	"/metadata/annotations/objectset.rio.cattle.io~1applied",
 }
 
 // helmReleasePaths hold a Helm release (chart values, passwords included,
@@ -55,6 +60,10 @@ type redactor struct {
 	helm      pathRules
 	keys      []string
 	sensitive sync.Map // name → bool: the same few env and key names recur
+	// safeAnnotations and userSafeAnnotations are the keys of a Secret's
+	// annotations shown in the clear: the built-in ones, the user's patterns.
+	safeAnnotations     map[string]bool
+	userSafeAnnotations []string
 }
 
 func newRedactor(opts RedactOptions) (*redactor, error) {
@@ -77,6 +86,14 @@ func newRedactor(opts RedactOptions) (*redactor, error) {
 	}
 	for _, k := range opts.Keys {
 		r.keys = append(r.keys, strings.ToLower(k))
+	}
+	if err := glob.Valid(opts.SafeSecretAnnotations); err != nil {
+		return nil, fmt.Errorf("safe Secret annotation pattern: %w", err)
+	}
+	r.userSafeAnnotations = opts.SafeSecretAnnotations
+	r.safeAnnotations = make(map[string]bool, len(safeSecretAnnotations))
+	for _, k := range safeSecretAnnotations {
+		r.safeAnnotations[k] = true
 	}
 	return r, nil
 }
@@ -136,7 +153,7 @@ func (r *redactor) redact(obj any, res change.Resource) map[string]any {
 	if core && res.GVR.Resource == "secrets" {
 		values := secretValues(obj)
 		obj, _ = applyRules(obj, r.secret, o.replace)
-		obj = o.redactCopiesOfValues(obj, values)
+		obj = o.redactSecretMetadata(obj, values)
 	}
 	if core && res.GVR.Resource == "configmaps" && isHelmRelease(obj) {
 		obj, _ = applyRules(obj, r.helm, o.replace)

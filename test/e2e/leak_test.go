@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kubediff/kubediff/internal/testenv"
 )
@@ -49,12 +51,14 @@ func (b *bodyRecorder) all() []byte {
 
 // TestSecretValuesLeakNowhere sends canary values through every way a
 // Secret's value travels — data, stringData, kubectl's and kapp's copies of
-// the object in annotations, a label and an annotation equal to a value or
-// holding its base64 form, a Helm release kept in a ConfigMap, a
+// the object in annotations, Rancher's wrangler copy (gzipped, then
+// base64'd) and a made-up tool's, a label and an annotation equal to a
+// value or holding its base64 form, a Helm release kept in a ConfigMap, a
 // ConfigMap key and an env var that look sensitive — and searches every
 // place kubediff writes: stdout (text with unified diffs and patches),
 // its logs at debug level, a webhook, a CloudEvents webhook, OTLP, Slack,
-// and the state dir's files.
+// the state dir's files, and what the history answers from it (history,
+// get --at each record's moment, diff between them).
 func TestSecretValuesLeakNowhere(t *testing.T) {
 	ns := newNamespace(t)
 	const (
@@ -89,15 +93,27 @@ sinks:
 		return "apiVersion: v1\nkind: Secret\nmetadata: {name: s, " + meta + "}\n" + body + "\n"
 	}
 	kappCopy := fmt.Sprintf(`{"apiVersion":"v1","kind":"Secret","data":{"password":"%s"}}`, encoded)
+	// Wrangler's copy of what it applied, and a made-up tool's of the
+	// same kind, hold the values out of sight of any search for them.
+	wranglerCopy := gzipBase64(t, kappCopy)
+	laterCopy := gzipBase64(t, fmt.Sprintf(`{"apiVersion":"v1","kind":"Secret","stringData":{"password":"%s"}}`, later))
+	toolCopy := gzipBase64(t, `{"secret":{"password":"`+value+`"},"by":"example.dev"}`)
+	configMapCopy := gzipBase64(t, `{"kind":"ConfigMap","data":{"db_password":"`+later+`"}}`)
+	wrangler := func(copied string) string {
+		return `annotations: {objectset.rio.cattle.io/applied: "` + copied + `", objectset.rio.cattle.io/id: app, kubernetes.io/service-account.name: builder}`
+	}
 	steps := []string{
 		secret("", "stringData: {password: "+value+"}"),
 		secret(`annotations: {kapp.k14s.io/original: '`+kappCopy+`'}`, "stringData: {password: "+value+"}"),
 		secret(`labels: {copy: `+value+`}, annotations: {note: "was `+encoded+`"}`, "stringData: {password: "+value+"}"),
 		secret(`annotations: {example.com/copy: '{"stringData":{"password":"`+later+`"}}'}`, "stringData: {password: "+value+"}"),
+		secret(wrangler(wranglerCopy), "stringData: {password: "+value+"}"),
+		secret(wrangler(laterCopy), "stringData: {password: "+value+"}"),
+		secret(`annotations: {example.dev/state: "`+toolCopy+`"}`, "stringData: {password: "+value+"}"),
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: sh.helm.release.v1.web.v1, labels: {owner: helm, name: web}}\ndata: {release: " + release + "}\n",
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: sh.helm.release.v1.web.v1, labels: {owner: helm, name: web}}\ndata: {release: " + release + "-2}\n",
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\ndata: {db_password: " + value + "}\n",
-		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\ndata: {db_password: " + later + "}\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, annotations: {objectset.rio.cattle.io/applied: \"" + configMapCopy + "\"}}\ndata: {db_password: " + later + "}\n",
 	}
 	for _, manifest := range steps {
 		kubectl(t, manifest, "-n", ns, "apply", "-f", "-")
@@ -124,10 +140,22 @@ sinks:
 		}
 		places["state dir "+filepath.Base(f)] = data
 	}
+	for place, data := range keptAnswers(t, state, ns) {
+		places[place] = data
+	}
 	if !bytes.Contains(places["stdout"], []byte("Secret")) || !bytes.Contains(places["webhook"], []byte("sh.helm.release.v1.web.v1")) {
 		t.Fatalf("the Secret's and the release's records are missing: nothing was checked\n%s", places["stdout"])
 	}
+	if !bytes.Contains(places["stdout"], []byte("objectset.rio.cattle.io/applied")) || !bytes.Contains(places["history get secrets/s"], []byte("objectset.rio.cattle.io/applied")) ||
+		!bytes.Contains(places["history get secrets/s"], []byte("service-account.name: builder")) {
+		t.Errorf("the wrangler annotation's key, or the safe one's value, is missing from stdout or the history:\n%s\n%s", places["stdout"], places["history get secrets/s"])
+	}
 	canaries := []string{value, later, encoded, base64.StdEncoding.EncodeToString([]byte(later)), "leak-canary-release-77d1"}
+	// Each copy is searched for by a piece from its middle (its start is
+	// gzip's header, the same in every copy), so a cut value is found too.
+	for _, copied := range []string{wranglerCopy, laterCopy, toolCopy, configMapCopy} {
+		canaries = append(canaries, copied[len(copied)/2-12:len(copied)/2+12])
+	}
 	for place, data := range places {
 		for _, c := range canaries {
 			if bytes.Contains(data, []byte(c)) {
@@ -135,4 +163,63 @@ sinks:
 			}
 		}
 	}
+}
+
+// gzipBase64 is how Rancher's wrangler keeps the object it applied in
+// objectset.rio.cattle.io/applied: gzipped, then base64'd.
+func gzipBase64(t *testing.T, s string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	z := gzip.NewWriter(&buf)
+	if _, err := z.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(buf.Bytes())
+}
+
+// keptAnswers asks a stopped kubediff's state dir what its history
+// holds of namespace ns: the records, each object at each record's moment
+// (get --at) and between consecutive moments (diff), by place.
+func keptAnswers(t *testing.T, state, ns string) map[string][]byte {
+	t.Helper()
+	records, code := cliOutput(t, "history", "-n", ns, "--state-dir", state)
+	if code != 0 {
+		t.Fatalf("history: exit %d: %s", code, records)
+	}
+	answers := map[string][]byte{"history records": []byte(records)}
+	moments := map[string][]string{} // resource/name → RFC 3339 moments, oldest first
+	var objects []string
+	for _, line := range strings.Split(strings.TrimSpace(records), "\n") {
+		var r struct{ Time, Resource, Name string }
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("history record %q: %v", line, err)
+		}
+		at, err := time.Parse(time.RFC3339Nano, r.Time)
+		if err != nil {
+			t.Fatal(err)
+		}
+		object := r.Resource + "/" + r.Name
+		if moments[object] == nil {
+			objects = append(objects, object)
+		}
+		// Just after the record, which is kept to the nanosecond.
+		moments[object] = append(moments[object], at.Add(time.Millisecond).Format(time.RFC3339Nano))
+	}
+	for _, object := range objects {
+		var got, diffs []string
+		for i, at := range moments[object] {
+			out, _ := cliOutput(t, "get", object, "-n", ns, "--at", at, "--state-dir", state)
+			got = append(got, out)
+			if i > 0 {
+				out, _ := cliOutput(t, "diff", object, "-n", ns, "--from", moments[object][i-1], "--to", at, "--state-dir", state)
+				diffs = append(diffs, out)
+			}
+		}
+		answers["history get "+object] = []byte(strings.Join(got, "\n"))
+		answers["history diff "+object] = []byte(strings.Join(diffs, "\n"))
+	}
+	return answers
 }
