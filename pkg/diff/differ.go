@@ -226,6 +226,15 @@ func (d *Differ) Shown(obj map[string]any, r change.Resource) map[string]any {
 	return d.redactor.redact(prune(obj, d.rules.forResource(r).paths), r)
 }
 
+// Redact is obj with every value the redaction rules hide replaced (what
+// is already replaced stays as it is). The history reads kept states
+// through it: a state kept under older rules (before a Secret's
+// annotations were redacted, say) then shows nothing the current rules
+// hide.
+func (d *Differ) Redact(obj map[string]any, r change.Resource) map[string]any {
+	return d.redactor.redact(obj, r)
+}
+
 func (d *Differ) keyTree(u *unstructured.Unstructured) *KeyTree {
 	if d.keys == nil {
 		return nil

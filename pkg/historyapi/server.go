@@ -36,9 +36,14 @@ func (l Local) Records(_ context.Context, q history.Query) (history.Page, error)
 	return l.Reader.Records(q)
 }
 
-// At implements Source.
+// At implements Source: the kept state, through the current redaction
+// rules.
 func (l Local) At(_ context.Context, id history.ObjectID, t time.Time) ([]byte, error) {
-	return l.Reader.At(id, t)
+	raw, err := l.Reader.At(id, t)
+	if err != nil {
+		return nil, err
+	}
+	return redactKept(id, raw)
 }
 
 // Resolve implements Source.

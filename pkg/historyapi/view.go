@@ -1,7 +1,10 @@
 package historyapi
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -15,34 +18,66 @@ import (
 // watch's rules ignore left out. Nil shows everything kept.
 type View func(obj map[string]any, r change.Resource) map[string]any
 
+// redactKept passes a kept state through the current redaction rules,
+// which may hide more than those it was kept under: an upgrade's new rule
+// then holds for what the history kept before it, too.
+func redactKept(id history.ObjectID, raw []byte) ([]byte, error) {
+	d := watchDiffer()
+	if d == nil {
+		return nil, errors.New("history: the redaction rules cannot be built")
+	}
+	obj, err := decodeState(raw)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(d.Redact(obj, resourceOf(id)))
+}
+
+// decodeState reads a kept state, numbers as they were written.
+func decodeState(raw []byte) (map[string]any, error) {
+	var obj map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&obj); err != nil {
+		return nil, fmt.Errorf("history: a kept state cannot be read: %w", err)
+	}
+	return obj, nil
+}
+
+func resourceOf(id history.ObjectID) change.Resource {
+	group, resource, _, _ := id.Parts()
+	return change.Resource{GVR: schema.GroupVersionResource{Group: group, Resource: resource}}
+}
+
 // WatchView shows kept states through the built-in quiet rules, as watch
 // prints changes by default: no managedFields, resourceVersion or
 // generation, no heartbeat times. A diff of two moments then leads with
 // what a person changed, not with bookkeeping.
 func WatchView() View {
-	defaultViewOnce.Do(func() {
-		d, err := diff.New(diff.Options{Rules: diff.Rules{Defaults: diff.AllDefaults}})
-		if err == nil {
-			defaultView = d.Shown
-		}
-	})
-	return defaultView
+	if d := watchDiffer(); d != nil {
+		return d.Shown
+	}
+	return nil
 }
 
-var (
-	defaultViewOnce sync.Once
-	defaultView     View
-)
+// watchDiffer is a Differ with the built-in rules (nil if they cannot be
+// built, which only a broken build can cause).
+var watchDiffer = sync.OnceValue(func() *diff.Differ {
+	d, err := diff.New(diff.Options{Rules: diff.Rules{Defaults: diff.AllDefaults}})
+	if err != nil {
+		return nil
+	}
+	return d
+})
 
 // show applies view to a kept state of the object id names (raw JSON).
 func (view View) show(id history.ObjectID, raw []byte) ([]byte, error) {
 	if view == nil {
 		return raw, nil
 	}
-	var obj map[string]any
-	if err := json.Unmarshal(raw, &obj); err != nil {
+	obj, err := decodeState(raw)
+	if err != nil {
 		return nil, err
 	}
-	group, resource, _, _ := id.Parts()
-	return json.Marshal(view(obj, change.Resource{GVR: schema.GroupVersionResource{Group: group, Resource: resource}}))
+	return json.Marshal(view(obj, resourceOf(id)))
 }
