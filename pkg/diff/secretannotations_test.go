@@ -1,8 +1,6 @@
 package diff
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -11,23 +9,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubediff/kubediff/internal/toolcopy"
 	"github.com/kubediff/kubediff/pkg/change"
 )
-
-// gzipBase64 is how Rancher's wrangler keeps the object it applied in
-// objectset.rio.cattle.io/applied: its JSON, gzipped, then base64'd.
-func gzipBase64(t *testing.T, s string) string {
-	t.Helper()
-	var buf bytes.Buffer
-	z := gzip.NewWriter(&buf)
-	if _, err := z.Write([]byte(s)); err != nil {
-		t.Fatal(err)
-	}
-	if err := z.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return base64.StdEncoding.EncodeToString(buf.Bytes())
-}
 
 // jsonText is s as it reads inside a JSON string.
 func jsonText(s string) string {
@@ -52,8 +36,8 @@ func TestSecretAnnotationsShowOnlyWhenKnownSafe(t *testing.T) {
 		return `[{"kind":"Secret","data":{"password":"` + base64.RawURLEncoding.EncodeToString([]byte(v)) + `"}}]`
 	}
 	cases := []struct{ key, old, new string }{
-		{"objectset.rio.cattle.io/applied", gzipBase64(t, copyOf(enc)), gzipBase64(t, copyOf(later))},
-		{"example.dev/snapshot", gzipBase64(t, copyOf(enc)), gzipBase64(t, copyOf(later))},
+		{"objectset.rio.cattle.io/applied", toolcopy.GzipBase64(copyOf(enc)), toolcopy.GzipBase64(copyOf(later))},
+		{"example.dev/snapshot", toolcopy.GzipBase64(copyOf(enc)), toolcopy.GzipBase64(copyOf(later))},
 		{"example.dev/b64", base64.StdEncoding.EncodeToString([]byte(copyOf(enc))), base64.StdEncoding.EncodeToString([]byte(copyOf(later)))},
 		{"example.dev/hex", hex.EncodeToString([]byte(canary)), hex.EncodeToString([]byte("canary-later-Kp2"))},
 		{"example.dev/json", jsonList(canary), jsonList("canary-later-Kp2")},

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kubediff/kubediff/internal/testenv"
+	"github.com/kubediff/kubediff/internal/toolcopy"
 )
 
 // bodyRecorder keeps every request body a sink sends (gunzipped): the
@@ -95,10 +96,10 @@ sinks:
 	kappCopy := fmt.Sprintf(`{"apiVersion":"v1","kind":"Secret","data":{"password":"%s"}}`, encoded)
 	// Wrangler's copy of what it applied, and a made-up tool's of the
 	// same kind, hold the values out of sight of any search for them.
-	wranglerCopy := gzipBase64(t, kappCopy)
-	laterCopy := gzipBase64(t, fmt.Sprintf(`{"apiVersion":"v1","kind":"Secret","stringData":{"password":"%s"}}`, later))
-	toolCopy := gzipBase64(t, `{"secret":{"password":"`+value+`"},"by":"example.dev"}`)
-	configMapCopy := gzipBase64(t, `{"kind":"ConfigMap","data":{"db_password":"`+later+`"}}`)
+	wranglerCopy := toolcopy.GzipBase64(kappCopy)
+	laterCopy := toolcopy.GzipBase64(fmt.Sprintf(`{"apiVersion":"v1","kind":"Secret","stringData":{"password":"%s"}}`, later))
+	toolCopy := toolcopy.GzipBase64(`{"secret":{"password":"` + value + `"},"by":"example.dev"}`)
+	configMapCopy := toolcopy.GzipBase64(`{"kind":"ConfigMap","data":{"db_password":"` + later + `"}}`)
 	wrangler := func(copied string) string {
 		return `annotations: {objectset.rio.cattle.io/applied: "` + copied + `", objectset.rio.cattle.io/id: app, kubernetes.io/service-account.name: builder}`
 	}
@@ -163,21 +164,6 @@ sinks:
 			}
 		}
 	}
-}
-
-// gzipBase64 is how Rancher's wrangler keeps the object it applied in
-// objectset.rio.cattle.io/applied: gzipped, then base64'd.
-func gzipBase64(t *testing.T, s string) string {
-	t.Helper()
-	var buf bytes.Buffer
-	z := gzip.NewWriter(&buf)
-	if _, err := z.Write([]byte(s)); err != nil {
-		t.Fatal(err)
-	}
-	if err := z.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return base64.StdEncoding.EncodeToString(buf.Bytes())
 }
 
 // keptAnswers asks a stopped kubediff's state dir what its history
