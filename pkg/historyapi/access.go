@@ -40,8 +40,8 @@ type Access struct {
 
 	mu        sync.Mutex
 	users     map[[32]byte]cached[*authnv1.UserInfo] // by the token's hash
-	decisions map[[32]byte]cached[bool]               // by decisionKey
-	failing   bool                                    // the last review failed: logged once per episode
+	decisions map[[32]byte]cached[bool]              // by decisionKey
+	failing   bool                                   // the last review failed: logged once per episode
 }
 
 type cached[T any] struct {
