@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -47,7 +48,9 @@ type FrontProxy struct {
 	AllowedNames   []string // empty: any name the CA signed
 	UserHeaders    []string
 	GroupHeaders   []string
-	authentication string // the ConfigMap, for messages
+	UIDHeaders     []string
+	ExtraPrefixes  []string // of the headers carrying the user's extra ("X-Remote-Extra-")
+	authentication string   // the ConfigMap, for messages
 }
 
 // authConfigMap is where the API server publishes its request header
@@ -70,9 +73,11 @@ func LoadFrontProxy(ctx context.Context, kube kubernetes.Interface) (*FrontProxy
 		return nil, fmt.Errorf("%s: requestheader-client-ca-file holds no certificate", authConfigMap)
 	}
 	for key, into := range map[string]*[]string{
-		"requestheader-allowed-names":    &fp.AllowedNames,
-		"requestheader-username-headers": &fp.UserHeaders,
-		"requestheader-group-headers":    &fp.GroupHeaders,
+		"requestheader-allowed-names":        &fp.AllowedNames,
+		"requestheader-username-headers":     &fp.UserHeaders,
+		"requestheader-group-headers":        &fp.GroupHeaders,
+		"requestheader-uid-headers":          &fp.UIDHeaders,
+		"requestheader-extra-headers-prefix": &fp.ExtraPrefixes,
 	} {
 		if v := cm.Data[key]; v != "" {
 			if err := json.Unmarshal([]byte(v), into); err != nil {
@@ -117,7 +122,36 @@ func (fp *FrontProxy) User(r *http.Request) (*authnv1.UserInfo, error) {
 	for _, h := range fp.GroupHeaders {
 		user.Groups = append(user.Groups, r.Header.Values(h)...)
 	}
+	for _, h := range fp.UIDHeaders {
+		if user.UID = r.Header.Get(h); user.UID != "" {
+			break
+		}
+	}
+	user.Extra = fp.extra(r.Header)
 	return user, nil
+}
+
+// extra reads the user's extra from the headers the front proxy names
+// them by (prefix and key, the key path-escaped), as the API server
+// sends them: access reviews then ask about the whole identity.
+func (fp *FrontProxy) extra(h http.Header) map[string]authnv1.ExtraValue {
+	var out map[string]authnv1.ExtraValue
+	for name, values := range h {
+		for _, prefix := range fp.ExtraPrefixes {
+			key, ok := strings.CutPrefix(strings.ToLower(name), strings.ToLower(prefix))
+			if !ok || key == "" {
+				continue
+			}
+			if unescaped, err := url.PathUnescape(key); err == nil {
+				key = unescaped
+			}
+			if out == nil {
+				out = map[string]authnv1.ExtraValue{}
+			}
+			out[key] = append(out[key], values...)
+		}
+	}
+	return out
 }
 
 // Handler serves the aggregated API from the history API's handlers in
@@ -172,7 +206,7 @@ func Serve(addr string, fp *FrontProxy, handler http.Handler, log *slog.Logger) 
 	if err != nil {
 		return "", nil, fmt.Errorf("apiService.address %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: fp.Handler(handler), TLSConfig: fp.TLSConfig(cert), ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: fp.Handler(handler), TLSConfig: fp.TLSConfig(cert), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)} // TLS handshakes of port scanners are no news
 	go func() {
 		if err := srv.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -153,7 +153,10 @@ func TestRecordsFilteredAndPaged(t *testing.T) {
 	check(Query{Until: t0.Add(2 * time.Minute)}, "default/1", "other/2")
 	check(Query{Select: []Selector{{Resource: "configmaps", Name: "settings"}}, Namespace: "other"}, "other/2")
 	check(Query{Select: []Selector{{Group: "apps", Resource: "deployments"}}})
-	check(Query{Allowed: func(_, _, ns string) bool { return ns == "other" }}, "other/2")
+	var onlyOther Grants
+	onlyOther.Grant(Scope{Resource: "configmaps", Namespace: "other"})
+	check(Query{Visible: &onlyOther}, "other/2")
+	check(Query{Visible: &Grants{}})
 
 	first, err := r.Records(Query{Limit: 2})
 	if err != nil || len(first.Records) != 2 || first.Next == "" {
@@ -171,6 +174,75 @@ func TestRecordsFilteredAndPaged(t *testing.T) {
 	check(one, "default/3")
 	if _, err := r.Records(Query{After: "zz"}); err == nil {
 		t.Error("a bad page token was accepted")
+	}
+}
+
+// A page token names the last record the caller was shown, never the
+// next record kept, which may be one the caller may not see: its time
+// would tell that something changed then.
+func TestPageTokenNamesTheLastRecordShown(t *testing.T) {
+	db := openDB(t)
+	write(t, db, unlimited, t0, entryOf("default", "", "a", 1), entryOf("other", "", "x", 2), entryOf("default", "a", "b", 3))
+	r := reader(db)
+	var mine Grants
+	mine.Grant(Scope{Resource: "configmaps", Namespace: "default"})
+	q := Query{Visible: &mine, Limit: 1}
+	var times []time.Time
+	var shown int
+	for {
+		page, err := r.Records(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shown += len(page.Records)
+		if page.Next == "" {
+			break
+		}
+		k, err := ParsePageToken(page.Next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		times = append(times, keyTime(k))
+		q.After = page.Next
+	}
+	if shown != 2 {
+		t.Errorf("%d records shown over the pages, want 2", shown)
+	}
+	for _, at := range times {
+		if at.Equal(t0.Add(2 * time.Minute)) {
+			t.Errorf("a page token tells the time of the other namespace's record (%s)", at)
+		}
+	}
+	for _, bad := range []string{"garbage", "00", ""} {
+		if _, err := ParsePageToken(bad); !errors.Is(err, ErrBadPageToken) {
+			t.Errorf("page token %q: %v, want ErrBadPageToken", bad, err)
+		}
+	}
+}
+
+// The scopes a query must decide are the types and namespaces the
+// history holds records of, narrowed by the query's namespace and types.
+func TestScopesAreTheTypesAndNamespacesKept(t *testing.T) {
+	db := openDB(t)
+	secret := entryOf("default", "", "s", 4)
+	secret.Change.Kind, secret.Change.Resource = "Secret", "secrets"
+	write(t, db, unlimited, t0, entryOf("default", "", "a", 1), entryOf("other", "", "x", 2), entryOf("default", "a", "b", 3), secret)
+	r := reader(db)
+	for _, tc := range []struct {
+		q    Query
+		want string
+	}{
+		{Query{}, "[{ configmaps default} { configmaps other} { secrets default}]"},
+		{Query{Namespace: "other"}, "[{ configmaps other}]"},
+		{Query{Namespace: "nowhere"}, "[]"},
+		{Query{Select: []Selector{{Resource: "secrets"}}}, "[{ secrets default}]"},
+		{Query{Select: []Selector{{Group: "apps", Resource: "deployments"}}}, "[]"},
+		{Query{Select: []Selector{{Resource: "configmaps", Name: "settings"}}, Namespace: "default"}, "[{ configmaps default}]"},
+	} {
+		got, err := r.Scopes(tc.q)
+		if err != nil || fmt.Sprint(got) != tc.want && !(len(got) == 0 && tc.want == "[]") {
+			t.Errorf("%+v: %v, %v; want %s", tc.q, got, err, tc.want)
+		}
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"iter"
 	"math"
 	"slices"
@@ -42,15 +41,16 @@ type Selector struct {
 // Query is what Records returns: records of the selected types and
 // objects (none selected: all), in a namespace ("": all), between From and
 // Until (zero: unbounded), at most Limit (0: DefaultLimit) after the
-// page token After. Allowed, when set, is asked for each record's type and
-// namespace: records it refuses are left out (the caller's RBAC).
+// page token After. Visible, when set, holds the types and namespaces the
+// caller may see, decided before the read: records outside it are left
+// out (the caller's RBAC).
 type Query struct {
 	Select      []Selector
 	Namespace   string
 	From, Until time.Time
 	Limit       int
 	After       string
-	Allowed     func(group, resource, namespace string) bool
+	Visible     *Grants
 }
 
 // DefaultLimit is a page's size when the query does not say.
@@ -72,7 +72,9 @@ var ErrBeforeHistory = errors.New("before the history kept")
 // ErrNotFound says an object did not exist at the moment asked.
 var ErrNotFound = errors.New("no such object at that moment")
 
-// Records returns a page of the records q selects.
+// Records returns a page of the records q selects. Its Next names the
+// last record the page holds, so that a token never tells of a record the
+// caller was not shown.
 func (r *Reader) Records(q Query) (Page, error) {
 	var page Page
 	start, err := startKey(q)
@@ -95,16 +97,18 @@ func (r *Reader) Records(q Query) (Page, error) {
 		if ids := q.objects(); ids != nil {
 			keys = b.indexed(ids, start, end) // named objects: their records only
 		}
+		var last []byte // the key of the page's last record
 		for k := range keys {
 			id, line, _ := bytes.Cut(b.records.Get(k), []byte{0})
 			if len(line) == 0 || !q.selects(ObjectID(id)) {
 				continue // a state kept without a record, or not asked for
 			}
 			if len(page.Records) == limit {
-				page.Next = hex.EncodeToString(k)
+				page.Next = hex.EncodeToString(last) // more may follow
 				break
 			}
 			page.Records = append(page.Records, bytes.Clone(line))
+			last = k
 		}
 		return nil
 	})
@@ -157,18 +161,34 @@ func (q Query) objects() []ObjectID {
 	return ids
 }
 
-// startKey is where a query's scan starts: after its page token, or at
-// its From.
+// ErrBadPageToken says a page token is not one Records gave.
+var ErrBadPageToken = errors.New("invalid page token: pass the next of the previous page, unchanged")
+
+// ParsePageToken reads a page token: the key of the last record of the
+// page before.
+func ParsePageToken(s string) ([]byte, error) {
+	k, err := hex.DecodeString(s)
+	if err != nil || len(k) != 16 {
+		return nil, ErrBadPageToken
+	}
+	return k, nil
+}
+
+// startKey is where a query's scan starts: just after the record its page
+// token names, or at its From.
 func startKey(q Query) ([]byte, error) {
 	if q.After == "" {
 		return timeKey(q.From, 0), nil
 	}
-	k, err := hex.DecodeString(q.After)
-	if err != nil || len(k) != 16 {
-		return nil, fmt.Errorf("invalid page token %q", q.After)
+	k, err := ParsePageToken(q.After)
+	if err != nil {
+		return nil, err
 	}
-	return k, nil
+	return successor(k), nil
 }
+
+// successor is the smallest key after k: k and a zero byte.
+func successor(k []byte) []byte { return append(bytes.Clone(k), 0) }
 
 func untilOf(t time.Time) time.Time {
 	if t.IsZero() {
@@ -183,7 +203,7 @@ func (q Query) selects(id ObjectID) bool {
 	if q.Namespace != "" && namespace != q.Namespace {
 		return false
 	}
-	if q.Allowed != nil && !q.Allowed(group, resource, namespace) {
+	if q.Visible != nil && !q.Visible.Allows(group, resource, namespace) {
 		return false
 	}
 	if len(q.Select) == 0 {

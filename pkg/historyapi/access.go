@@ -3,6 +3,7 @@ package historyapi
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,8 @@ import (
 	authzv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubediff/kubediff/pkg/history"
 )
 
 // accessTTL is how long an identity or a decision is reused: as
@@ -37,8 +40,8 @@ type Access struct {
 
 	mu        sync.Mutex
 	users     map[[32]byte]cached[*authnv1.UserInfo] // by the token's hash
-	decisions map[decision]cached[bool]
-	failing   bool // the last review failed: logged once per episode
+	decisions map[[32]byte]cached[bool]              // by decisionKey
+	failing   bool                                   // the last review failed: logged once per episode
 }
 
 type cached[T any] struct {
@@ -46,12 +49,18 @@ type cached[T any] struct {
 	until time.Time
 }
 
-// decision is one question asked of the authorizer: may user list
-// group/resource in namespace ("" for every namespace, or a
-// cluster-scoped type).
-type decision struct {
-	user                       string // name and groups, joined
-	group, resource, namespace string
+// decisionKey names one question asked of the authorizer: may user (all
+// of it: name, uid, groups, extra) list the scope's type in its namespace
+// ("" for every namespace, or a cluster-scoped type). It is the hash of a
+// JSON encoding, so that no two questions share a key (groups joined by
+// "," did: one group "g1,g2" was taken for the two groups g1 and g2) and
+// a key is small whatever the caller sends.
+func decisionKey(user *authnv1.UserInfo, s history.Scope) [32]byte {
+	raw, _ := json.Marshal(struct {
+		User  *authnv1.UserInfo
+		Scope history.Scope
+	}{user, s})
+	return sha256.Sum256(raw)
 }
 
 // NewAccess checks callers with the API server kube talks to; kubediff's
@@ -59,7 +68,7 @@ type decision struct {
 // (the chart binds system:auth-delegator).
 func NewAccess(kube kubernetes.Interface, log *slog.Logger) *Access {
 	return &Access{kube: kube, log: log, now: time.Now,
-		users: map[[32]byte]cached[*authnv1.UserInfo]{}, decisions: map[decision]cached[bool]{}}
+		users: map[[32]byte]cached[*authnv1.UserInfo]{}, decisions: map[[32]byte]cached[bool]{}}
 }
 
 // errUnauthenticated is a request without a valid bearer token: 401.
@@ -108,8 +117,7 @@ func (a *Access) Authenticate(r *http.Request) (*authnv1.UserInfo, error) {
 	}
 	user := &review.Status.User
 	a.mu.Lock()
-	a.users[key] = cached[*authnv1.UserInfo]{user, a.now().Add(accessTTL)}
-	pruneExpired(a.users, a.now())
+	keep(a.users, key, cached[*authnv1.UserInfo]{user, a.now().Add(accessTTL)}, a.now())
 	a.mu.Unlock()
 	return user, nil
 }
@@ -131,13 +139,27 @@ func (a *Access) MayList(ctx context.Context, user *authnv1.UserInfo, group, res
 }
 
 func (a *Access) allowed(ctx context.Context, user *authnv1.UserInfo, group, resource, namespace string) (bool, error) {
-	d := decision{user: user.Username + "\x00" + strings.Join(user.Groups, ","), group: group, resource: resource, namespace: namespace}
-	a.mu.Lock()
-	if c, ok := a.decisions[d]; ok && a.now().Before(c.until) {
-		a.mu.Unlock()
-		return c.value, nil
+	if ok, known := a.known(user, history.Scope{Group: group, Resource: resource, Namespace: namespace}); known {
+		return ok, nil
 	}
-	a.mu.Unlock()
+	return a.review(ctx, user, history.Scope{Group: group, Resource: resource, Namespace: namespace})
+}
+
+// known returns a decision made within accessTTL, if there is one.
+func (a *Access) known(user *authnv1.UserInfo, s history.Scope) (allowed, known bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.decisions[decisionKey(user, s)]
+	if !ok || !a.now().Before(c.until) {
+		return false, false
+	}
+	return c.value, true
+}
+
+// review asks the API server whether user may list s, and keeps the
+// answer for accessTTL.
+func (a *Access) review(ctx context.Context, user *authnv1.UserInfo, s history.Scope) (bool, error) {
+	group, resource, namespace := s.Group, s.Resource, s.Namespace
 	ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
 	defer cancel()
 	extra := map[string]authzv1.ExtraValue{}
@@ -152,8 +174,7 @@ func (a *Access) allowed(ctx context.Context, user *authnv1.UserInfo, group, res
 		return false, errReviewFailed // not cached: asked again next time
 	}
 	a.mu.Lock()
-	a.decisions[d] = cached[bool]{review.Status.Allowed, a.now().Add(accessTTL)}
-	pruneExpired(a.decisions, a.now())
+	keep(a.decisions, decisionKey(user, s), cached[bool]{review.Status.Allowed, a.now().Add(accessTTL)}, a.now())
 	a.mu.Unlock()
 	return review.Status.Allowed, nil
 }
@@ -172,17 +193,27 @@ func (a *Access) reviewed(err error) error {
 	return err
 }
 
-// maxCached is how many identities or decisions are kept before the
-// expired ones are dropped: many callers never grow the caches for good.
+// maxCached is how many identities, and how many decisions, are kept at
+// most: many callers, or one asking many questions, never grow the
+// caches past it.
 const maxCached = 10000
 
-func pruneExpired[K comparable, V any](m map[K]cached[V], now time.Time) {
-	if len(m) < maxCached {
-		return
-	}
-	for k, c := range m {
-		if !now.Before(c.until) {
-			delete(m, k)
+// keep caches v at k. A full cache first drops what has expired, then,
+// if still full, a tenth of its entries (any: map order), so that its
+// size is bounded and the cost of making room is spread over many calls.
+func keep[K comparable, V any](m map[K]cached[V], k K, v cached[V], now time.Time) {
+	if _, ok := m[k]; !ok && len(m) >= maxCached {
+		for key, c := range m {
+			if !now.Before(c.until) {
+				delete(m, key)
+			}
+		}
+		for key := range m {
+			if len(m) < maxCached-maxCached/10 {
+				break
+			}
+			delete(m, key)
 		}
 	}
+	m[k] = v
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pmezard/go-difflib/difflib"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubediff/kubediff/pkg/discovery"
@@ -70,12 +69,31 @@ func ResolveObject(ctx context.Context, src Source, typ, name, namespace string)
 	return history.NewObjectID(r.GVR.Group, r.GVR.Resource, namespace, name), nil
 }
 
+// Bounds of the two-moment diff: what one request may cost, whoever may
+// write the object (a 60,000-line ConfigMap value cost difflib 72 s of
+// CPU, on after the client left).
+const (
+	// MaxDiffBytes is the most YAML of one moment the diff reads; no
+	// object the API server stores comes near it.
+	MaxDiffBytes = 3 << 20
+	// MaxDiffLines is the most lines that may differ on each side, between
+	// the first and the last line that differ: an object added or removed
+	// whole is not bounded by it (nothing to search).
+	MaxDiffLines = 10000
+	// DiffTimeout is the most time one diff may take.
+	DiffTimeout = 10 * time.Second
+)
+
+// ErrDiffTooBig says a two-moment diff is past its bounds (413).
+var ErrDiffTooBig = errors.New("too big to diff")
+
 // UnifiedDiff is how the object changed between from and to, as a
 // unified diff of YAML labelled with label and the moments, each state
 // shown through view (nil: everything kept). An object missing at one
-// moment shows as all added or all removed.
+// moment shows as all added or all removed. It ends when ctx does, and is
+// ErrDiffTooBig past MaxDiffBytes, MaxDiffLines or DiffTimeout.
 func UnifiedDiff(ctx context.Context, src Source, id history.ObjectID, label string, from, to time.Time, view View) (string, error) {
-	var sides [2]string
+	var sides [2][]string
 	found := 0
 	for i, at := range []time.Time{from, to} {
 		raw, err := src.At(ctx, id, at)
@@ -89,21 +107,64 @@ func UnifiedDiff(ctx context.Context, src Source, id history.ObjectID, label str
 		if raw, err = view.show(id, raw); err != nil {
 			return "", err
 		}
-		y, err := yaml.JSONToYAML(raw)
-		if err != nil {
+		if sides[i], err = yamlLines(raw, label, at); err != nil {
 			return "", err
 		}
-		sides[i] = string(y)
 	}
 	if found == 0 {
 		return "", fmt.Errorf("%s existed at neither moment (as far as kubediff saw): %w", label, history.ErrNotFound)
 	}
-	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(sides[0]), B: difflib.SplitLines(sides[1]),
-		FromFile: label + " at " + from.UTC().Format(time.RFC3339Nano),
-		ToFile:   label + " at " + to.UTC().Format(time.RFC3339Nano),
-		Context:  3,
-	})
+	if a, b := differing(sides[0], sides[1]); a > MaxDiffLines && b > 0 || b > MaxDiffLines && a > 0 {
+		return "", fmt.Errorf("%w: %s differs in %d lines at %s and %d at %s, more than the %d this diff compares; read each moment whole (get --at)",
+			ErrDiffTooBig, label, a, from.UTC().Format(time.RFC3339Nano), b, to.UTC().Format(time.RFC3339Nano), MaxDiffLines)
+	}
+	diffCtx, cancel := context.WithTimeout(ctx, DiffTimeout)
+	defer cancel()
+	match, err := diffLines(diffCtx, sides[0], sides[1])
+	switch {
+	case err != nil && ctx.Err() == nil:
+		return "", fmt.Errorf("%w: %s changed too much between the moments to diff within %s; read each moment whole (get --at)", ErrDiffTooBig, label, DiffTimeout)
+	case err != nil:
+		return "", err
+	}
+	return unified(sides[0], sides[1], match,
+		label+" at "+from.UTC().Format(time.RFC3339Nano), label+" at "+to.UTC().Format(time.RFC3339Nano)), nil
+}
+
+// yamlLines is the object's JSON as lines of YAML, each with its "\n",
+// or ErrDiffTooBig past MaxDiffBytes.
+func yamlLines(raw []byte, label string, at time.Time) ([]string, error) {
+	if len(raw) > MaxDiffBytes {
+		return nil, fmt.Errorf("%w: %s at %s is %d bytes, more than the %d this diff reads", ErrDiffTooBig, label, at.UTC().Format(time.RFC3339Nano), len(raw), MaxDiffBytes)
+	}
+	y, err := yaml.JSONToYAML(raw)
+	if err != nil {
+		return nil, err
+	}
+	if len(y) > MaxDiffBytes {
+		return nil, fmt.Errorf("%w: %s at %s is %d bytes of YAML, more than the %d this diff reads", ErrDiffTooBig, label, at.UTC().Format(time.RFC3339Nano), len(y), MaxDiffBytes)
+	}
+	lines := strings.SplitAfter(string(y), "\n")
+	if last := len(lines) - 1; lines[last] == "" {
+		lines = lines[:last]
+	} else {
+		lines[last] += "\n"
+	}
+	return lines, nil
+}
+
+// differing counts the lines of a and of b between the first and the
+// last that differ.
+func differing(a, b []string) (int, int) {
+	start := 0
+	for start < len(a) && start < len(b) && a[start] == b[start] {
+		start++
+	}
+	end := 0
+	for end < len(a)-start && end < len(b)-start && a[len(a)-1-end] == b[len(b)-1-end] {
+		end++
+	}
+	return len(a) - start - end, len(b) - start - end
 }
 
 // DecodeRecord reads a kept record, numbers as they were written.

@@ -5,11 +5,12 @@
 package historyapi
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -118,21 +119,16 @@ func (h *Handler) records(w http.ResponseWriter, r *http.Request, user *authnv1.
 		writeError(w, http.StatusBadRequest, "BadRequest", err)
 		return
 	}
-	// A review that fails fails the page: leaving its records out would
-	// pass for "not allowed".
-	var reviewErr error
-	q.Allowed = func(group, resource, namespace string) bool {
-		ok, err := h.access.MayList(r.Context(), user, group, resource, namespace)
-		reviewErr = cmp.Or(reviewErr, err)
-		return ok
-	}
-	page, err := h.reader.Records(q)
-	if reviewErr != nil {
-		writeError(w, http.StatusServiceUnavailable, "Unavailable", reviewErr)
+	// Access is decided before the history is read: no review runs
+	// inside its read transaction, where a slow one would hold up the
+	// state's flush.
+	if q, err = visibleQuery(r.Context(), h.reader, h.access, user, q); err != nil {
+		writeQueryError(w, err)
 		return
 	}
+	page, err := h.reader.Records(q)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "Internal", err)
+		writeQueryError(w, err)
 		return
 	}
 	if page.Records == nil {
@@ -141,12 +137,26 @@ func (h *Handler) records(w http.ResponseWriter, r *http.Request, user *authnv1.
 	writeJSON(w, page)
 }
 
+// writeQueryError answers why a query has no answer: the caller's
+// mistake (400), a review the API server did not answer (503: leaving
+// records out would pass for "not allowed"), or the history (500).
+func writeQueryError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, ErrTooBroad), errors.Is(err, errBadNamespace), errors.Is(err, history.ErrBadPageToken):
+		writeError(w, http.StatusBadRequest, "BadRequest", err)
+	case errors.Is(err, errReviewFailed):
+		writeError(w, http.StatusServiceUnavailable, "Unavailable", err)
+	default:
+		writeError(w, http.StatusInternalServerError, "Internal", err)
+	}
+}
+
 func (h *Handler) object(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) {
-	id, ok := h.allowedObject(w, r, user)
+	v, id, ok := h.allowedObject(w, r, user)
 	if !ok {
 		return
 	}
-	at, err := time.Parse(time.RFC3339Nano, r.URL.Query().Get("at"))
+	at, err := time.Parse(time.RFC3339Nano, v.Get("at"))
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "BadRequest", errors.New("at: want an RFC 3339 time"))
 		return
@@ -163,11 +173,10 @@ func (h *Handler) object(w http.ResponseWriter, r *http.Request, user *authnv1.U
 // diff answers how an object changed between from and to (default: now),
 // as a unified diff of YAML, through watch's rules unless all=true.
 func (h *Handler) diff(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) {
-	id, ok := h.allowedObject(w, r, user)
+	v, id, ok := h.allowedObject(w, r, user)
 	if !ok {
 		return
 	}
-	v := r.URL.Query()
 	from, err := time.Parse(time.RFC3339Nano, v.Get("from"))
 	to := time.Now()
 	if err == nil && v.Get("to") != "" {
@@ -190,26 +199,36 @@ func (h *Handler) diff(w http.ResponseWriter, r *http.Request, user *authnv1.Use
 	_, _ = w.Write([]byte(text))
 }
 
-// allowedObject reads the object a request names (object, namespace) and
-// answers 400 or 403 unless the caller may list it.
-func (h *Handler) allowedObject(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) (history.ObjectID, bool) {
-	v := r.URL.Query()
+// allowedObject reads the query and the object it names (object,
+// namespace), and answers 400 or 403 unless the caller may list it.
+func (h *Handler) allowedObject(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) (url.Values, history.ObjectID, bool) {
+	v, err := queryOf(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequest", err)
+		return nil, "", false
+	}
 	sel, err := ParseSelector(v.Get("object"))
-	if err != nil || sel.Name == "" {
-		writeError(w, http.StatusBadRequest, "BadRequest", errors.New("object: want RESOURCE[.GROUP]/NAME, such as deployments.apps/web"))
-		return "", false
+	if err == nil && sel.Name == "" {
+		err = errors.New("object: want RESOURCE[.GROUP]/NAME, such as deployments.apps/web")
 	}
 	ns := v.Get("namespace")
+	if err == nil {
+		err = checkNamespace(ns)
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequest", err)
+		return nil, "", false
+	}
 	ok, err := h.access.MayList(r.Context(), user, sel.Group, sel.Resource, ns)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "Unavailable", err)
-		return "", false
+		return nil, "", false
 	}
 	if !ok {
 		writeError(w, http.StatusForbidden, "Forbidden", errors.New("your Kubernetes RBAC does not let you list "+sel.Resource+" there"))
-		return "", false
+		return nil, "", false
 	}
-	return history.NewObjectID(sel.Group, sel.Resource, ns, sel.Name), true
+	return v, history.NewObjectID(sel.Group, sel.Resource, ns, sel.Name), true
 }
 
 // writeStateError answers why there is no state.
@@ -219,13 +238,20 @@ func writeStateError(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusNotFound, "NotFound", err)
 	case errors.Is(err, history.ErrBeforeHistory):
 		writeError(w, http.StatusNotFound, "BeforeHistory", err)
+	case errors.Is(err, ErrDiffTooBig):
+		writeError(w, http.StatusRequestEntityTooLarge, "TooLarge", err)
 	default:
 		writeError(w, http.StatusInternalServerError, "Internal", err)
 	}
 }
 
 func (h *Handler) types(w http.ResponseWriter, r *http.Request, _ *authnv1.UserInfo) {
-	found, err := h.reader.Resolve(r.URL.Query().Get("name"))
+	v, err := queryOf(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequest", err)
+		return
+	}
+	found, err := h.reader.Resolve(v.Get("name"))
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "Internal", err)
 		return
@@ -240,8 +266,19 @@ func (h *Handler) types(w http.ResponseWriter, r *http.Request, _ *authnv1.UserI
 // parseQuery reads a records query: select (repeatable), namespace,
 // from, until, limit, after.
 func parseQuery(r *http.Request) (history.Query, error) {
-	v := r.URL.Query()
+	v, err := queryOf(r)
+	if err != nil {
+		return history.Query{}, err
+	}
 	q := history.Query{Namespace: v.Get("namespace"), After: v.Get("after")}
+	if err := checkNamespace(q.Namespace); err != nil {
+		return q, err
+	}
+	if q.After != "" {
+		if _, err := history.ParsePageToken(q.After); err != nil {
+			return q, fmt.Errorf("after: %w", err)
+		}
+	}
 	for _, s := range v["select"] {
 		sel, err := ParseSelector(s)
 		if err != nil {
@@ -281,7 +318,8 @@ func ParseSelector(s string) (history.Selector, error) {
 	if resource == "" || strings.Contains(name, "/") {
 		return history.Selector{}, errors.New("select: want RESOURCE[.GROUP][/NAME], such as deployments.apps/web")
 	}
-	return history.Selector{Group: group, Resource: resource, Name: name}, nil
+	sel := history.Selector{Group: group, Resource: resource, Name: name}
+	return sel, checkSelector(sel)
 }
 
 // FormatSelector writes a selector as ParseSelector reads it.

@@ -1,7 +1,6 @@
 package historyapi
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -25,21 +24,22 @@ type UserSource struct {
 	User   *authnv1.UserInfo
 }
 
-// Records implements Source.
+// Records implements Source: what the user may see is decided before the
+// history is read.
 func (u UserSource) Records(ctx context.Context, q history.Query) (history.Page, error) {
-	var reviewErr error
-	q.Allowed = func(group, resource, namespace string) bool {
-		ok, err := u.Access.MayList(ctx, u.User, group, resource, namespace)
-		reviewErr = cmp.Or(reviewErr, err)
-		return ok
+	q, err := visibleQuery(ctx, u.Reader, u.Access, u.User, q)
+	if err != nil {
+		return history.Page{}, err
 	}
-	page, err := u.Reader.Records(q)
-	return page, cmp.Or(reviewErr, err)
+	return u.Reader.Records(q)
 }
 
 // At implements Source.
 func (u UserSource) At(ctx context.Context, id history.ObjectID, t time.Time) ([]byte, error) {
 	group, resource, namespace, _ := id.Parts()
+	if err := checkNamespace(namespace); err != nil {
+		return nil, err
+	}
 	ok, err := u.Access.MayList(ctx, u.User, group, resource, namespace)
 	switch {
 	case err != nil:

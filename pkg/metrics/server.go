@@ -12,6 +12,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
+// Timeouts of the HTTP server: no endpoint streams, so each request is
+// bounded from its first byte to its answer's last (the history's longest,
+// a page of records whose access needs a few hundred reviews, or a
+// two-moment diff, within a minute), and a keep-alive connection idle
+// for idleTimeout is closed: connections left open by callers never pile
+// up. Variables, for tests.
+var (
+	readTimeout  = 30 * time.Second
+	writeTimeout = 2 * time.Minute
+	idleTimeout  = 60 * time.Second
+)
+
 // Serve listens on addr and serves /healthz (the process is alive),
 // /readyz (ready returns why not: caches syncing, the API server not
 // answering; a follower is ready too) and /metrics until stop is called.
@@ -37,7 +49,8 @@ func Serve(addr string, m *Metrics, ready func() error, routes func(*http.ServeM
 	if routes != nil {
 		routes(mux)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: readTimeout,
+		WriteTimeout: writeTimeout, IdleTimeout: idleTimeout}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server stopped", "err", err)

@@ -1,0 +1,69 @@
+package historyapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kubediff/kubediff/pkg/history"
+)
+
+// maxParameters is the most query parameters a request may send: far
+// more than any query needs (select repeats once a type), and far below
+// the 10,000 past which Go's url package reads none at all, which would
+// turn a filtered request into an unfiltered one.
+const maxParameters = 100
+
+// queryOf reads a request's query parameters, refusing more than
+// maxParameters or any it cannot read: a parameter silently dropped
+// would widen the answer.
+func queryOf(r *http.Request) (url.Values, error) {
+	if n := strings.Count(r.URL.RawQuery, "&") + 1; r.URL.RawQuery != "" && n > maxParameters {
+		return nil, fmt.Errorf("%d query parameters: at most %d are read", n, maxParameters)
+	}
+	v, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, fmt.Errorf("the query cannot be read: %w", err)
+	}
+	return v, nil
+}
+
+// errBadNamespace marks a namespace no Kubernetes object can be in.
+var errBadNamespace = errors.New("namespace: want a namespace's name (a DNS-1123 label: at most 63 lowercase letters, digits and '-')")
+
+// checkNamespace refuses a namespace that cannot exist ("" is every
+// namespace): such a name would only cost access reviews and cache.
+func checkNamespace(ns string) error {
+	if ns != "" && len(validation.IsDNS1123Label(ns)) > 0 {
+		return errBadNamespace
+	}
+	return nil
+}
+
+// checkSelector refuses a type or object name that cannot exist: a
+// resource is a DNS-1123 label, a group a DNS-1123 subdomain, and a name
+// at most 253 characters that can be a path segment.
+func checkSelector(s history.Selector) error {
+	switch {
+	case len(validation.IsDNS1123Label(s.Resource)) > 0:
+		return fmt.Errorf("%q: not a resource's plural name (a DNS-1123 label, such as deployments)", truncate(s.Resource))
+	case s.Group != "" && len(validation.IsDNS1123Subdomain(s.Group)) > 0:
+		return fmt.Errorf("%q: not an API group (a DNS-1123 subdomain, such as apps)", truncate(s.Group))
+	case s.Name != "" && (len(s.Name) > validation.DNS1123SubdomainMaxLength || len(path.IsValidPathSegmentName(s.Name)) > 0):
+		return fmt.Errorf("%q: not an object's name (at most 253 characters, no '/' or '%%')", truncate(s.Name))
+	}
+	return nil
+}
+
+// truncate shortens what a caller sent before an error repeats it.
+func truncate(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
