@@ -134,3 +134,36 @@ func TestHeldRecordWaitsForItsRelease(t *testing.T) {
 		t.Error("the released state was not written with its record")
 	}
 }
+
+// A record whose object's state never comes is written at the next flush
+// all the same, without a timer: its object could not be stored, its type
+// stopped being watched, or the hold Forget dropped was released. None
+// is left waiting once written.
+func TestRecordsWhoseStateNeverComesAreWritten(t *testing.T) {
+	ref := Ref{Target: configMapTarget, Key: "ns/a"}
+	for name, end := range map[string]func(s *Store){
+		"an object that cannot be stored": func(s *Store) { s.Unstored(ref.Target, ref.Key) },
+		"a type no longer watched":        func(s *Store) { s.Forget(ref.Target) },
+		"a hold dropped by Forget":        func(s *Store) { s.Hold(ref); s.Forget(ref.Target); s.Release(ref) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := openBound(t, t.TempDir(), "c1", &bytes.Buffer{})
+			if err := s.SetHistory(history.Policy{Retention: time.Hour, MaxBytes: 1 << 20}); err != nil {
+				t.Fatal(err)
+			}
+			s.Keep(keptUpdate("debug", time.Now()), ref)
+			end(s)
+			if err := s.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if page, err := s.History().Records(history.Query{}); err != nil || len(page.Records) != 1 {
+				t.Errorf("after the flush the history holds %d records (%v), want the one kept", len(page.Records), err)
+			}
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if len(s.waiting) != 0 || len(s.kept) != 0 {
+				t.Errorf("%d refs still waited for, %d records still kept after they were written", len(s.waiting), len(s.kept))
+			}
+		})
+	}
+}

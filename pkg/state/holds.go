@@ -36,6 +36,7 @@ func (s *Store) Release(ref Ref) {
 	defer s.mu.Unlock()
 	h := s.held[ref]
 	if h == nil {
+		s.stateNoted(ref, nil) // Forget dropped the hold: no state comes
 		return
 	}
 	delete(s.held, ref)

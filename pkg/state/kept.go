@@ -13,17 +13,16 @@ import (
 // notes the state, and a flush between the two would write the record
 // alone; a crash then would report the change again at the restart, and
 // the history would hold it twice. So a kept record waits until its
-// object's state is noted (or, for a held update, released).
+// object's state is noted (or, for a held update, released). Every way a
+// state can fail to come ends the wait too: an object that cannot be
+// stored (Unstored), a type no longer watched (Forget), a hold that
+// Forget dropped, a target written whole (WriteFull). So no record waits
+// on a timer, and none is left in waiting once written.
 type keptRecord struct {
 	entry history.Entry
 	ref   Ref
 	ready bool
-	at    time.Time
 }
-
-// maxStateWait bounds how long a record waits for its state: one whose
-// state never comes (the object could not be encoded) is written anyway.
-const maxStateWait = 5 * time.Second
 
 // Keep notes a record for the history, to be written with the state of
 // the object stored at ref, which the watcher notes next.
@@ -33,7 +32,7 @@ func (s *Store) Keep(e history.Entry, ref Ref) {
 	if !s.historyPolicy.On() {
 		return
 	}
-	k := &keptRecord{entry: e, ref: ref, ready: ref == (Ref{}), at: time.Now()}
+	k := &keptRecord{entry: e, ref: ref, ready: ref == (Ref{})}
 	s.kept = append(s.kept, k)
 	if !k.ready {
 		s.waiting[ref] = append(s.waiting[ref], k)
@@ -62,15 +61,27 @@ type keptBatch struct {
 	trim    bool // time to drop what retention no longer keeps
 }
 
+// Unstored ends the wait of the records kept for an object whose state
+// cannot be stored (it could not be encoded): they are written with the
+// state the record itself holds.
+func (s *Store) Unstored(target, key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stateNoted(Ref{Target: target, Key: key}, nil)
+}
+
 // snapshotKept takes the records whose states are noted (and, for a full
-// write of target, that target's: the list holds their states). The
-// caller holds s.mu.
+// write of target, that target's: the list holds their states, and they
+// wait no more). The caller holds s.mu.
 func (s *Store) snapshotKept(target string) keptBatch {
 	b := keptBatch{policy: s.historyPolicy}
 	now := time.Now()
 	rest := s.kept[:0:0]
 	for _, k := range s.kept {
-		if k.ready || k.ref.Target == target && target != "" || now.Sub(k.at) >= maxStateWait {
+		if !k.ready && target != "" && k.ref.Target == target {
+			s.stateNoted(k.ref, nil) // the list written with them holds the state
+		}
+		if k.ready {
 			b.records = append(b.records, k)
 			continue
 		}

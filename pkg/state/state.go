@@ -207,6 +207,11 @@ func (s *Store) Replace(target string, list List) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pending[target] = &targetChanges{replace: true, list: list, objects: map[string]*Object{}}
+	for ref := range s.waiting {
+		if ref.Target == target {
+			s.stateNoted(ref, nil) // the list holds their states
+		}
+	}
 }
 
 // Forget notes that a target is no longer watched (its type is gone).
@@ -217,6 +222,11 @@ func (s *Store) Forget(target string) {
 	for ref := range s.held {
 		if ref.Target == target {
 			delete(s.held, ref)
+		}
+	}
+	for ref := range s.waiting {
+		if ref.Target == target {
+			s.stateNoted(ref, nil) // no state of it comes any more
 		}
 	}
 }

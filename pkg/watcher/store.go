@@ -239,7 +239,9 @@ func (p *persisted) put(key string, c *compactObject) {
 	}
 	if o := p.stored(c); o != nil {
 		p.state.Put(p.target, key, o)
+		return
 	}
+	p.state.Unstored(p.target, key)
 }
 
 // stored is c as the state store keeps it: plain JSON, so that the state
