@@ -340,4 +340,7 @@ func TestStateKeptWithoutARecord(t *testing.T) {
 	if fmt.Sprint(types) != "[added updated]" {
 		t.Errorf("records listed across two pages = %v, want [added updated]: the kept state is no record", types)
 	}
+	if stats, err := r.Stats(); err != nil || stats.Records != 2 || stats.QuietStates != 1 || stats.Bytes == 0 {
+		t.Errorf("stats = %+v, %v; want 2 records, 1 quiet state and their bytes", stats, err)
+	}
 }

@@ -14,12 +14,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/kubediff/kubediff/internal/scenario"
 	"github.com/kubediff/kubediff/internal/testenv"
 	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/state"
 )
 
 // settle is how long the cluster must stay quiet after a step's action
@@ -69,7 +71,7 @@ func runMain(m *testing.M) int {
 }
 
 // watch runs the kubediff binary with args until the test ends.
-func watch(t *testing.T, args ...string) (stdout, stderr *testenv.SyncBuffer) {
+func watch(t *testing.T, args ...string) (stdout, stderr *testenv.SyncBuffer, stop func()) {
 	t.Helper()
 	stdout, stderr = &testenv.SyncBuffer{}, &testenv.SyncBuffer{}
 	cmd := exec.Command(binary, append([]string{"watch", "--kubeconfig", env.Kubeconfig, "--http-address", ""}, args...)...)
@@ -77,12 +79,13 @@ func watch(t *testing.T, args ...string) (stdout, stderr *testenv.SyncBuffer) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
+	stop = sync.OnceFunc(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
 	})
+	t.Cleanup(stop)
 	testenv.Eventually(t, "kubediff to sync", 2*time.Minute, func() bool { return strings.Contains(stderr.String(), "msg=watching") })
-	return stdout, stderr
+	return stdout, stderr, stop
 }
 
 // quietStream is an output that must have been quiet for a while.
@@ -153,8 +156,9 @@ func TestDayInTheLife(t *testing.T) {
 	if err := scenario.Setup(ctx, k); err != nil {
 		t.Fatal(err)
 	}
-	stdout, _ := watch(t, "-o", "json")
-	text, _ := watch(t, "-o", "text", "--color", "never")
+	stateDir := filepath.Join(t.TempDir(), "state")
+	stdout, _, stopJSON := watch(t, "-o", "json", "--state-dir", stateDir)
+	text, _, _ := watch(t, "-o", "text", "--color", "never")
 	slack := &testenv.SlackServer{}
 	slackSrv := httptest.NewServer(slack)
 	defer slackSrv.Close()
@@ -163,7 +167,7 @@ func TestDayInTheLife(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(sink), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	watch(t, "-o", "none", "--config", cfg)
+	_, _, _ = watch(t, "-o", "none", "--config", cfg)
 	// kubewatch beside it, for the comparison in docs/living-cluster.md.
 	kubewatch := startKubewatch(t)
 	settled := func() {
@@ -246,4 +250,29 @@ func TestDayInTheLife(t *testing.T) {
 		t.Errorf("kubewatch posted nothing: the comparison is void; its log ends:\n%s", kubewatch.stderr())
 	}
 	t.Logf("kubewatch %s (webhook handler, every type it watches) on the same steps:\n    %s", "v0.1.0", strings.Join(kubewatchSteps, "\n    "))
+	stopJSON()
+	reportHistoryCost(t, stateDir)
+}
+
+// reportHistoryCost prints what the day's history holds: the records,
+// and the states of quiet changes (status counters, Pods starting) that
+// it keeps without a record so that get --at answers the status the API
+// server held. Quiet states must be there: a rollout's status moves on
+// without a record.
+func reportHistoryCost(t *testing.T, dir string) {
+	t.Helper()
+	reader, closeDB, err := state.OpenHistory(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = closeDB() }()
+	stats, err := reader.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("history after the day: %d records, %d quiet states, %d bytes in all (%.0f bytes per entry)",
+		stats.Records, stats.QuietStates, stats.Bytes, float64(stats.Bytes)/float64(max(1, stats.Records+stats.QuietStates)))
+	if stats.QuietStates == 0 {
+		t.Error("the history kept no quiet state: get --at would show the status of the last record as current")
+	}
 }
