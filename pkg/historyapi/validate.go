@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kubediff/kubediff/pkg/history"
@@ -54,7 +54,7 @@ func checkSelector(s history.Selector) error {
 		return fmt.Errorf("%q: not a resource's plural name (a DNS-1123 label, such as deployments)", truncate(s.Resource))
 	case s.Group != "" && len(validation.IsDNS1123Subdomain(s.Group)) > 0:
 		return fmt.Errorf("%q: not an API group (a DNS-1123 subdomain, such as apps)", truncate(s.Group))
-	case s.Name != "" && (len(s.Name) > validation.DNS1123SubdomainMaxLength || len(path.IsValidPathSegmentName(s.Name)) > 0):
+	case s.Name != "" && (len(s.Name) > validation.DNS1123SubdomainMaxLength || len(content.IsPathSegmentName(s.Name)) > 0):
 		return fmt.Errorf("%q: not an object's name (at most 253 characters, no '/' or '%%')", truncate(s.Name))
 	}
 	return nil
