@@ -77,6 +77,8 @@ func (l *Local) OpenURL() string {
 	return l.base + "/open?code=" + code
 }
 
+// ServeHTTP answers a request naming this server that holds the
+// session's cookie, or trades a one-time code for it at /open.
 func (l *Local) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !l.hosts[strings.ToLower(r.Host)] {
 		http.Error(w, fmt.Sprintf("this page answers at %s only (Host %q is not this server)", l.base, r.Host), http.StatusForbidden)
