@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/kubediff/kubediff/internal/app"
@@ -38,25 +37,12 @@ their Kubernetes RBAC lets them list.`,
 				opts.Health = remoteHealth(remote)
 			}
 			server := historymcp.NewServer(opts)
-			return server.Run(cmd.Context(), stdioTransport(stdout))
+			return server.Run(cmd.Context(), &historymcp.LineTransport{In: os.Stdin, Out: stdout})
 		},
 	}
 	addHistorySourceFlags(cmd)
 	return cmd
 }
-
-// stdioTransport speaks on the process's stdin and stdout (the writer
-// Run was given, which is os.Stdout but in tests).
-func stdioTransport(stdout io.Writer) mcp.Transport {
-	if w, ok := stdout.(io.WriteCloser); ok && w == os.Stdout {
-		return &mcp.StdioTransport{}
-	}
-	return &mcp.IOTransport{Reader: os.Stdin, Writer: nopCloser{stdout}}
-}
-
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
 
 // remoteHealth asks a running kubediff how its watches are doing.
 func remoteHealth(remote *historyapi.Remote) func(context.Context) ([]watcher.TargetState, error) {

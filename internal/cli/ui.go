@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,7 +29,9 @@ func newUICommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Serve the timeline page on 127.0.0.1 for you alone: of a running kubediff
 (--server), whose API it calls with your kubeconfig's credentials so that you
 see what your RBAC lets you list, or of a state dir (--state-dir). It prints
-the URL (which holds the page's key) and opens a browser when there is one.`,
+a URL that lets one browser in, once, within 2 minutes, and opens a browser
+when there is one (through a file only you can read: never with a secret on
+its command line).`,
 		Example: `  kubediff ui --server http://127.0.0.1:8080
   kubediff ui --state-dir /var/lib/kubediff --no-browser`,
 		Args: cobra.NoArgs,
@@ -37,7 +43,7 @@ the URL (which holds the page's key) and opens a browser when there is one.`,
 			defer done()
 			addr, _ := cmd.Flags().GetString("address")
 			noBrowser, _ := cmd.Flags().GetBool("no-browser")
-			return serveUI(cmd.Context(), addr, historyui.NewLocal(handler), !noBrowser, stdout)
+			return serveUI(cmd.Context(), addr, handler, !noBrowser, stdout, stderr)
 		},
 	}
 	addHistorySourceFlags(cmd)
@@ -68,19 +74,28 @@ func uiHandler(cmd *cobra.Command, stderr io.Writer) (http.Handler, func(), erro
 	return mux, func() { _ = closeDB() }, nil
 }
 
-// serveUI serves h on addr until ctx is done, printing the URL and
-// opening a browser on it.
-func serveUI(ctx context.Context, addr string, h *historyui.Local, browse bool, stdout io.Writer) error {
+// serveUI serves h on addr until ctx is done, guarded for you alone
+// (historyui.Local): it prints a URL that lets one browser in and opens
+// a browser with another.
+func serveUI(ctx context.Context, addr string, h http.Handler, browse bool, stdout, stderr io.Writer) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("--address %s: %w", addr, err)
 	}
-	url := "http://" + ln.Addr().String() + h.OpenPath()
-	fmt.Fprintf(stdout, "kubediff history: %s\n", url)
-	if browse {
-		openBrowser(url)
+	local, err := historyui.NewLocal(h, ln.Addr().String())
+	if err != nil {
+		_ = ln.Close()
+		return err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stdout, "kubediff history: %s\n", local.OpenURL())
+	if browse {
+		remove, err := openBrowser(local.OpenURL())
+		if err != nil {
+			fmt.Fprintf(stderr, "kubediff ui: no browser opened (%v): open the URL above\n", err)
+		}
+		defer remove()
+	}
+	srv := &http.Server{Handler: local, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -93,14 +108,41 @@ func serveUI(ctx context.Context, addr string, h *historyui.Local, browse bool, 
 	return nil
 }
 
-// openBrowser tries the desktop's opener; without one (a server, a
-// container) the printed URL is the way in.
-func openBrowser(url string) {
+// openBrowser opens url in the desktop's browser without putting it on
+// a command line, where any user of the machine can read it
+// (/proc/PID/cmdline, ps): the opener is given a file only you may read
+// (0600, in a 0700 directory) that sends the browser on to url. Without
+// an opener (a server, a container) the printed URL is the way in. The
+// file goes when remove is called or url's code has expired.
+func openBrowser(url string) (remove func(), err error) {
+	remove = func() {}
 	opener := map[string]string{"darwin": "open", "windows": "explorer"}[runtime.GOOS]
 	if opener == "" {
 		opener = "xdg-open"
 	}
-	if path, err := exec.LookPath(opener); err == nil {
-		_ = exec.Command(path, url).Start()
+	path, err := exec.LookPath(opener)
+	if err != nil {
+		return remove, err
 	}
+	dir, err := os.MkdirTemp(os.Getenv("XDG_RUNTIME_DIR"), "kubediff-ui-")
+	if err != nil {
+		return remove, err
+	}
+	var once sync.Once
+	remove = func() { once.Do(func() { _ = os.RemoveAll(dir) }) }
+	time.AfterFunc(historyui.CodeLifetime, remove)
+	page := filepath.Join(dir, "open.html")
+	escaped := html.EscapeString(url)
+	redirect := `<!DOCTYPE html><meta charset="utf-8"><meta name="referrer" content="no-referrer">` +
+		`<meta http-equiv="refresh" content="0;url=` + escaped + `"><title>kubediff history</title>` +
+		`<p><a href="` + escaped + `">Open kubediff's history</a></p>` + "\n"
+	if err := os.WriteFile(page, []byte(redirect), 0o600); err != nil {
+		return remove, err
+	}
+	opening := exec.Command(path, page)
+	if err := opening.Start(); err != nil {
+		return remove, err
+	}
+	go func() { _ = opening.Wait() }() // xdg-open returns at once; reap it
+	return remove, nil
 }

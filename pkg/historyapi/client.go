@@ -47,6 +47,9 @@ func NewRemoteThroughAPIServer(rc *rest.Config, prefix, apiService string) (*Rem
 	if err != nil {
 		return nil, err
 	}
+	if host.Path == "" {
+		host.Path = "/" // else JoinPath makes a relative path, which the proxy would send as it is
+	}
 	return &Remote{base: host.JoinPath(prefix), client: &http.Client{Transport: rt, Timeout: time.Minute}, trim: BasePath,
 		hint: fmt.Sprintf("is kubediff's APIService registered and available? kubectl get apiservice %s", apiService)}, nil
 }
@@ -180,6 +183,11 @@ func (r *Remote) Proxy() http.Handler {
 	return &httputil.ReverseProxy{
 		Transport: r.client.Transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
+			// Through the API server, base ends in the aggregated API's
+			// prefix, which stands for BasePath: the page's
+			// /api/v1/history/records is the API's prefix + /records.
+			pr.Out.URL.Path = strings.TrimPrefix(pr.Out.URL.Path, r.trim)
+			pr.Out.URL.RawPath = ""
 			pr.SetURL(r.base)
 			pr.Out.Header.Del("Authorization")
 			pr.Out.Header.Del("Cookie")

@@ -17,7 +17,8 @@ const Path = "/mcp"
 
 type userKey struct{}
 
-// Register serves MCP at Path on mux to callers access lets in, each
+// Register serves MCP at Path on mux to callers access lets in (and no
+// web page of another origin: see sameOriginOnly), each
 // answered from reader as their RBAC allows. It is stateless: each request
 // is authenticated and answered by a server bound to its own caller, so a
 // session never carries one caller's view to another's request.
@@ -26,7 +27,7 @@ func Register(mux *http.ServeMux, reader *history.Reader, access *historyapi.Acc
 		user, _ := r.Context().Value(userKey{}).(*authnv1.UserInfo)
 		return NewServer(Options{Source: historyapi.UserSource{Reader: reader, Access: access, User: user}, Health: health, Version: version})
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
-	mux.Handle(Path, access.Require(func(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) {
+	mux.Handle(Path, sameOriginOnly(access.Require(func(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) {
 		handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
-	}))
+	})))
 }

@@ -40,23 +40,28 @@ func NewServer(o Options) *mcp.Server {
 			"object_changes, object_at and object_diff for one object. Times are RFC 3339 or a duration ago such as 15m.",
 	})
 	t := tools{src: o.Source, now: o.Now, health: o.Health}
-	mcp.AddTool(s, &mcp.Tool{Name: "list_changes", Title: "Changes in a time window",
+	mcp.AddTool(s, &mcp.Tool{Name: "list_changes", Annotations: readOnly, Title: "Changes in a time window",
 		Description: "Changes kubediff recorded in a time window, oldest first, optionally filtered by namespace, type, name, " +
 			"the manager who made them, or a changed field. A controller's burst on the objects it owns is summarised as one " +
 			"entry. Paged: pass next back as cursor for more."}, t.listChanges)
-	mcp.AddTool(s, &mcp.Tool{Name: "object_changes", Title: "One object's changes",
+	mcp.AddTool(s, &mcp.Tool{Name: "object_changes", Annotations: readOnly, Title: "One object's changes",
 		Description: "Every change kubediff recorded to one object (type as kubectl names it, such as deploy or configmaps), " +
 			"oldest first, each with the changed fields' old and new values (long values cut)."}, t.objectChanges)
-	mcp.AddTool(s, &mcp.Tool{Name: "object_at", Title: "An object at a moment",
+	mcp.AddTool(s, &mcp.Tool{Name: "object_at", Annotations: readOnly, Title: "An object at a moment",
 		Description: "The object as kubediff had it at a moment, as YAML (fields kubediff ignores left out, secrets redacted). " +
 			"An error says when it did not exist then."}, t.objectAt)
-	mcp.AddTool(s, &mcp.Tool{Name: "object_diff", Title: "An object between two moments",
+	mcp.AddTool(s, &mcp.Tool{Name: "object_diff", Annotations: readOnly, Title: "An object between two moments",
 		Description: "A unified diff of the object's YAML between two moments (to defaults to now)."}, t.objectDiff)
-	mcp.AddTool(s, &mcp.Tool{Name: "watched_types", Title: "Types kubediff knows",
+	mcp.AddTool(s, &mcp.Tool{Name: "watched_types", Annotations: readOnly, Title: "Types kubediff knows",
 		Description: "The resource types kubediff watched and keeps history for, with the names kubectl accepts, and, " +
 			"from a running kubediff, whether each is synced, syncing or retrying (cannot be listed now, with the error)."}, t.watchedTypes)
 	return s
 }
+
+// readOnly says what every tool is: a reader of kubediff's history, which
+// changes nothing and reaches nothing beyond it, so that a host may call
+// it without asking the user first.
+var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}
 
 // tools are the handlers, over one history.
 type tools struct {

@@ -61,8 +61,8 @@ func registerAPIService(t *testing.T, ns string, port int) {
 // aggregated API history.kubediff.io, so that any kubeconfig reaches it
 // through the cluster's API server, client certificates (as kind's) too.
 // A user with a client certificate, allowed to list ConfigMaps in one
-// namespace, sees that namespace's history only; the administrator sees
-// both; a caller reaching kubediff's port directly, not through the API
+// namespace, sees that namespace's history only, with `history` and on
+// the page of `kubediff ui`; the administrator sees both; a caller reaching kubediff's port directly, not through the API
 // server's front proxy, is refused.
 func TestHistoryThroughTheAPIServer(t *testing.T) {
 	mine, other := newNamespace(t), newNamespace(t)+"-other"
@@ -103,6 +103,16 @@ func TestHistoryThroughTheAPIServer(t *testing.T) {
 	}
 	if out := history(alice); !strings.Contains(out, `"namespace":"`+mine+`"`) || strings.Contains(out, other) {
 		t.Errorf("alice (a client certificate, ConfigMaps of %s only) should see %s alone:\n%s", mine, mine, out)
+	}
+
+	// The page of `kubediff ui --via-apiserver` calls the API through it,
+	// as alice.
+	page, base := uiClient(t, startUI(t, "--via-apiserver", "--kubeconfig", alice))
+	if code, body := uiGet(t, page, base, "/api/v1/history/records?namespace="+mine); code != http.StatusOK || !strings.Contains(body, `"namespace":"`+mine+`"`) {
+		t.Errorf("kubediff ui --via-apiserver: the page's records answered %d:\n%s", code, body)
+	}
+	if code, body := uiGet(t, page, base, "/api/v1/history/records?namespace="+other); code != http.StatusOK || strings.Contains(body, `"namespace":"`+other+`"`) {
+		t.Errorf("kubediff ui --via-apiserver: alice should see nothing of %s, got %d:\n%s", other, code, body)
 	}
 
 	// Straight to kubediff's port, claiming to be the administrator.

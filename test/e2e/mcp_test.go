@@ -36,8 +36,9 @@ func TestMCPAnswersAnAssistant(t *testing.T) {
 
 	server := httpAddress(t, w)
 	viewer := mcpSession(t, "--server", server, "--kubeconfig", assistant)
-	eventually(t, "the history to hold the changes", func() bool {
-		return len(listChanges(t, viewer, ns)) == 5
+	eventually(t, "the history to hold the changes", func() bool { // written once a second
+		got := listChanges(t, viewer, ns)
+		return len(got) == 5 && got[4].Burst != nil && got[4].Burst.Records == 3
 	})
 	checkMCPTools(t, viewer, ns, moments)
 	var health struct {

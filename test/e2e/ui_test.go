@@ -202,11 +202,19 @@ func reportPageWeight(t *testing.T, browser context.Context, base string) {
 	t.Logf("page: %d bytes (HTML, CSS and JS, uncompressed); first contentful paint %.0f ms", historyui.Size(), paint)
 }
 
-// startUI runs `kubediff ui` with args and returns the URL it prints.
+// startUI runs `kubediff ui --no-browser` with args and returns the URL
+// it prints.
 func startUI(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(kubediff, append([]string{"ui", "--no-browser"}, args...)...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig)
+	return startUIWithEnv(t, nil, append([]string{"--no-browser"}, args...)...)
+}
+
+// startUIWithEnv runs `kubediff ui` with more environment variables and
+// args, and returns the URL it prints.
+func startUIWithEnv(t *testing.T, environment []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(kubediff, append([]string{"ui"}, args...)...)
+	cmd.Env = append(append(os.Environ(), "KUBECONFIG="+env.Kubeconfig), environment...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +224,13 @@ func startUI(t *testing.T, args ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("kubediff ui %v: stderr:\n%s", args, stderr.String())
+		}
+	})
 	urls := make(chan string, 1)
 	go func() {
 		line, _ := bufio.NewReader(out).ReadString('\n')
