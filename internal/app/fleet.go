@@ -10,7 +10,6 @@ import (
 	"maps"
 	"net/http"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -135,12 +134,25 @@ func clusterConfig(cfg config.Config, name string) config.Config {
 	return cfg
 }
 
-var unsafeInPath = regexp.MustCompile(`[^A-Za-z0-9._-]`)
-
-// dirName is a context's name as a directory name (EKS contexts are ARNs:
-// arn:aws:eks:eu-west-1:123:cluster/prod).
+// dirName is a context's name as one directory name, one to one: a
+// lowercase letter, a digit, '-', '_' and '.' (but a leading one) stand
+// for themselves; every other byte is %XX. So "dev" and "kind-kind" keep
+// their directories, "x/y" (x%2Fy) and "x_y" no longer share one, ".."
+// (%2E.) stays inside clusters/, and "Prod" (%50rod) and "prod" differ
+// on a file system that ignores case (macOS, Windows). EKS contexts are
+// ARNs: arn%3Aaws%3Aeks%3Aeu-west-1%3A123%3Acluster%2Fprod.
 func dirName(context string) string {
-	return unsafeInPath.ReplaceAllString(context, "_")
+	var b strings.Builder
+	for i := 0; i < len(context); i++ {
+		c := context[i]
+		plain := 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' && i > 0
+		if plain {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 // ClusterStateDir is where the state of the cluster context names lives

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -54,8 +55,31 @@ func TestFleetServesEachClusterAndNamesTheUnready(t *testing.T) {
 	}
 }
 
+// TestContextNamesMakeDirectoryNames: each context's state lives in a
+// directory of its own under STATE_DIR/clusters: two names never share
+// one (not even on a file system that ignores case), none escapes
+// clusters/ or hides, and simple names keep the directories they had.
 func TestContextNamesMakeDirectoryNames(t *testing.T) {
-	if got := dirName("arn:aws:eks:eu-west-1:123:cluster/prod"); got != "arn_aws_eks_eu-west-1_123_cluster_prod" {
-		t.Errorf("dirName = %q", got)
+	for name, want := range map[string]string{
+		"dev": "dev", "kind-kind": "kind-kind", "gke_proj_zone_c1": "gke_proj_zone_c1", "minikube.local": "minikube.local",
+		"arn:aws:eks:eu-west-1:123:cluster/prod": "arn%3Aaws%3Aeks%3Aeu-west-1%3A123%3Acluster%2Fprod",
+	} {
+		if got := dirName(name); got != want {
+			t.Errorf("dirName(%q) = %q, want %q", name, got, want)
+		}
+	}
+	names := []string{"x/y", "x_y", "x%2Fy", "x%2fy", "..", ".", ".hidden", "%2E.", "Prod", "prod", "PROD", "a b", "a%20b", "ü", "../etc", "x\\y", "x:y"}
+	dirs := map[string]string{} // lowercased (a case-blind file system), to the name
+	root := filepath.Join("state", "clusters")
+	for _, name := range names {
+		dir := ClusterStateDir("state", name)
+		if filepath.Dir(dir) != root || strings.HasPrefix(filepath.Base(dir), ".") {
+			t.Errorf("context %q: directory %q is not a visible entry of %s", name, dir, root)
+		}
+		key := strings.ToLower(filepath.Base(dir))
+		if other, ok := dirs[key]; ok {
+			t.Errorf("contexts %q and %q share the directory %q", other, name, dir)
+		}
+		dirs[key] = name
 	}
 }
