@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubediff/kubediff/pkg/config"
+	"github.com/kubediff/kubediff/pkg/historyapi"
 	"github.com/kubediff/kubediff/pkg/metrics"
 )
 
@@ -165,7 +167,27 @@ func ClusterStateDir(dir, context string) string {
 // singleServe serves one program's endpoints on the configured address.
 func singleServe(p *program, cfg config.Config, log *slog.Logger) serveFunc {
 	return func(ready func() error, routes func(*http.ServeMux)) (func(), error) {
-		return serveHTTP(cfg.HTTPAddress, p.metrics, ready, routes, log)
+		return serveHTTP(cfg.HTTPAddress, p.metrics, ready, onlyCluster(cmp.Or(cfg.ClusterName, contextName(cfg)), routes), log)
+	}
+}
+
+// onlyCluster serves routes to requests naming no cluster or this one
+// (name): a request naming another carries a token meant for another
+// cluster, which must not be checked here.
+func onlyCluster(name string, routes func(*http.ServeMux)) func(*http.ServeMux) {
+	if routes == nil {
+		return nil
+	}
+	return func(mux *http.ServeMux) {
+		inner := http.NewServeMux()
+		routes(inner)
+		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+			if asked := r.URL.Query().Get(historyapi.ClusterParam); asked != "" && asked != name {
+				historyapi.WriteError(w, http.StatusNotFound, "NotFound", fmt.Errorf("cluster %q: not watched here (this kubediff watches %s alone; leave out ?cluster=, --cluster)", asked, cmp.Or(name, "one unnamed cluster")))
+				return
+			}
+			inner.ServeHTTP(w, r)
+		})
 	}
 }
 
@@ -215,10 +237,18 @@ func (f *fleetHTTP) readiness() error {
 	return nil
 }
 
-// routes hands every other path to the cluster ?cluster= names.
+// routes hands every other path to the cluster ?cluster= names. A
+// request with a token must name it: the token is checked by that
+// cluster alone, never by one it was not meant for (historyapi's
+// cluster.go). One without (the page and its files, a first 401) goes to
+// the first.
 func (f *fleetHTTP) routes(mux *http.ServeMux) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		name := r.URL.Query().Get("cluster")
+		name := r.URL.Query().Get(historyapi.ClusterParam)
+		if name == "" && r.Header.Get("Authorization") != "" {
+			historyapi.WriteError(w, http.StatusBadRequest, "BadRequest", fmt.Errorf("this kubediff watches several clusters (%s): name the one your token is for with ?cluster=NAME (kubediff --cluster NAME); it checks the token there alone", strings.Join(f.order, ", ")))
+			return
+		}
 		if name == "" {
 			name = f.order[0]
 		}
@@ -226,7 +256,7 @@ func (f *fleetHTTP) routes(mux *http.ServeMux) {
 		m := f.muxes[name]
 		f.mu.Unlock()
 		if m == nil {
-			http.Error(w, fmt.Sprintf("cluster %q: not watched here, or not connected (clusters: %s)", name, strings.Join(f.order, ", ")), http.StatusNotFound)
+			historyapi.WriteError(w, http.StatusNotFound, "NotFound", fmt.Errorf("cluster %q: not watched here, or not connected (clusters: %s)", name, strings.Join(f.order, ", ")))
 			return
 		}
 		m.ServeHTTP(w, r)

@@ -83,3 +83,51 @@ func TestContextNamesMakeDirectoryNames(t *testing.T) {
 		dirs[key] = name
 	}
 }
+
+// TestATokenGoesOnlyToTheClusterItNames: a bearer token does not say
+// which cluster issued it, so a request that carries one names its
+// cluster, and only that cluster's handlers (which review the token)
+// see it. A kubediff of several clusters refuses a token naming none;
+// one of a single cluster refuses a request naming another cluster.
+func TestATokenGoesOnlyToTheClusterItNames(t *testing.T) {
+	var reached []string
+	handler := func(name string) func(*http.ServeMux) {
+		return func(mux *http.ServeMux) {
+			mux.HandleFunc("/api/v1/types", func(w http.ResponseWriter, _ *http.Request) { reached = append(reached, name) })
+		}
+	}
+	f := &fleetHTTP{order: []string{"dev", "prod"}, ready: map[string]func() error{}, muxes: map[string]*http.ServeMux{}}
+	for _, name := range f.order {
+		stop, _ := f.serveFor(name)(func() error { return nil }, handler(name))
+		defer stop()
+	}
+	fleet := http.NewServeMux()
+	f.routes(fleet)
+	single := http.NewServeMux()
+	onlyCluster("dev", handler("single dev"))(single)
+	for _, c := range []struct {
+		mux         *http.ServeMux
+		query       string
+		token       bool
+		code        int
+		reached, in string
+	}{
+		{fleet, "", true, http.StatusBadRequest, "", "name the one your token is for with ?cluster=NAME"},
+		{fleet, "?cluster=prod", true, http.StatusOK, "prod", ""},
+		{fleet, "", false, http.StatusOK, "dev", ""}, // the page, a first 401
+		{single, "?cluster=prod", true, http.StatusNotFound, "", `cluster \"prod\": not watched here (this kubediff watches dev alone`},
+		{single, "?cluster=dev", true, http.StatusOK, "single dev", ""},
+		{single, "", true, http.StatusOK, "single dev", ""},
+	} {
+		reached = nil
+		req := httptest.NewRequest(http.MethodGet, "/api/v1/types"+c.query, nil)
+		if c.token {
+			req.Header.Set("Authorization", "Bearer secret")
+		}
+		rec := httptest.NewRecorder()
+		c.mux.ServeHTTP(rec, req)
+		if rec.Code != c.code || strings.Join(reached, ",") != c.reached || !strings.Contains(rec.Body.String(), c.in) {
+			t.Errorf("GET %s (token %v): %d %q reaching [%s], want %d %q reaching [%s]", c.query, c.token, rec.Code, rec.Body.String(), strings.Join(reached, ","), c.code, c.in, c.reached)
+		}
+	}
+}
