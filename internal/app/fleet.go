@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +11,6 @@ import (
 	"maps"
 	"net/http"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubediff/kubediff/pkg/config"
+	"github.com/kubediff/kubediff/pkg/historyapi"
 	"github.com/kubediff/kubediff/pkg/metrics"
 )
 
@@ -135,12 +136,25 @@ func clusterConfig(cfg config.Config, name string) config.Config {
 	return cfg
 }
 
-var unsafeInPath = regexp.MustCompile(`[^A-Za-z0-9._-]`)
-
-// dirName is a context's name as a directory name (EKS contexts are ARNs:
-// arn:aws:eks:eu-west-1:123:cluster/prod).
+// dirName is a context's name as one directory name, one to one: a
+// lowercase letter, a digit, '-', '_' and '.' (but a leading one) stand
+// for themselves; every other byte is %XX. So "dev" and "kind-kind" keep
+// their directories, "x/y" (x%2Fy) and "x_y" no longer share one, ".."
+// (%2E.) stays inside clusters/, and "Prod" (%50rod) and "prod" differ
+// on a file system that ignores case (macOS, Windows). EKS contexts are
+// ARNs: arn%3Aaws%3Aeks%3Aeu-west-1%3A123%3Acluster%2Fprod.
 func dirName(context string) string {
-	return unsafeInPath.ReplaceAllString(context, "_")
+	var b strings.Builder
+	for i := 0; i < len(context); i++ {
+		c := context[i]
+		plain := 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' && i > 0
+		if plain {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 // ClusterStateDir is where the state of the cluster context names lives
@@ -153,7 +167,27 @@ func ClusterStateDir(dir, context string) string {
 // singleServe serves one program's endpoints on the configured address.
 func singleServe(p *program, cfg config.Config, log *slog.Logger) serveFunc {
 	return func(ready func() error, routes func(*http.ServeMux)) (func(), error) {
-		return serveHTTP(cfg.HTTPAddress, p.metrics, ready, routes, log)
+		return serveHTTP(cfg.HTTPAddress, p.metrics, ready, onlyCluster(cmp.Or(cfg.ClusterName, contextName(cfg)), routes), log)
+	}
+}
+
+// onlyCluster serves routes to requests naming no cluster or this one
+// (name): a request naming another carries a token meant for another
+// cluster, which must not be checked here.
+func onlyCluster(name string, routes func(*http.ServeMux)) func(*http.ServeMux) {
+	if routes == nil {
+		return nil
+	}
+	return func(mux *http.ServeMux) {
+		inner := http.NewServeMux()
+		routes(inner)
+		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+			if asked := r.URL.Query().Get(historyapi.ClusterParam); asked != "" && asked != name {
+				historyapi.WriteError(w, http.StatusNotFound, "NotFound", fmt.Errorf("cluster %q: not watched here (this kubediff watches %s alone; leave out ?cluster=, --cluster)", asked, cmp.Or(name, "one unnamed cluster")))
+				return
+			}
+			inner.ServeHTTP(w, r)
+		})
 	}
 }
 
@@ -203,10 +237,18 @@ func (f *fleetHTTP) readiness() error {
 	return nil
 }
 
-// routes hands every other path to the cluster ?cluster= names.
+// routes hands every other path to the cluster ?cluster= names. A
+// request with a token must name it: the token is checked by that
+// cluster alone, never by one it was not meant for (historyapi's
+// cluster.go). One without (the page and its files, a first 401) goes to
+// the first.
 func (f *fleetHTTP) routes(mux *http.ServeMux) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		name := r.URL.Query().Get("cluster")
+		name := r.URL.Query().Get(historyapi.ClusterParam)
+		if name == "" && r.Header.Get("Authorization") != "" {
+			historyapi.WriteError(w, http.StatusBadRequest, "BadRequest", fmt.Errorf("this kubediff watches several clusters (%s): name the one your token is for with ?cluster=NAME (kubediff --cluster NAME); it checks the token there alone", strings.Join(f.order, ", ")))
+			return
+		}
 		if name == "" {
 			name = f.order[0]
 		}
@@ -214,7 +256,7 @@ func (f *fleetHTTP) routes(mux *http.ServeMux) {
 		m := f.muxes[name]
 		f.mu.Unlock()
 		if m == nil {
-			http.Error(w, fmt.Sprintf("cluster %q: not watched here, or not connected (clusters: %s)", name, strings.Join(f.order, ", ")), http.StatusNotFound)
+			historyapi.WriteError(w, http.StatusNotFound, "NotFound", fmt.Errorf("cluster %q: not watched here, or not connected (clusters: %s)", name, strings.Join(f.order, ", ")))
 			return
 		}
 		m.ServeHTTP(w, r)

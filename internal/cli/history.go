@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubediff/kubediff/internal/app"
 	"github.com/kubediff/kubediff/pkg/apiservice"
+	"github.com/kubediff/kubediff/pkg/config"
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/historyapi"
 	"github.com/kubediff/kubediff/pkg/notify"
@@ -145,7 +146,7 @@ func addHistorySourceFlags(cmd *cobra.Command) {
 	cmd.Flags().String("state-dir", "", "read the history in this state dir (no kubediff running with it); also the config's state.dir")
 	cmd.Flags().String("server", "", "ask a running kubediff at its --http-address (http://HOST:PORT) as your kubeconfig's user")
 	cmd.Flags().Bool("via-apiserver", false, "ask the kubediff serving the aggregated API "+apiservice.Group+" through your cluster's API server, as your kubeconfig's user whatever its credentials (client certificates, exec plugins, tokens)")
-	cmd.Flags().String("cluster", "", "of a kubediff watching several contexts, the one whose history to read (default: the first)")
+	cmd.Flags().String("cluster", "", "of a kubediff watching several contexts, the one whose history to read (required with a token there): the kubeconfig context of that name gives the credentials (--context: another), and with --state-dir its directory")
 	markUnbound(cmd, "server", "cluster", "via-apiserver")
 }
 
@@ -170,7 +171,15 @@ func historyFlags(cmd *cobra.Command, stderr io.Writer) (remote *historyapi.Remo
 	if err != nil {
 		return nil, "", err
 	}
-	if via, _ := cmd.Flags().GetBool("via-apiserver"); via {
+	cluster, _ := cmd.Flags().GetString("cluster")
+	via, _ := cmd.Flags().GetBool("via-apiserver")
+	server, _ := cmd.Flags().GetString("server")
+	if cluster != "" && (via || server != "") {
+		if cfg.Context, err = clusterContext(cfg, cluster); err != nil {
+			return nil, "", err
+		}
+	}
+	if via {
 		rc, err := app.RestConfig(cfg, app.NewLogger(stderr, cfg.Log))
 		if err != nil {
 			return nil, "", err
@@ -178,7 +187,7 @@ func historyFlags(cmd *cobra.Command, stderr io.Writer) (remote *historyapi.Remo
 		remote, err = historyapi.NewRemoteThroughAPIServer(rc, apiservice.Prefix, apiservice.Version+"."+apiservice.Group)
 		return remote, "", err
 	}
-	if server, _ := cmd.Flags().GetString("server"); server != "" {
+	if server != "" {
 		rc, err := app.RestConfig(cfg, app.NewLogger(stderr, cfg.Log))
 		if err != nil {
 			return nil, "", err
@@ -186,16 +195,36 @@ func historyFlags(cmd *cobra.Command, stderr io.Writer) (remote *historyapi.Remo
 		if remote, err = historyapi.NewRemote(server, rc); err != nil {
 			return nil, "", usageError{err}
 		}
-		remote.Cluster, _ = cmd.Flags().GetString("cluster")
+		remote.Cluster = cluster
 		return remote, "", nil
 	}
 	if cfg.State.Dir == "" {
 		return nil, "", usageError{errors.New("say where the history is: --state-dir DIR (a kubediff that is not running) or --server URL (a running kubediff)")}
 	}
-	if cluster, _ := cmd.Flags().GetString("cluster"); cluster != "" {
+	if cluster != "" {
 		return nil, app.ClusterStateDir(cfg.State.Dir, cluster), nil
 	}
 	return nil, cfg.State.Dir, nil
+}
+
+// clusterContext is the kubeconfig context whose credentials are sent
+// for cluster: --context when given, else the context named like the
+// cluster, so that a token goes only to the cluster it is for (a
+// kubediff of several clusters names each after its context).
+func clusterContext(cfg config.Config, cluster string) (string, error) {
+	if cfg.Context != "" {
+		return cfg.Context, nil
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = cfg.Kubeconfig
+	raw, err := rules.Load()
+	if err != nil {
+		return "", fmt.Errorf("--cluster %s: kubeconfig: %w", cluster, err)
+	}
+	if raw.Contexts[cluster] == nil {
+		return "", usageError{fmt.Errorf("--cluster %s: your kubeconfig has no context %q to take that cluster's credentials from; name the context that holds them with --context", cluster, cluster)}
+	}
+	return cluster, nil
 }
 
 // historyQuery reads the history command's selection.

@@ -178,9 +178,11 @@ func setTime(v url.Values, key string, t time.Time) {
 
 // Proxy forwards the history API's requests to the running kubediff with
 // the kubeconfig user's credentials (for `kubediff ui`: the page in the
-// browser calls its own origin, and this signs each call).
+// browser calls its own origin, and this signs each call). Each request
+// names r.Cluster, the cluster those credentials are for; one asking for
+// another cluster is refused, as its token would go there (cluster.go).
 func (r *Remote) Proxy() http.Handler {
-	return &httputil.ReverseProxy{
+	proxy := &httputil.ReverseProxy{
 		Transport: r.client.Transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			// Through the API server, base ends in the aggregated API's
@@ -191,6 +193,12 @@ func (r *Remote) Proxy() http.Handler {
 			pr.SetURL(r.base)
 			pr.Out.Header.Del("Authorization")
 			pr.Out.Header.Del("Cookie")
+			r.nameCluster(pr.Out)
 		},
 	}
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if !r.refuseOtherCluster(w, req) {
+			proxy.ServeHTTP(w, req)
+		}
+	})
 }

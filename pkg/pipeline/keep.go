@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"sync/atomic"
+
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/record"
 	"github.com/kubediff/kubediff/pkg/state"
@@ -19,13 +21,13 @@ type Keeper interface {
 // writes the record with the object's new state, which the watcher notes
 // after the record is made.
 type keep struct {
-	history Keeper          // nil: no history
-	cluster *record.Cluster // set on every record (nil: none)
+	history Keeper                          // nil: no history
+	cluster *atomic.Pointer[record.Cluster] // set on every record (nil: none)
 	next    *Gate
 }
 
 func (k keep) emit(ev watcher.Event, c record.Change) {
-	c.Cluster = k.cluster
+	c.Cluster = k.cluster.Load()
 	if k.history != nil {
 		k.history.Keep(history.Entry{Change: c, Resource: ev.Resource, Old: ev.Old, New: ev.New}, ev.Stored)
 	}

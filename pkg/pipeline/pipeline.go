@@ -15,6 +15,7 @@ package pipeline
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 
 	"k8s.io/client-go/tools/cache"
 
@@ -66,6 +67,7 @@ type Pipeline struct {
 	differ   *diff.Differ
 	coalesce *coalescer
 	gate     *Gate
+	cluster  atomic.Pointer[record.Cluster]
 }
 
 // New connects the stages, last to first.
@@ -74,13 +76,26 @@ func New(o Options) *Pipeline {
 	if !o.Election {
 		gate.Lead(0)
 	}
-	return &Pipeline{
-		metrics:  o.Metrics,
-		filter:   filter{excludeNamespaces: o.ExcludeNamespaces, ownLeases: o.OwnLeases},
-		differ:   o.Differ,
-		coalesce: newCoalescer(o.Differ, keep{history: o.History, cluster: o.Cluster, next: gate}, o.Holds),
-		gate:     gate,
+	p := &Pipeline{
+		metrics: o.Metrics,
+		filter:  filter{excludeNamespaces: o.ExcludeNamespaces, ownLeases: o.OwnLeases},
+		differ:  o.Differ,
+		gate:    gate,
 	}
+	p.cluster.Store(o.Cluster)
+	p.coalesce = newCoalescer(o.Differ, keep{history: o.History, cluster: &p.cluster, next: gate}, o.Holds)
+	return p
+}
+
+// NewClusterID makes the records that follow name the cluster by id: the
+// cluster behind the API server's address was rebuilt (a new kube-system
+// UID), and what is reported from now on comes from the new one.
+func (p *Pipeline) NewClusterID(id string) {
+	c := record.Cluster{ID: id}
+	if old := p.cluster.Load(); old != nil {
+		c.Name = old.Name
+	}
+	p.cluster.Store(&c)
 }
 
 // Handle is the watcher's handler: it runs on the reflector's goroutine

@@ -19,7 +19,9 @@ import (
 // wiped and rebuilt (kube-system gets a new UID). Each reflector would
 // then resume its watch from a resourceVersion the new etcd reached long
 // ago or never did, and see nothing, or only part, for minutes. So the
-// watcher checks the cluster after every outage and every
+// watcher checks the cluster at start, when the server answers again
+// after an outage (before the watches resume, so that a rebuilt cluster's
+// events carry its identity: Options.OnNewCluster) and every
 // clusterCheckEvery, and when it changed, says so once and lists every
 // type again: the lists are compared with what kubediff held, and what
 // differs is reported (objects gone as deletions, a name with a new UID
@@ -33,13 +35,13 @@ var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namesp
 // clusterCheck remembers what tells one cluster from another.
 type clusterCheck struct {
 	maxSeen atomic.Uint64 // highest resourceVersion of any object seen
-	wake    chan struct{} // the server answers again after an outage
+	changed chan string   // why the cluster changed, found before the watches resumed
 
-	mu       sync.Mutex
-	identity string // kube-system's UID
+	checking sync.Mutex // one check at a time: two would both see a change
+	identity string     // kube-system's UID, under checking
 }
 
-func newClusterCheck() *clusterCheck { return &clusterCheck{wake: make(chan struct{}, 1)} }
+func newClusterCheck() *clusterCheck { return &clusterCheck{changed: make(chan string, 1)} }
 
 // see notes an object's resourceVersion. Versions that are not numbers
 // (a storage other than etcd) are not compared.
@@ -59,24 +61,16 @@ func (c *clusterCheck) see(rv string) {
 	}
 }
 
-// answeringAgain asks for a check now.
-func (c *clusterCheck) answeringAgain() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
-
 // compare returns why the cluster is not the one seen before, or "" when
-// it is (or the server did not say).
-func (c *clusterCheck) compare(uid string, current uint64) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// it is (or the server did not say). seen is the highest resourceVersion
+// seen before current was asked for: a version seen later may be newer
+// than current without anything wrong (the watches go on meanwhile).
+func (c *clusterCheck) compare(uid string, seen, current uint64) string {
 	before := c.identity
 	if uid != "" {
 		c.identity = uid
 	}
-	switch seen := c.maxSeen.Load(); {
+	switch {
 	case before != "" && uid != "" && uid != before:
 		return "kube-system has a new UID: the cluster was rebuilt"
 	case current > 0 && current < seen:
@@ -89,8 +83,9 @@ func (c *clusterCheck) compare(uid string, current uint64) string {
 func (w *Watcher) followCluster(ctx context.Context) {
 	tick := time.NewTicker(clusterCheckEvery)
 	defer tick.Stop()
+	reason := w.checkCluster(ctx)
 	for {
-		if reason := w.checkCluster(ctx); reason != "" {
+		if reason != "" {
 			w.opts.Logger.Warn("the cluster behind the API server changed: listing every type again and reporting what differs from what kubediff held", "reason", reason)
 			w.relistAll(ctx)
 		}
@@ -98,7 +93,23 @@ func (w *Watcher) followCluster(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-		case <-w.cluster.wake:
+			reason = w.checkCluster(ctx)
+		case reason = <-w.cluster.changed:
+		}
+	}
+}
+
+// checkBeforeResuming checks the cluster when the server answers again
+// after an outage, before the watches resume: a cluster rebuilt
+// meanwhile is known (and its records carry its identity) before any of
+// its events is reported. followCluster says so and lists again.
+func (w *Watcher) checkBeforeResuming(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	if reason := w.checkCluster(ctx); reason != "" {
+		select {
+		case w.cluster.changed <- reason:
+		default: // a relist is already asked for
 		}
 	}
 }
@@ -107,6 +118,12 @@ func (w *Watcher) followCluster(ctx context.Context) {
 // resourceVersion in one list request (list and watch are all kubediff's
 // RBAC grants).
 func (w *Watcher) checkCluster(ctx context.Context) string {
+	w.cluster.checking.Lock()
+	defer w.cluster.checking.Unlock()
+	// Read before the list is asked for: every version seen so far was
+	// written before the list, whose version (a consistent read) is then
+	// at least as high, unless the cluster went back.
+	seen := w.cluster.maxSeen.Load()
 	list, err := w.dynamic.Resource(namespacesGVR).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=kube-system"})
 	if err != nil {
 		w.opts.Logger.Debug("cannot check the cluster's identity", "err", err)
@@ -117,16 +134,27 @@ func (w *Watcher) checkCluster(ctx context.Context) string {
 	if len(list.Items) > 0 {
 		uid = string(list.Items[0].GetUID())
 	}
-	reason := w.cluster.compare(uid, current)
+	reason := w.cluster.compare(uid, seen, current)
 	if reason != "" {
 		w.cluster.maxSeen.Store(current)
-		if w.opts.State != nil && uid != "" {
-			if err := w.opts.State.Rebind("kube-system/" + uid); err != nil {
-				w.opts.Logger.Error("cannot record the new cluster in the state dir", "err", err)
-			}
+		if uid != "" {
+			w.newCluster(uid)
 		}
 	}
 	return reason
+}
+
+// newCluster tells the state dir and Options.OnNewCluster that the
+// cluster behind the address is now the one whose kube-system has uid.
+func (w *Watcher) newCluster(uid string) {
+	if w.opts.State != nil {
+		if err := w.opts.State.Rebind("kube-system/" + uid); err != nil {
+			w.opts.Logger.Error("cannot record the new cluster in the state dir", "err", err)
+		}
+	}
+	if w.opts.OnNewCluster != nil {
+		w.opts.OnNewCluster(uid)
+	}
 }
 
 // relistAll restarts every reflector over its store: each lists again,

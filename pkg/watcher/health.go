@@ -47,6 +47,9 @@ type apiHealth struct {
 	log       *slog.Logger
 	onChange  func(connected bool)
 	eventsLen func() uint64 // events seen so far, to count a gap's
+	// beforeResume, when set, runs when the server answers again after an
+	// outage, before the waiting lists and watches resume.
+	beforeResume func(ctx context.Context)
 
 	wake chan struct{} // a failed request asks for a probe now
 
@@ -92,6 +95,9 @@ func (h *apiHealth) run(ctx context.Context) {
 		cancel()
 		if ctx.Err() != nil {
 			return
+		}
+		if err == nil && !h.connected() && h.beforeResume != nil {
+			h.beforeResume(ctx)
 		}
 		h.record(err)
 		every := probeEvery

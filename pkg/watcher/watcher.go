@@ -32,6 +32,11 @@ type Options struct {
 	// OnConnection, when set, is told when the API server stops answering
 	// (false) and answers again (true).
 	OnConnection func(connected bool)
+	// OnNewCluster, when set, is told the kube-system namespace's UID of
+	// the cluster behind the API server's address when it changed (a
+	// cluster rebuilt or restored there: cluster.go), before the records
+	// that follow from it are made.
+	OnNewCluster func(uid string)
 	// State, when set, keeps every target's objects on disk, and a target
 	// with stored objects reports what changed since as its first list
 	// comes in (changes made while kubediff was down).
@@ -117,14 +122,12 @@ func New(config *rest.Config, handler Handler, opts Options) (*Watcher, error) {
 	}
 	w.cluster = newClusterCheck()
 	onChange := func(up bool) {
-		if up {
-			w.cluster.answeringAgain()
-		}
 		if opts.OnConnection != nil {
 			opts.OnConnection(up)
 		}
 	}
 	w.health = newAPIHealth(raw, opts.Logger, onChange, w.events.Load)
+	w.health.beforeResume = w.checkBeforeResuming
 	return w, nil
 }
 

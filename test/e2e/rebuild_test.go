@@ -67,6 +67,12 @@ func rebuildUnderKubediff(t *testing.T, bump bool) {
 		t.Fatal(err)
 	}
 	rebuilt := clientFor(t, second.Kubeconfig)
+	oldID := kubeSystemUID(t, clients)
+	var newID string
+	eventually(t, "the rebuilt cluster's kube-system namespace", func() bool {
+		newID = kubeSystemUID(t, rebuilt)
+		return newID != ""
+	})
 	if _, err := rebuilt.CoreV1().Namespaces().Create(bg, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -104,6 +110,27 @@ func rebuildUnderKubediff(t *testing.T, bump bool) {
 	if n := strings.Count(w.stderr.String(), "the cluster behind the API server changed"); n != 1 {
 		t.Errorf("said %d times that the cluster changed, want once", n)
 	}
+	// Every one of these records comes from the rebuilt cluster: it names
+	// the new cluster's id, not the one kubediff started with.
+	for _, c := range w.records() {
+		if c.Kind != "ConfigMap" {
+			continue
+		}
+		if c.Cluster == nil || c.Cluster.ID != newID {
+			t.Errorf("%s %s: cluster %+v, want id %s (the rebuilt cluster's; the old one was %s)", c.Type, c.Name, c.Cluster, newID, oldID)
+		}
+	}
+}
+
+// kubeSystemUID is the cluster's id: its kube-system namespace's UID
+// ("" until the namespace exists).
+func kubeSystemUID(t *testing.T, c kubernetes.Interface) string {
+	t.Helper()
+	ns, err := c.CoreV1().Namespaces().Get(bg, "kube-system", metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	return string(ns.UID)
 }
 
 func clientFor(t *testing.T, kubeconfig string) *kubernetes.Clientset {

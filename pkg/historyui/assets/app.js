@@ -3,6 +3,12 @@
 "use strict";
 
 const params = new URLSearchParams(location.search);
+// Of a kubediff watching several clusters, the one this page shows: every
+// call names it, and the token typed for it is kept for it alone.
+const cluster = params.get("cluster") || "";
+const home = cluster ? "./?" + new URLSearchParams({ cluster }) : "./";
+const tokenKey = cluster ? "kubediff-token:" + cluster : "kubediff-token";
+document.getElementById("home").href = home;
 const main = document.getElementById("main");
 const maxRecords = 5000; // a window's records drawn at most
 
@@ -25,8 +31,9 @@ function show(...nodes) { main.replaceChildren(...nodes); }
 async function api(path, query) {
   const url = new URL("api/v1/history/" + path, document.baseURI);
   for (const [k, v] of query || []) if (v) url.searchParams.append(k, v);
+  if (cluster) url.searchParams.set("cluster", cluster);
   const headers = {};
-  const token = sessionStorage.getItem("kubediff-token");
+  const token = sessionStorage.getItem(tokenKey);
   if (token) headers.Authorization = "Bearer " + token;
   const resp = await fetch(url, { headers });
   if (resp.status === 401) {
@@ -43,7 +50,7 @@ function signIn() {
   const dialog = document.getElementById("login");
   return new Promise((resolve) => {
     dialog.addEventListener("close", () => {
-      sessionStorage.setItem("kubediff-token", new FormData(document.getElementById("login-form")).get("token"));
+      sessionStorage.setItem(tokenKey, new FormData(document.getElementById("login-form")).get("token"));
       resolve();
     }, { once: true });
     dialog.showModal();
@@ -164,6 +171,7 @@ function objectLink(o) {
   const group = o.apiVersion.includes("/") ? "." + o.apiVersion.split("/")[0] : "";
   const q = new URLSearchParams({ object: `${o.resource}${group}/${o.name}` });
   if (o.namespace) q.set("namespace", o.namespace);
+  if (cluster) q.set("cluster", cluster);
   return "?" + q;
 }
 
@@ -205,7 +213,7 @@ function drawGroup(g, from, until) {
 async function objectPage() {
   const object = params.get("object"), namespace = params.get("namespace") || "";
   const recs = await records([["select", object], ["namespace", namespace]]);
-  const back = el("a", { href: "./" }, "← timeline");
+  const back = el("a", { href: home }, "← timeline");
   if (!recs.length) return show(back, el("p", { class: "status" }, `No changes kept for ${object}.`));
   const first = recs[0];
   const title = el("h2", {}, `${first.kind} ${namespace ? namespace + "/" : ""}${first.name}`);
