@@ -14,9 +14,9 @@ import (
 	"github.com/kubediff/kubediff/pkg/config"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
-	"github.com/kubediff/kubediff/pkg/historyapi"
-	"github.com/kubediff/kubediff/pkg/historymcp"
-	"github.com/kubediff/kubediff/pkg/historyui"
+	"github.com/kubediff/kubediff/pkg/history/historyapi"
+	"github.com/kubediff/kubediff/pkg/history/historymcp"
+	"github.com/kubediff/kubediff/pkg/history/historyui"
 	"github.com/kubediff/kubediff/pkg/pipeline"
 	"github.com/kubediff/kubediff/pkg/record"
 	"github.com/kubediff/kubediff/pkg/state"
@@ -119,8 +119,8 @@ func stateHolds(st *state.Store) pipeline.StateHolds {
 }
 
 // historyRoutes serves, with a state dir, the history API
-// (pkg/historyapi), its timeline page (pkg/historyui) and MCP for
-// assistants (pkg/historymcp).
+// (pkg/history/historyapi), its timeline page (pkg/history/historyui) and
+// MCP for assistants (pkg/history/historymcp).
 func historyRoutes(st *state.Store, access *historyapi.Access, w *watcher.Watcher) func(*http.ServeMux) {
 	if st == nil {
 		return nil

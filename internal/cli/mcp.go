@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubediff/kubediff/internal/app"
-	"github.com/kubediff/kubediff/pkg/historyapi"
-	"github.com/kubediff/kubediff/pkg/historymcp"
+	"github.com/kubediff/kubediff/pkg/history/historyapi"
+	"github.com/kubediff/kubediff/pkg/history/historymcp"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
 

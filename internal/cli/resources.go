@@ -12,7 +12,7 @@ import (
 
 	"github.com/kubediff/kubediff/internal/app"
 	"github.com/kubediff/kubediff/pkg/config"
-	"github.com/kubediff/kubediff/pkg/historyapi"
+	"github.com/kubediff/kubediff/pkg/history/historyapi"
 )
 
 func newResourcesCommand(stdout, stderr io.Writer) *cobra.Command {

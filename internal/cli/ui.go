@@ -17,8 +17,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubediff/kubediff/pkg/historyapi"
-	"github.com/kubediff/kubediff/pkg/historyui"
+	"github.com/kubediff/kubediff/pkg/history/historyapi"
+	"github.com/kubediff/kubediff/pkg/history/historyui"
 	"github.com/kubediff/kubediff/pkg/state"
 )
 

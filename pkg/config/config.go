@@ -312,7 +312,7 @@ func Default() Config {
 }
 
 // APIServiceConfig configures the history's aggregated API
-// (pkg/apiservice, docs/history.md).
+// (pkg/history/apiservice, docs/history.md).
 type APIServiceConfig struct {
 	// Address is where the API server's front proxy reaches kubediff, over
 	// TLS (host:port); empty: not served. Needs a state dir.

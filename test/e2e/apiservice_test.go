@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/kubediff/kubediff/pkg/apiservice"
+	"github.com/kubediff/kubediff/pkg/history/apiservice"
 )
 
 // registerAPIService makes the API server forward history.kubediff.io to

@@ -19,7 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubediff/kubediff/pkg/historyui"
+	"github.com/kubediff/kubediff/pkg/history/historyui"
 )
 
 // TestTimelinePageInABrowser: headless Chromium (Debian's package, as a

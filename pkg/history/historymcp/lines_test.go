@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubediff/kubediff/pkg/historyapi"
+	"github.com/kubediff/kubediff/pkg/history/historyapi"
 )
 
 // TestLineTransportAnswersBadLinesAndGoesOn: lines that are not JSON,

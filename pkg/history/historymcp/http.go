@@ -8,7 +8,7 @@ import (
 	authnv1 "k8s.io/api/authentication/v1"
 
 	"github.com/kubediff/kubediff/pkg/history"
-	"github.com/kubediff/kubediff/pkg/historyapi"
+	"github.com/kubediff/kubediff/pkg/history/historyapi"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
 

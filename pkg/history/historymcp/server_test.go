@@ -6,7 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kubediff/kubediff/pkg/historyapi"
+	"github.com/kubediff/kubediff/pkg/history/historyapi"
 )
 
 // TestToolsSayTheyOnlyRead: an assistant's host asks the user before a
