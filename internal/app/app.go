@@ -143,7 +143,8 @@ func (p *program) assemble(ctx context.Context) error {
 	}
 	p.watcher, err = watcher.New(p.clients.Rest, p.pipeline.Handle, watcher.Options{Logger: p.log,
 		Transform: p.pipeline.CacheTransform, State: p.state, Rules: p.differ.RulesFingerprint(), Compress: p.cfg.CompressCache, ReadBatching: p.cfg.ReadBatching,
-		OnConnection: func(up bool) { p.metrics.APIServerConnected.Set(map[bool]float64{true: 1}[up]) }})
+		OnConnection: func(up bool) { p.metrics.APIServerConnected.Set(map[bool]float64{true: 1}[up]) },
+		OnNewCluster: p.pipeline.NewClusterID}) // records name the rebuilt cluster from then on
 	if err != nil {
 		return err
 	}

@@ -47,19 +47,8 @@ func twoContexts(t *testing.T, beta *testenv.APIServer) string {
 // reported, the outage is one line naming beta and /readyz says beta is
 // the one; once beta is back, what changed there meanwhile is reported.
 func TestSeveralClustersInOneProcess(t *testing.T) {
-	beta, err := env.StartAnotherCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	betaRest, err := clientcmd.BuildConfigFromFlags("", beta.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	betaClients := kubernetes.NewForConfigOrDie(betaRest)
 	ns := newNamespace(t)
-	if _, err := betaClients.CoreV1().Namespaces().Create(bg, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	beta, _, betaClients := startBeta(t, ns)
 	for _, cs := range []kubernetes.Interface{clients, betaClients} {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"v": "0"}}
 		if _, err := cs.CoreV1().ConfigMaps(ns).Create(bg, cm, metav1.CreateOptions{}); err != nil {

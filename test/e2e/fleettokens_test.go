@@ -33,19 +33,8 @@ import (
 // never reaches beta. A token naming no cluster is refused before any
 // review, and the page of `ui --cluster beta` cannot be turned to alpha.
 func TestEachTokenGoesOnlyToItsCluster(t *testing.T) {
-	beta, err := env.StartAnotherCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	betaRest, err := clientcmd.BuildConfigFromFlags("", beta.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	betaClients := kubernetes.NewForConfigOrDie(betaRest)
 	ns := newNamespace(t)
-	if _, err := betaClients.CoreV1().Namespaces().Create(bg, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	beta, betaRest, betaClients := startBeta(t, ns)
 	reviews := recordTokenReviews(t, betaRest)
 	w := startWatchAs(t, fleetThroughProxy(t, reviews.server), "--context", "alpha", "--context", "beta", "--resources", "configmaps", "-n", ns, "-o", "json", "--state-dir", t.TempDir())
 	w.logOnFailure()

@@ -6,9 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,12 +19,7 @@ import (
 // and the session goes on: the SDK's client, talking to the binary over
 // its stdin and stdout, calls a tool before and after and is answered.
 func TestMCPStdioAnswersAMalformedLine(t *testing.T) {
-	ns := newNamespace(t)
-	dir := filepath.Join(t.TempDir(), "state")
-	w := startBinary(t, "watch", "-n", ns, "--state-dir", dir)
-	createConfigMap(t, ns, "settings")
-	w.waitRecords("ConfigMap", ns, "settings", 1)
-	stopWith(t, w, syscall.SIGTERM)
+	ns, dir := stateDirWithOneRecord(t)
 
 	relay := startMCPRelay(t, "--state-dir", dir)
 	if got := listChanges(t, relay.session, ns); len(got) != 1 {

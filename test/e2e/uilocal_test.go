@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -53,12 +52,7 @@ func uiGet(t *testing.T, client *http.Client, base, path string) (int, string) {
 // rebinding) is refused even with the cookie; and a second `kubediff
 // ui` opened in the same browser leaves the first one's way in alone.
 func TestUIOpensTheBrowserWithoutItsKey(t *testing.T) {
-	ns := newNamespace(t)
-	dir := filepath.Join(t.TempDir(), "state")
-	w := startBinary(t, "watch", "-n", ns, "--state-dir", dir)
-	createConfigMap(t, ns, "settings")
-	w.waitRecords("ConfigMap", ns, "settings", 1)
-	stopWith(t, w, syscall.SIGTERM)
+	ns, dir := stateDirWithOneRecord(t)
 
 	opener := t.TempDir()
 	argvFile := filepath.Join(opener, "argv")
