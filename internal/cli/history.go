@@ -362,7 +362,7 @@ func historyPrinter(cmd *cobra.Command, out io.Writer) (print func(record.Change
 		sink = stdout.NewText(out, app.UseColor(color, out))
 	}
 	done = func() error { return nil }
-	if closer, ok := sink.(interface{ Close() error }); ok {
+	if closer, ok := sink.(notify.Closer); ok {
 		done = closer.Close
 	}
 	return func(c record.Change) error { return sink.Notify(cmd.Context(), c) }, done
