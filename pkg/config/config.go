@@ -106,6 +106,11 @@ type Config struct {
 	History HistoryConfig `mapstructure:"history"`
 	// LeaderElection lets several replicas run with one emitting.
 	LeaderElection LeaderElectionConfig `mapstructure:"leaderElection"`
+	// Audit and AdmissionObserver are sources of who made each change,
+	// Identity how records wait for them (docs/identity.md).
+	Audit             AuditConfig             `mapstructure:"audit"`
+	AdmissionObserver AdmissionObserverConfig `mapstructure:"admissionObserver"`
+	Identity          IdentityConfig          `mapstructure:"identity"`
 }
 
 // StateConfig configures the state store.
@@ -300,6 +305,7 @@ func Default() Config {
 		QueueSize:           10000,
 		QueueMaxBytes:       "256Mi",
 		History:             HistoryConfig{Retention: "7d", MaxBytes: "1Gi"},
+		Identity:            IdentityConfig{Wait: DefaultIdentityWait},
 		DrainTimeout:        10 * time.Second,
 		ReadBatching:        DefaultReadBatching,
 		RediscoveryInterval: 3 * time.Minute,

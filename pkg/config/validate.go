@@ -28,6 +28,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.Diff.check()...)
 	errs = append(errs, c.LeaderElection.check()...)
 	errs = append(errs, c.checkDelivery()...)
+	errs = append(errs, c.checkIdentity()...)
 	return errors.Join(errs...)
 }
 

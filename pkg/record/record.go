@@ -63,6 +63,10 @@ type Change struct {
 	Changes []FieldChange `json:"changes,omitempty"`
 	// Manager is who made the change, when the server recorded it.
 	Manager *Manager `json:"manager,omitempty"`
+	// User is the person or service account whose request made the
+	// change, from the audit trail or the admission observer (see
+	// docs/identity.md); absent when no source said, never guessed.
+	User *User `json:"user,omitempty"`
 	// Patch is the RFC 6902 patch from old to new, when asked for.
 	Patch []PatchOperation `json:"patch,omitempty"`
 	// Unified is a unified YAML diff for text output, when asked for.
@@ -273,6 +277,25 @@ type Manager struct {
 	Operation   string `json:"operation,omitempty"`
 	Time        string `json:"time,omitempty"`
 	Subresource string `json:"subresource,omitempty"`
+}
+
+// User is who sent the request that made a change, as the API server
+// authenticated them. UserAgent and SourceIP are set only when the
+// configuration asks for them (identity.userAgent, identity.sourceIP).
+type User struct {
+	Name   string   `json:"name"`
+	Groups []string `json:"groups,omitempty"`
+	// ServiceAccount is set when the user is a ServiceAccount
+	// (system:serviceaccount:NAMESPACE:NAME).
+	ServiceAccount *ServiceAccount `json:"serviceAccount,omitempty"`
+	UserAgent      string          `json:"userAgent,omitempty"`
+	SourceIP       string          `json:"sourceIP,omitempty"`
+}
+
+// ServiceAccount names a ServiceAccount.
+type ServiceAccount struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
 }
 
 // PatchOperation is one RFC 6902 operation.
