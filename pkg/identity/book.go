@@ -1,0 +1,272 @@
+package identity
+
+import (
+	"sync"
+	"time"
+
+	"github.com/kubediff/kubediff/pkg/record"
+)
+
+const (
+	// keepWrites is how long a noted write waits to be joined: the
+	// coalescer holds a controller's updates up to 12 s before their
+	// record is made, and a record waits for its writes at most
+	// identity.wait (at most a minute) after that.
+	keepWrites = 2 * time.Minute
+	// maxWrites bounds the writes kept (writes to types or namespaces
+	// kubediff does not watch are noted too and never joined): about
+	// 300 bytes each.
+	maxWrites = 100_000
+	// nearby is how far a write's time may be from its record's when the
+	// source had neither uid nor resourceVersion (a Secret audited at
+	// Metadata level): the audit event is stamped when the response
+	// completes, around when the watch delivers the change.
+	nearbyBefore = 10 * time.Second
+	nearbyAfter  = 3 * time.Second
+)
+
+// Hop is one write a record covers: from the version it replaced to the
+// version it produced. A create has no From; a deletion seen only after a
+// gap has no To.
+type Hop struct{ From, To string }
+
+// Query is what a record knows of the writes it reports.
+type Query struct {
+	Group, Resource, Namespace, Name, UID string
+	// Type is the record's type: added, updated or deleted.
+	Type string
+	// Hops are the writes the record covers, oldest first: one for most
+	// records, several when the coalescer joined a controller's steps.
+	Hops []Hop
+	// Time is when the record was seen.
+	Time time.Time
+}
+
+// Answer is what the Book can say of a query.
+type Answer int
+
+const (
+	// Unknown: no source has noted the write yet.
+	Unknown Answer = iota
+	// Known: every write the record covers was noted, all by one user.
+	Known
+	// Ambiguous: the writes were noted but by different users (or a
+	// write's keys match notes of several users): no user is named,
+	// waiting longer would not change that.
+	Ambiguous
+)
+
+// Book joins the writes sources note to the records the watch makes. It
+// is safe for concurrent use.
+type Book struct {
+	mu     sync.Mutex
+	now    func() time.Time
+	byKey  map[key][]*noted
+	order  []*noted // arrival order, for expiry
+	seen   map[string]bool
+	signal chan struct{}
+}
+
+type noted struct {
+	Write
+	at   time.Time
+	keys []key
+}
+
+// key is one way a record finds a write.
+type key struct {
+	kind                         keyKind
+	uid, version                 string
+	group, resource, ns, name, v string
+}
+
+type keyKind uint8
+
+const (
+	produced keyKind = iota // uid + the version the write produced
+	replaced                // uid + the version the write replaced
+	created                 // uid of an object created
+	deleted                 // uid of an object deleted
+	object                  // group/resource/namespace/name + verb class, for writes without uid and version
+)
+
+// NewBook returns an empty Book.
+func NewBook() *Book {
+	return &Book{now: time.Now, byKey: map[key][]*noted{}, seen: map[string]bool{}, signal: make(chan struct{}, 1)}
+}
+
+// Noted is signalled after writes are noted, for a stage waiting for
+// them; one signal may stand for several writes.
+func (b *Book) Noted() <-chan struct{} { return b.signal }
+
+// Note keeps w to be joined. A write whose ID was noted already (the same
+// audit event from the webhook and the log, or a replayed post) counts
+// once.
+func (b *Book) Note(w Write) {
+	n := &noted{Write: w, keys: keysOf(w)}
+	if len(n.keys) == 0 {
+		return
+	}
+	b.mu.Lock()
+	n.at = b.now()
+	if w.ID != "" && b.seen[w.ID] {
+		b.mu.Unlock()
+		return
+	}
+	b.expire(n.at)
+	if w.ID != "" {
+		b.seen[w.ID] = true
+	}
+	b.order = append(b.order, n)
+	for _, k := range n.keys {
+		b.byKey[k] = append(b.byKey[k], n)
+	}
+	b.mu.Unlock()
+	select {
+	case b.signal <- struct{}{}:
+	default:
+	}
+}
+
+// keysOf are the keys a write can be found by: the precise ones its
+// source gave, else its object and verb.
+func keysOf(w Write) []key {
+	var keys []key
+	if w.UID != "" {
+		// A delete's response may carry the version it removed, which
+		// the write before it produced: it is found by its uid instead.
+		if w.ResourceVersion != "" && verbClass(w.Verb) != record.Deleted {
+			keys = append(keys, key{kind: produced, uid: w.UID, version: w.ResourceVersion})
+		}
+		switch w.Verb {
+		case "create":
+			keys = append(keys, key{kind: created, uid: w.UID})
+		case "delete":
+			keys = append(keys, key{kind: deleted, uid: w.UID})
+		}
+		if w.PreviousResourceVersion != "" && w.Verb != "create" {
+			keys = append(keys, key{kind: replaced, uid: w.UID, version: w.PreviousResourceVersion})
+		}
+	}
+	if len(keys) == 0 && w.Resource != "" && w.Name != "" {
+		keys = append(keys, key{kind: object, group: w.Group, resource: w.Resource, ns: w.Namespace, name: w.Name, v: verbClass(w.Verb)})
+	}
+	return keys
+}
+
+// verbClass is the record type a verb makes: patch and update both
+// update (a delete can update too, when finalizers hold the object; the
+// deleted key finds those).
+func verbClass(verb string) string {
+	switch verb {
+	case "create":
+		return record.Added
+	case "delete", "deletecollection":
+		return record.Deleted
+	}
+	return record.Updated
+}
+
+// expire drops writes older than keepWrites, and the oldest beyond
+// maxWrites. The caller holds mu.
+func (b *Book) expire(now time.Time) {
+	drop := 0
+	for drop < len(b.order) && (now.Sub(b.order[drop].at) > keepWrites || len(b.order)-drop >= maxWrites) {
+		b.forget(b.order[drop])
+		drop++
+	}
+	if drop > 0 {
+		b.order = append(b.order[:0:0], b.order[drop:]...)
+	}
+}
+
+func (b *Book) forget(n *noted) {
+	delete(b.seen, n.ID)
+	for _, k := range n.keys {
+		list := b.byKey[k]
+		for i, m := range list {
+			if m == n {
+				list = append(list[:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(b.byKey, k)
+		} else {
+			b.byKey[k] = list
+		}
+	}
+}
+
+// Who says who made the writes q covers: the user when every write was
+// noted and all by one user.
+func (b *Book) Who(q Query) (record.User, Answer) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var user *record.User
+	answer := Known
+	for _, hop := range q.Hops {
+		u, a := b.hopUser(q, hop)
+		switch {
+		case a == Ambiguous, a == Known && user != nil && u.Name != user.Name:
+			return record.User{}, Ambiguous
+		case a == Unknown:
+			answer = Unknown
+		case user == nil:
+			user = &u
+		}
+	}
+	if answer != Known || user == nil {
+		return record.User{}, Unknown
+	}
+	return *user, Known
+}
+
+// hopUser is the user of one write: from the keys its source gave, else
+// from writes to the object near the record's time. The caller holds mu.
+func (b *Book) hopUser(q Query, hop Hop) (record.User, Answer) {
+	var found []*noted
+	if q.UID != "" {
+		if hop.To != "" && q.Type != record.Deleted {
+			found = append(found, b.byKey[key{kind: produced, uid: q.UID, version: hop.To}]...)
+		}
+		if hop.From != "" && q.Type != record.Added {
+			found = append(found, b.byKey[key{kind: replaced, uid: q.UID, version: hop.From}]...)
+		}
+		switch q.Type {
+		case record.Added:
+			found = append(found, b.byKey[key{kind: created, uid: q.UID}]...)
+		case record.Deleted:
+			found = append(found, b.byKey[key{kind: deleted, uid: q.UID}]...)
+		}
+	}
+	if len(found) == 0 {
+		found = b.nearby(q)
+	}
+	return oneUser(found)
+}
+
+// nearby are the writes noted without uid or version to q's object, with
+// the verb its type needs, stamped around the record's time.
+func (b *Book) nearby(q Query) []*noted {
+	var out []*noted
+	for _, n := range b.byKey[key{kind: object, group: q.Group, resource: q.Resource, ns: q.Namespace, name: q.Name, v: q.Type}] {
+		if n.Time.After(q.Time.Add(-nearbyBefore)) && n.Time.Before(q.Time.Add(nearbyAfter)) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// oneUser is the user all of found name, Ambiguous when they differ.
+func oneUser(found []*noted) (record.User, Answer) {
+	if len(found) == 0 {
+		return record.User{}, Unknown
+	}
+	for _, n := range found[1:] {
+		if n.User.Name != found[0].User.Name {
+			return record.User{}, Ambiguous
+		}
+	}
+	return found[0].User, Known
+}
