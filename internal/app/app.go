@@ -20,6 +20,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history/apiservice"
 	"github.com/kubediff/kubediff/pkg/history/historyapi"
+	"github.com/kubediff/kubediff/pkg/identity"
 	"github.com/kubediff/kubediff/pkg/leader"
 	"github.com/kubediff/kubediff/pkg/listkeys"
 	"github.com/kubediff/kubediff/pkg/metrics"
@@ -57,6 +58,7 @@ type program struct {
 	elector  *leader.Elector // nil without leader election
 	watcher  *watcher.Watcher
 	warnings *warningLogger // the API server's warnings, logged once
+	book     *identity.Book // who made each write; nil without a source
 	// retryConnect: one of several clusters, tried again while it cannot
 	// be reached rather than failing the others (fleet.go).
 	retryConnect bool
@@ -130,15 +132,20 @@ func (p *program) connect(ctx context.Context) error {
 func (p *program) assemble(ctx context.Context) error {
 	p.metrics.AddQueues(p.sinks.router.Queues())
 	le := p.cfg.LeaderElection
-	identity := clusterIdentity(ctx, p.clients)
-	p.pipeline = pipeline.New(pipeline.Options{Differ: p.differ, Router: p.sinks.router, Metrics: p.metrics, Cluster: recordCluster(p.cfg, identity),
-		ExcludeNamespaces: p.cfg.ExcludeNamespaces, OwnLeases: ownLeases(le),
+	cluster := clusterIdentity(ctx, p.clients)
+	var identities pipeline.Identities
+	if p.cfg.IdentitySources() {
+		p.book = identity.NewBook()
+		identities = p.book
+	}
+	p.pipeline = pipeline.New(pipeline.Options{Differ: p.differ, Router: p.sinks.router, Metrics: p.metrics, Cluster: recordCluster(p.cfg, cluster),
+		ExcludeNamespaces: p.cfg.ExcludeNamespaces, OwnLeases: ownLeases(le), Identities: identities, IdentityWait: p.cfg.Identity.Wait,
 		Election: le.Enabled, HoldRecords: le.HoldRecords, Holds: stateHolds(p.state), History: historyKeeper(p.state), Log: p.log})
 	var err error
 	if p.elector, err = newElector(le, p.clients, p.pipeline.Gate(), p.metrics, p.log); err != nil {
 		return err
 	}
-	if err := bindState(p.state, identity); err != nil {
+	if err := bindState(p.state, cluster); err != nil {
 		return err
 	}
 	p.watcher, err = watcher.New(p.clients.Rest, p.pipeline.Handle, watcher.Options{Logger: p.log,
@@ -185,6 +192,13 @@ func (p *program) run(ctx context.Context, serve serveFunc) error {
 		return err
 	}
 	defer stopAPIService()
+	if p.book != nil {
+		stopSources, err := startIdentitySources(ctx, p.cfg, p.book, p.log)
+		if err != nil {
+			return err
+		}
+		defer stopSources()
+	}
 	// The state writes and the release of held updates run from the
 	// start: a type that syncs early reports changes (and holds updates
 	// of owned objects) while others still sync.

@@ -50,6 +50,7 @@ var flagKeys = map[string]string{
 	"api-service-address":            "apiService.address",
 	"history-retention":              "history.retention",
 	"history-max-bytes":              "history.maxBytes",
+	"identity-wait":                  "identity.wait",
 	"compress-cache":                 "compressCache",
 	"leader-elect":                   "leaderElection.enabled",
 	"leader-election-namespace":      "leaderElection.namespace",

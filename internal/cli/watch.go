@@ -57,6 +57,7 @@ kubectl accepts, or single objects (filtered by the API server).`,
 	f.Bool("all-contexts", false, "watch every context of the kubeconfig, side by side (as --context given for each)")
 	f.String("history-retention", d.History.Retention, "with --state-dir, how long the history keeps records (such as 7d or 36h; 0 turns history off)")
 	f.String("history-max-bytes", d.History.MaxBytes, "with --state-dir, how much the history may hold on disk, oldest records dropped first (such as 1Gi; 0 turns history off)")
+	f.Duration("identity-wait", d.Identity.Wait, "with a source of who made each change (--audit-webhook-address, --audit-log, --admission-observer-address), how long a record may wait for it before going on without a user (docs/identity.md)")
 	le := d.LeaderElection
 	f.Bool("leader-elect", le.Enabled, "run several replicas with one emitting, elected through a Lease")
 	f.String("leader-election-namespace", le.Namespace, "namespace of the Lease (default: the pod's namespace, else default)")

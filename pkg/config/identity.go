@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -55,7 +56,8 @@ type AdmissionObserverConfig struct {
 type IdentityConfig struct {
 	// Wait bounds how long a record waits for its identity when a source
 	// is configured; a record whose identity has not come by then goes
-	// on without a user. 0 means the default, 2s.
+	// on without a user. 0: records never wait, and are named only when
+	// the source spoke first (the admission observer always does).
 	Wait time.Duration `mapstructure:"wait"`
 	// UserAgent and SourceIP add the request's user agent and source
 	// addresses to each record's user.
@@ -73,6 +75,9 @@ func (c Config) checkIdentity() []error {
 	var errs []error
 	if c.Identity.Wait < 0 || c.Identity.Wait > time.Minute {
 		errs = append(errs, fmt.Errorf("identity.wait (--identity-wait): %s is not between 0 and 1m", c.Identity.Wait))
+	}
+	if c.IdentitySources() && (len(c.Contexts) > 1 || c.AllContexts) {
+		errs = append(errs, errors.New("audit and admissionObserver: a source of who made each change serves one cluster; run one kubediff per cluster to use one"))
 	}
 	return errs
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/identity"
 	"github.com/kubediff/kubediff/pkg/record"
 	"github.com/kubediff/kubediff/pkg/state"
 	"github.com/kubediff/kubediff/pkg/watcher"
@@ -62,7 +63,9 @@ type coalescer struct {
 // emitter is the stage after coalescing (keep): it takes each record
 // with the event whose states it goes from and to.
 type emitter interface {
-	emit(ev watcher.Event, c record.Change)
+	// hops are the writes c covers, oldest first (identity.Hop); nil
+	// for a record of one write, ev's.
+	emit(ev watcher.Event, c record.Change, hops []identity.Hop)
 	keepState(ev watcher.Event, c record.Change)
 }
 
@@ -73,6 +76,9 @@ type heldUpdate struct {
 	at          record.Timestamp
 	start, last time.Time
 	seq         uint64 // arrival order, for updates held at the same instant
+	// hops are the writes held: the first, and each joined after it
+	// (quiet ones included), for who made them (identify.go).
+	hops []identity.Hop
 
 	releaseMu sync.Mutex // held while it is released
 	released  bool
@@ -101,7 +107,7 @@ func (co *coalescer) add(ev watcher.Event, c record.Change) {
 		if h != nil {
 			co.releaseOnce(h)
 		}
-		co.next.emit(ev, c)
+		co.next.emit(ev, c, nil)
 		return
 	}
 	defer co.mu.Unlock()
@@ -109,13 +115,14 @@ func (co *coalescer) add(ev watcher.Event, c record.Change) {
 	h := co.held[c.UID]
 	if h == nil {
 		co.seq++
-		co.held[c.UID] = &heldUpdate{ev: ev, first: c, at: c.Time, start: now, last: now, seq: co.seq}
+		co.held[c.UID] = &heldUpdate{ev: ev, first: c, at: c.Time, start: now, last: now, seq: co.seq, hops: []identity.Hop{hopOf(ev)}}
 		if co.holds != nil && ev.Stored != (state.Ref{}) {
 			co.holds.Hold(ev.Stored)
 		}
 		return
 	}
 	h.ev.New, h.joined, h.at, h.last = ev.New, true, c.Time, now
+	h.hops = append(h.hops, hopOf(ev))
 }
 
 // take returns the object's update that is held or being released (nil:
@@ -148,6 +155,7 @@ func (co *coalescer) quiet(ev watcher.Event, c record.Change) {
 	co.mu.Lock()
 	if h := co.held[c.UID]; h != nil && !co.stopped {
 		h.ev.New = ev.New
+		h.hops = append(h.hops, hopOf(ev))
 		co.mu.Unlock()
 		return
 	}
@@ -172,13 +180,14 @@ func holdable(c record.Change) bool {
 // diffed once against its state after the last, if anything is left (a
 // value that came back to where it was says nothing).
 func (co *coalescer) release(h *heldUpdate) {
-	c, ok := h.first, true
+	c, ok, hops := h.first, true, h.hops[:1]
 	if h.joined {
 		c, ok = co.differ.Diff(h.ev.Event)
+		hops = h.hops
 	}
 	if ok {
 		c.Time = h.at // when the last of it was seen
-		co.next.emit(h.ev, c)
+		co.next.emit(h.ev, c, hops)
 	}
 	if co.holds != nil && h.ev.Stored != (state.Ref{}) {
 		co.holds.Release(h.ev.Stored) // after the record is queued

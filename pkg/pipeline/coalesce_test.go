@@ -13,6 +13,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/identity"
 	"github.com/kubediff/kubediff/pkg/record"
 	"github.com/kubediff/kubediff/pkg/state"
 	"github.com/kubediff/kubediff/pkg/watcher"
@@ -52,7 +53,7 @@ type emitted struct {
 	got []string
 }
 
-func (e *emitted) emit(_ watcher.Event, c record.Change) {
+func (e *emitted) emit(_ watcher.Event, c record.Change, _ []identity.Hop) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s := c.Type + " " + c.Name
@@ -195,12 +196,12 @@ type stalling struct {
 	waiting chan struct{} // closed when the slow emit is waiting
 }
 
-func (s *stalling) emit(ev watcher.Event, c record.Change) {
+func (s *stalling) emit(ev watcher.Event, c record.Change, hops []identity.Hop) {
 	if c.Name == s.slow && c.Type == record.Updated {
 		close(s.waiting)
 		<-s.gate
 	}
-	s.emitted.emit(ev, c)
+	s.emitted.emit(ev, c, hops)
 }
 
 // While one object's release waits on a slow sink, other objects' records

@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/identity"
 	"github.com/kubediff/kubediff/pkg/record"
 	"github.com/kubediff/kubediff/pkg/state"
 	"github.com/kubediff/kubediff/pkg/watcher"
@@ -26,7 +27,7 @@ type keep struct {
 	next    *Gate
 }
 
-func (k keep) emit(ev watcher.Event, c record.Change) {
+func (k keep) emit(ev watcher.Event, c record.Change, _ []identity.Hop) {
 	c.Cluster = k.cluster.Load()
 	if k.history != nil {
 		k.history.Keep(history.Entry{Change: c, Resource: ev.Resource, Old: ev.Old, New: ev.New}, ev.Stored)

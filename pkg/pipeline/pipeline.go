@@ -1,12 +1,13 @@
 // Package pipeline is the path of a change from the watch to the sinks,
 // readable top to bottom in Handle, one named stage after another:
 //
-//	watcher ──Event──▶ filter ──▶ diff ──record──▶ coalesce ──▶ keep ──▶ gate ──▶ route ──▶ sink queues
+//	watcher ──Event──▶ filter ──▶ diff ──record──▶ coalesce ──▶ identify ──▶ keep ──▶ gate ──▶ route ──▶ sink queues
 //	  (before caching: CacheTransform, the diff's prune and redact passes)
 //
 // Each stage is a type with one job: filter (filter.go) drops what the
 // server could not, diff (pkg/diff) makes the record, coalesce
-// (coalesce.go) joins a controller's quick steps, keep (keep.go) hands
+// (coalesce.go) joins a controller's quick steps, identify (identify.go)
+// names the user behind each record when a source says, keep (keep.go) hands
 // each record to the history, the gate (gate.go) lets
 // only the elected leader emit, and route (route.go) hands the record to
 // each sink's queue (pkg/notify).
@@ -15,7 +16,9 @@ package pipeline
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/client-go/tools/cache"
 
@@ -55,6 +58,11 @@ type Options struct {
 	// History keeps every record with the object's states (the state
 	// store; nil without history).
 	History Keeper
+	// Identities name the user behind each record (identity.Book; nil
+	// without a source), each record waiting for them up to
+	// IdentityWait.
+	Identities   Identities
+	IdentityWait time.Duration
 	// Cluster names the cluster on every record.
 	Cluster *record.Cluster
 	Log     *slog.Logger
@@ -66,6 +74,7 @@ type Pipeline struct {
 	filter   filter
 	differ   *diff.Differ
 	coalesce *coalescer
+	identify *identify // nil without a source of identities
 	gate     *Gate
 	cluster  atomic.Pointer[record.Cluster]
 }
@@ -83,7 +92,12 @@ func New(o Options) *Pipeline {
 		gate:    gate,
 	}
 	p.cluster.Store(o.Cluster)
-	p.coalesce = newCoalescer(o.Differ, keep{history: o.History, cluster: &p.cluster, next: gate}, o.Holds)
+	var next emitter = keep{history: o.History, cluster: &p.cluster, next: gate}
+	if o.Identities != nil {
+		p.identify = newIdentify(o.Identities, o.IdentityWait, next, o.Holds)
+		next = p.identify
+	}
+	p.coalesce = newCoalescer(o.Differ, next, o.Holds)
 	return p
 }
 
@@ -122,6 +136,8 @@ func (p *Pipeline) Handle(ev watcher.Event) {
 	// 3. Coalesce: a controller's quick steps on an object become one
 	// record (its state before them diffed against its state after). It
 	// passes every record on to
+	// 3b. identify: the user who made it, when a source said (or waits
+	// for it, briefly); then
 	// 4. keep: the history keeps it with the object's states; then
 	// 5. the gate: the leader emits, a follower holds the record for a
 	// takeover; and the gate to
@@ -129,9 +145,17 @@ func (p *Pipeline) Handle(ev watcher.Event) {
 	p.coalesce.add(ev, c)
 }
 
-// Run releases the records the pipeline holds to merge (see coalesce.go)
-// until ctx is done, and then all of them.
-func (p *Pipeline) Run(ctx context.Context) { p.coalesce.run(ctx) }
+// Run releases the records the pipeline holds, to merge them (see
+// coalesce.go) or to name who made them (identify.go), until ctx is
+// done, and then all of them.
+func (p *Pipeline) Run(ctx context.Context) {
+	var identifying sync.WaitGroup
+	if p.identify != nil {
+		identifying.Go(func() { p.identify.run(ctx) })
+	}
+	p.coalesce.run(ctx)
+	identifying.Wait()
+}
 
 // CacheTransform is what each object of type r goes through before the
 // watcher caches it: the diff drops what is never reported and redacts

@@ -13,6 +13,10 @@ type Ref struct{ Target, Key string }
 type heldState struct {
 	latest *Object // nil: deleted
 	noted  bool    // latest was noted since Hold
+	// holders counts the Holds not yet released: a record the coalescer
+	// held can go on to wait for who made it, held again before the
+	// coalescer lets go.
+	holders int
 }
 
 // Hold keeps ref's stored state where it is until Release: states noted
@@ -27,10 +31,12 @@ func (s *Store) Hold(ref Ref) {
 	if s.held[ref] == nil {
 		s.held[ref] = &heldState{}
 	}
+	s.held[ref].holders++
 }
 
 // Release notes ref's newest state, once the record of what it held is
-// queued: both are then written by the same flush.
+// queued: both are then written by the same flush. Each Hold needs its
+// Release; the state is noted at the last.
 func (s *Store) Release(ref Ref) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -38,6 +44,9 @@ func (s *Store) Release(ref Ref) {
 	if h == nil {
 		s.stateNoted(ref, nil) // Forget dropped the hold: no state comes
 		return
+	}
+	if h.holders--; h.holders > 0 {
+		return // another holder's record is still on its way
 	}
 	delete(s.held, ref)
 	var latest *Object // nil: no newer state was noted while held

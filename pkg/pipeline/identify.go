@@ -1,0 +1,234 @@
+package pipeline
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/kubediff/kubediff/pkg/identity"
+	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/state"
+	"github.com/kubediff/kubediff/pkg/watcher"
+)
+
+// Identities say who made the writes a record covers (identity.Book),
+// and signal when sources noted more.
+type Identities interface {
+	Who(identity.Query) (record.User, identity.Answer)
+	Noted() <-chan struct{}
+}
+
+// identifyTick is how often records waiting for who made them are
+// checked against their deadline (a noted write wakes them at once).
+const identifyTick = 100 * time.Millisecond
+
+// identify is the stage that names the user behind each record, between
+// coalesce and keep. A source may say who made a write after the watch
+// delivered it (the audit webhook posts in batches about a second
+// apart), so a record whose writes are not noted yet waits for them, up
+// to wait; one that was not named by then goes on without a user. An
+// object's later records and quiet states wait behind it, so its history
+// keeps its order; other objects' records pass.
+type identify struct {
+	who   Identities
+	wait  time.Duration
+	next  emitter
+	holds StateHolds // nil without a state dir
+	now   func() time.Time
+
+	mu      sync.Mutex
+	waiting map[string]*identifyQueue // by object UID
+	stopped bool
+}
+
+type identifyQueue struct {
+	items     []waitingRecord
+	releasing bool // items are being handed on outside the lock
+}
+
+type waitingRecord struct {
+	ev        watcher.Event
+	c         record.Change
+	query     identity.Query
+	deadline  time.Time
+	stateOnly bool // a quiet state (keepState), waiting only for its turn
+}
+
+func newIdentify(who Identities, wait time.Duration, next emitter, holds StateHolds) *identify {
+	return &identify{who: who, wait: wait, next: next, holds: holds, now: time.Now, waiting: map[string]*identifyQueue{}}
+}
+
+func (s *identify) emit(ev watcher.Event, c record.Change, hops []identity.Hop) {
+	q := queryOf(ev, c, hops)
+	user, answer := s.who.Who(q)
+	if answer == identity.Known {
+		c.User = &user
+	}
+	s.mu.Lock()
+	queue := s.waiting[c.UID]
+	// A change found after a gap was made while nothing watched: its
+	// writes were noted then or never, waiting would not help.
+	settled := answer != identity.Unknown || c.AfterGap || s.wait <= 0 || s.stopped || c.UID == ""
+	if queue == nil && settled {
+		s.mu.Unlock()
+		s.next.emit(ev, c, hops)
+		return
+	}
+	if queue == nil {
+		queue = &identifyQueue{}
+		s.waiting[c.UID] = queue
+	}
+	deadline := s.now().Add(s.wait)
+	if settled {
+		deadline = time.Time{}
+	}
+	queue.items = append(queue.items, waitingRecord{ev: ev, c: c, query: q, deadline: deadline})
+	s.mu.Unlock()
+	s.hold(ev)
+}
+
+func (s *identify) keepState(ev watcher.Event, c record.Change) {
+	s.mu.Lock()
+	queue := s.waiting[c.UID]
+	if queue == nil {
+		s.mu.Unlock()
+		s.next.keepState(ev, c)
+		return
+	}
+	queue.items = append(queue.items, waitingRecord{ev: ev, c: c, stateOnly: true})
+	s.mu.Unlock()
+	s.hold(ev)
+}
+
+// hold keeps the object's stored state in place while its record waits:
+// the record and the newer state reach the disk together.
+func (s *identify) hold(ev watcher.Event) {
+	if s.holds != nil && ev.Stored != (state.Ref{}) {
+		s.holds.Hold(ev.Stored)
+	}
+}
+
+func (s *identify) release(ev watcher.Event) {
+	if s.holds != nil && ev.Stored != (state.Ref{}) {
+		s.holds.Release(ev.Stored)
+	}
+}
+
+// queryOf is what record c of ev knows of the writes it covers.
+func queryOf(ev watcher.Event, c record.Change, hops []identity.Hop) identity.Query {
+	if hops == nil {
+		hop := identity.Hop{To: c.ResourceVersion}
+		if ev.Old != nil {
+			hop.From = ev.Old.GetResourceVersion()
+		}
+		hops = []identity.Hop{hop}
+	}
+	return identity.Query{Group: ev.Resource.GVR.Group, Resource: ev.Resource.GVR.Resource, Namespace: c.Namespace, Name: c.Name,
+		UID: c.UID, Type: c.Type, Hops: hops, Time: time.Time(c.Time)}
+}
+
+// hopOf is the write ev reports.
+func hopOf(ev watcher.Event) identity.Hop {
+	var hop identity.Hop
+	if ev.Old != nil {
+		hop.From = ev.Old.GetResourceVersion()
+	}
+	if ev.New != nil {
+		hop.To = ev.New.GetResourceVersion()
+	}
+	return hop
+}
+
+// run hands on waiting records as their writes are noted or their wait
+// ends, and all of them when ctx is done; records that come afterwards
+// pass straight on.
+func (s *identify) run(ctx context.Context) {
+	tick := time.NewTicker(identifyTick)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			s.mu.Lock()
+			s.stopped = true
+			s.mu.Unlock()
+			s.releaseDue(true)
+			return
+		case <-s.who.Noted():
+		case <-tick.C:
+		}
+		s.releaseDue(false)
+	}
+}
+
+// releaseDue hands on, object by object and in order, the waiting
+// records that are named or due (all of them when all is set), outside
+// the lock.
+func (s *identify) releaseDue(all bool) {
+	for {
+		batch := s.takeDue(all)
+		if len(batch) == 0 {
+			return
+		}
+		for uid, items := range batch {
+			for _, w := range items {
+				if w.stateOnly {
+					s.next.keepState(w.ev, w.c)
+				} else {
+					s.next.emit(w.ev, w.c, w.query.Hops)
+				}
+				s.release(w.ev)
+			}
+			s.doneReleasing(uid)
+		}
+	}
+}
+
+// takeDue takes each object's leading records that are named or due.
+func (s *identify) takeDue(all bool) map[string][]waitingRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	batch := map[string][]waitingRecord{}
+	for uid, queue := range s.waiting {
+		if queue.releasing {
+			continue
+		}
+		n := 0
+		for ; n < len(queue.items); n++ {
+			w := &queue.items[n]
+			if !w.stateOnly && !s.settle(w, now, all) {
+				break
+			}
+		}
+		if n > 0 {
+			batch[uid] = queue.items[:n:n]
+			queue.items = queue.items[n:]
+			queue.releasing = true
+		}
+	}
+	return batch
+}
+
+// settle names w's user if its writes are noted now, and says whether
+// it may go on. The caller holds mu.
+func (s *identify) settle(w *waitingRecord, now time.Time, all bool) bool {
+	user, answer := s.who.Who(w.query)
+	switch answer {
+	case identity.Known:
+		w.c.User = &user
+		return true
+	case identity.Ambiguous:
+		return true
+	}
+	return all || !now.Before(w.deadline)
+}
+
+func (s *identify) doneReleasing(uid string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	queue := s.waiting[uid]
+	queue.releasing = false
+	if len(queue.items) == 0 {
+		delete(s.waiting, uid)
+	}
+}
