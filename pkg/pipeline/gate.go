@@ -45,7 +45,8 @@ type dispatcher interface {
 // resourceVersion can reach the gate later, because each target has its
 // own watch (up to ~2 s), and because the pipeline holds updates of owned
 // objects and status-only updates for up to 12 s to join a controller's
-// steps. It must not be skipped by a takeover.
+// steps (and, with a source of identities, up to identity.wait more for
+// who made it: New adds that). It must not be skipped by a takeover.
 const settle = 15 * time.Second
 
 // newGate returns a gate in front of next that starts as a follower

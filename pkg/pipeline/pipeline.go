@@ -96,6 +96,7 @@ func New(o Options) *Pipeline {
 	if o.Identities != nil {
 		p.identify = newIdentify(o.Identities, o.IdentityWait, next, o.Holds)
 		next = p.identify
+		gate.settle += o.IdentityWait // a record may wait that much longer before the gate
 	}
 	p.coalesce = newCoalescer(o.Differ, next, o.Holds)
 	return p
