@@ -32,6 +32,12 @@ type Metrics struct {
 	// APIServerConnected is 1 while the API server answers, 0 during an
 	// outage (the watches wait for it).
 	APIServerConnected prometheus.Gauge
+	// IdentityRecords counts records by what the sources said of who
+	// made them: named, unknown (nobody said within identity.wait) or
+	// ambiguous (writes of several users); IdentityWait is how long
+	// each waited for it. Both only with a source (docs/identity.md).
+	IdentityRecords *prometheus.CounterVec
+	IdentityWait    prometheus.Histogram
 }
 
 // New registers kubediff's metrics and the Go runtime's.
@@ -75,10 +81,23 @@ func newOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metrics 
 		APIServerConnected: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kubediff_apiserver_connected", Help: "1 while the API server answers, 0 while it does not (the watches wait for it and resume).",
 		}),
+		IdentityRecords: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kubediff_identity_records_total", Help: "Records by what the sources of identity said of who made them: named, unknown, ambiguous.",
+		}, []string{"result"}),
+		IdentityWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "kubediff_identity_wait_seconds", Help: "How long records waited for a source of identity to say who made them.",
+			Buckets: []float64{0.001, 0.01, 0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 10, 30, 60},
+		}),
 	}
 	m.APIServerConnected.Set(1)
 	registerer.MustRegister(m.EventsObserved, m.RecordsEmitted, m.WatchesRunning, m.LastSync, m.Leader, m.APIServerConnected)
 	return m
+}
+
+// AddIdentity exposes IdentityRecords and IdentityWait, for a run with
+// a source of identity.
+func (m *Metrics) AddIdentity() {
+	m.registerer.MustRegister(m.IdentityRecords, m.IdentityWait)
 }
 
 // queueCollector reads the sinks' counters when scraped, so the queues

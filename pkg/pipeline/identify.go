@@ -35,6 +35,9 @@ type identify struct {
 	next  emitter
 	holds StateHolds // nil without a state dir
 	now   func() time.Time
+	// observe counts each record's result (named, unknown, ambiguous)
+	// and how long it waited; nil: not counted.
+	observe func(result string, waited time.Duration)
 
 	mu      sync.Mutex
 	waiting map[string]*identifyQueue // by object UID
@@ -50,6 +53,8 @@ type waitingRecord struct {
 	ev        watcher.Event
 	c         record.Change
 	query     identity.Query
+	answer    identity.Answer
+	since     time.Time
 	deadline  time.Time
 	stateOnly bool // a quiet state (keepState), waiting only for its turn
 }
@@ -71,6 +76,7 @@ func (s *identify) emit(ev watcher.Event, c record.Change, hops []identity.Hop) 
 	settled := answer != identity.Unknown || c.AfterGap || s.wait <= 0 || s.stopped || c.UID == ""
 	if queue == nil && settled {
 		s.mu.Unlock()
+		s.count(answer, 0)
 		s.next.emit(ev, c, hops)
 		return
 	}
@@ -78,11 +84,12 @@ func (s *identify) emit(ev watcher.Event, c record.Change, hops []identity.Hop) 
 		queue = &identifyQueue{}
 		s.waiting[c.UID] = queue
 	}
-	deadline := s.now().Add(s.wait)
+	now := s.now()
+	deadline := now.Add(s.wait)
 	if settled {
 		deadline = time.Time{}
 	}
-	queue.items = append(queue.items, waitingRecord{ev: ev, c: c, query: q, deadline: deadline})
+	queue.items = append(queue.items, waitingRecord{ev: ev, c: c, query: q, answer: answer, since: now, deadline: deadline})
 	s.mu.Unlock()
 	s.hold(ev)
 }
@@ -174,6 +181,7 @@ func (s *identify) releaseDue(all bool) {
 				if w.stateOnly {
 					s.next.keepState(w.ev, w.c)
 				} else {
+					s.count(w.answer, s.now().Sub(w.since))
 					s.next.emit(w.ev, w.c, w.query.Hops)
 				}
 				s.release(w.ev)
@@ -212,7 +220,11 @@ func (s *identify) takeDue(all bool) map[string][]waitingRecord {
 // settle names w's user if its writes are noted now, and says whether
 // it may go on. The caller holds mu.
 func (s *identify) settle(w *waitingRecord, now time.Time, all bool) bool {
+	if w.answer != identity.Unknown { // settled when it came
+		return true
+	}
 	user, answer := s.who.Who(w.query)
+	w.answer = answer
 	switch answer {
 	case identity.Known:
 		w.c.User = &user
@@ -221,6 +233,15 @@ func (s *identify) settle(w *waitingRecord, now time.Time, all bool) bool {
 		return true
 	}
 	return all || !now.Before(w.deadline)
+}
+
+// count observes a record's result and wait.
+func (s *identify) count(answer identity.Answer, waited time.Duration) {
+	if s.observe == nil {
+		return
+	}
+	result := map[identity.Answer]string{identity.Known: "named", identity.Unknown: "unknown", identity.Ambiguous: "ambiguous"}[answer]
+	s.observe(result, waited)
 }
 
 func (s *identify) doneReleasing(uid string) {

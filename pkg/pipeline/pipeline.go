@@ -95,6 +95,13 @@ func New(o Options) *Pipeline {
 	var next emitter = keep{history: o.History, cluster: &p.cluster, next: gate}
 	if o.Identities != nil {
 		p.identify = newIdentify(o.Identities, o.IdentityWait, next, o.Holds)
+		if o.Metrics != nil {
+			o.Metrics.AddIdentity()
+			p.identify.observe = func(result string, waited time.Duration) {
+				o.Metrics.IdentityRecords.WithLabelValues(result).Inc()
+				o.Metrics.IdentityWait.Observe(waited.Seconds())
+			}
+		}
 		next = p.identify
 		gate.settle += o.IdentityWait // a record may wait that much longer before the gate
 	}
