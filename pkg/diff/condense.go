@@ -26,11 +26,12 @@ const (
 	// difference: little, so the change stays in view where a value is
 	// shown on one short line (text output shows 120 characters).
 	excerptContext = 64
-	// lineExcerptBytes is how much of each side a record keeps of a
-	// multi-line string it gives a line diff: the hunks show the change;
-	// the values, each side in full beside them, made a one-line change
-	// in a 1.7 KB config file a 4.5 KB record. The full values are in
-	// the history (`kubediff get --at`).
+	// lineExcerptBytes is the longest multi-line string whose line diff
+	// a record calls whole (not Truncated): its hunks then show every
+	// line. A record carries no value beside a line diff: the values, in
+	// full and then as excerpts, made a one-line change in a 1.7 KB
+	// config file a 4.5 KB and then a 1.7 KB record. The full values are
+	// in the history (`kubediff get --at`).
 	lineExcerptBytes = 256
 )
 
@@ -45,13 +46,14 @@ func condense(changes []record.FieldChange) {
 		from, fromString := fc.From.(string)
 		to, toString := fc.To.(string)
 		if fc.Op == record.OpReplace && fromString && toString && (strings.Contains(from, "\n") || strings.Contains(to, "\n")) {
+			// The hunks are the excerpt: the values beside them would
+			// carry the changed lines a second time. Sizes and hashes say
+			// the rest; the full values are in the history.
 			fc.Lines = lineDiff(from, to)
-			if len(from) > lineExcerptBytes || len(to) > lineExcerptBytes {
-				fc.Truncated = true
-				fc.FromBytes, fc.FromSHA256 = digest(from)
-				fc.ToBytes, fc.ToSHA256 = digest(to)
-				fc.From, fc.To = excerpt(from, to, lineExcerptBytes), excerpt(to, from, lineExcerptBytes)
-			}
+			fc.Truncated = len(from) > lineExcerptBytes || len(to) > lineExcerptBytes
+			fc.FromBytes, fc.FromSHA256 = digest(from)
+			fc.ToBytes, fc.ToSHA256 = digest(to)
+			fc.From, fc.To = nil, nil
 			continue
 		}
 		if !hasLong(fc.From) && !hasLong(fc.To) {

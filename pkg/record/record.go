@@ -185,7 +185,8 @@ type FieldChange struct {
 	Truncated bool `json:"truncated,omitempty"`
 	// FromBytes and ToBytes are the full values' sizes (a string's UTF-8
 	// bytes, else its compact JSON), set when Truncated for each side
-	// present. Pointers, because an empty string's size 0 must still show.
+	// present, and beside Lines (which From and To are not: the hunks
+	// carry the changed lines). Pointers, because an empty string's size 0 must still show.
 	FromBytes *int `json:"fromBytes,omitempty"`
 	ToBytes   *int `json:"toBytes,omitempty"`
 	// FromSHA256 and ToSHA256 are the first 8 bytes, in hex, of the
