@@ -79,8 +79,8 @@ func batch(t *testing.T, auditID, rv string) []byte {
 	t.Helper()
 	ev := map[string]any{"kind": "Event", "apiVersion": "audit.k8s.io/v1", "level": "RequestResponse", "auditID": auditID,
 		"stage": "ResponseComplete", "requestURI": "/apis/apps/v1/namespaces/shop/deployments/web/scale", "verb": "update",
-		"user":      map[string]any{"username": "alice"},
-		"objectRef": map[string]any{"resource": "deployments", "namespace": "shop", "name": "web", "apiGroup": "apps", "subresource": "scale"},
+		"user":           map[string]any{"username": "alice"},
+		"objectRef":      map[string]any{"resource": "deployments", "namespace": "shop", "name": "web", "apiGroup": "apps", "subresource": "scale"},
 		"responseStatus": map[string]any{"code": 200},
 		"responseObject": map[string]any{"kind": "Scale", "metadata": map[string]any{"name": "web", "uid": "u-web", "resourceVersion": rv}},
 		"stageTimestamp": time.Now().UTC().Format(time.RFC3339Nano)}
