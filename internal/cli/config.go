@@ -58,6 +58,12 @@ var flagKeys = map[string]string{
 	"leader-election-lease-duration": "leaderElection.leaseDuration",
 	"leader-election-renew-deadline": "leaderElection.renewDeadline",
 	"leader-election-retry-period":   "leaderElection.retryPeriod",
+	"audit-webhook-address":          "audit.webhook.address",
+	"audit-webhook-cert-file":        "audit.webhook.certFile",
+	"audit-webhook-key-file":         "audit.webhook.keyFile",
+	"audit-webhook-client-ca-file":   "audit.webhook.clientCAFile",
+	"audit-webhook-token-file":       "audit.webhook.tokenFile",
+	"audit-log":                      "audit.log.path",
 }
 
 func addGlobalFlags(root *cobra.Command) {

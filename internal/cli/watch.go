@@ -58,6 +58,7 @@ kubectl accepts, or single objects (filtered by the API server).`,
 	f.String("history-retention", d.History.Retention, "with --state-dir, how long the history keeps records (such as 7d or 36h; 0 turns history off)")
 	f.String("history-max-bytes", d.History.MaxBytes, "with --state-dir, how much the history may hold on disk, oldest records dropped first (such as 1Gi; 0 turns history off)")
 	f.Duration("identity-wait", d.Identity.Wait, "with a source of who made each change (--audit-webhook-address, --audit-log, --admission-observer-address), how long a record may wait for it before going on without a user (docs/identity.md)")
+	addAuditFlags(cmd)
 	le := d.LeaderElection
 	f.Bool("leader-elect", le.Enabled, "run several replicas with one emitting, elected through a Lease")
 	f.String("leader-election-namespace", le.Namespace, "namespace of the Lease (default: the pod's namespace, else default)")
@@ -66,4 +67,16 @@ kubectl accepts, or single objects (filtered by the API server).`,
 	f.Duration("leader-election-renew-deadline", le.RenewDeadline, "how long the leader keeps trying to renew before giving up")
 	f.Duration("leader-election-retry-period", le.RetryPeriod, "how often candidates try to acquire or renew the Lease")
 	return cmd
+}
+
+// addAuditFlags adds the flags of the audit trail's sources of who made
+// each change (docs/identity.md).
+func addAuditFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.String("audit-webhook-address", "", "serve the API server's audit webhook backend over TLS on this address, to name who made each change (docs/identity.md)")
+	f.String("audit-webhook-cert-file", "", "serving certificate of --audit-webhook-address (PEM)")
+	f.String("audit-webhook-key-file", "", "key of --audit-webhook-cert-file (PEM)")
+	f.String("audit-webhook-client-ca-file", "", "accept audit posts only with a client certificate this CA signed (a CA of the API server's webhook client alone)")
+	f.String("audit-webhook-token-file", "", "accept audit posts bearing the token this file holds")
+	f.String("audit-log", "", "follow the audit log file the API server writes (--audit-log-path, JSON) to name who made each change (docs/identity.md)")
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -44,8 +45,9 @@ func configureFrontProxy(env *envtest.Environment, dir string) error {
 }
 
 // newCertificate writes NAME.crt and NAME.key in dir: a CA when parent is
-// nil, else a client certificate parent signs.
-func newCertificate(dir, name string, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*ecdsa.PrivateKey, *x509.Certificate, error) {
+// nil, else a certificate parent signs, for a client, or for a server at
+// ips when some are given.
+func newCertificate(dir, name string, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, ips ...net.IP) (*ecdsa.PrivateKey, *x509.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
@@ -57,6 +59,9 @@ func newCertificate(dir, name string, parent *x509.Certificate, parentKey *ecdsa
 		NotAfter:     time.Now().Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if len(ips) > 0 {
+		tmpl.ExtKeyUsage, tmpl.IPAddresses = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, ips
 	}
 	signer, signerKey := tmpl, key
 	if parent == nil {

@@ -79,5 +79,6 @@ func (c Config) checkIdentity() []error {
 	if c.IdentitySources() && (len(c.Contexts) > 1 || c.AllContexts) {
 		errs = append(errs, errors.New("audit and admissionObserver: a source of who made each change serves one cluster; run one kubediff per cluster to use one"))
 	}
+	errs = append(errs, c.Audit.check()...)
 	return errs
 }

@@ -1,0 +1,192 @@
+package auditlog
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kubediff/kubediff/internal/testenv"
+	"github.com/kubediff/kubediff/pkg/identity"
+	"github.com/kubediff/kubediff/pkg/identity/audit"
+)
+
+type recorder struct {
+	mu     sync.Mutex
+	writes []identity.Write
+}
+
+func (r *recorder) Note(w identity.Write) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.writes = append(r.writes, w)
+}
+
+// ids are the audit IDs noted, in order.
+func (r *recorder) ids() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ids []string
+	for _, w := range r.writes {
+		ids = append(ids, w.ID)
+	}
+	return strings.Join(ids, " ")
+}
+
+// logBuffer is a log the test reads while the follower writes it.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// eventLine is one audit log line: alice patched shop/web, making
+// resourceVersion rv, now.
+func eventLine(id string) string {
+	return fmt.Sprintf(`{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"RequestResponse","auditID":%q,"stage":"ResponseComplete",`+
+		`"requestURI":"/apis/apps/v1/namespaces/shop/deployments/web","verb":"patch","user":{"username":"alice"},`+
+		`"objectRef":{"resource":"deployments","namespace":"shop","name":"web","apiGroup":"apps"},"responseStatus":{"code":200},`+
+		`"responseObject":{"kind":"Deployment","metadata":{"name":"web","uid":"u-web","resourceVersion":%q}},"stageTimestamp":%q}`+"\n",
+		id, "rv-"+id, time.Now().UTC().Format(time.RFC3339Nano))
+}
+
+func appendTo(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newReader is a reader of path started as Follow starts one, which the
+// test steps itself.
+func newReader(t *testing.T, path string, log *logBuffer) (*reader, *recorder) {
+	t.Helper()
+	notes := &recorder{}
+	r := &reader{path: path, notes: notes, log: slog.New(slog.NewTextHandler(log, nil)), window: audit.NewWindow(0)}
+	if err := r.openAtEnd(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.close)
+	return r, notes
+}
+
+func TestReader(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// before is in the file at start; then each write is appended
+		// (a function does more) and the reader steps.
+		before string
+		steps  []func(t *testing.T, path string)
+		want   string
+		// wantLog is in the log, unwantedLog is not.
+		wantLog, unwantedLog string
+	}{
+		{name: "starts at the end", before: eventLine("old"), steps: []func(*testing.T, string){write(eventLine("a"))}, want: "a"},
+		{name: "started inside a line, skips its end", before: eventLine("old")[:40],
+			steps: []func(*testing.T, string){write(eventLine("old")[40:] + eventLine("a"))}, want: "a", unwantedLog: "not audit events"},
+		{name: "a line waits for its end", steps: []func(*testing.T, string){write(eventLine("a")[:50]), write(eventLine("a")[50:])}, want: "a", unwantedLog: "not audit events"},
+		{name: "rotation: the old file's last lines, then the new file", steps: []func(*testing.T, string){
+			write(eventLine("a")),
+			func(t *testing.T, path string) {
+				appendTo(t, path, eventLine("b")) // written, not yet read, when the file is renamed
+				rename(path)
+				appendTo(t, path, eventLine("c"))
+			},
+			write(eventLine("d")),
+		}, want: "a b c d"},
+		{name: "removed, then made again", steps: []func(*testing.T, string){
+			write(eventLine("a")),
+			func(t *testing.T, path string) { os.Remove(path) },
+			write(eventLine("b")),
+		}, want: "a b"},
+		{name: "truncated", steps: []func(*testing.T, string){
+			write(eventLine("a")),
+			func(t *testing.T, path string) { os.Truncate(path, 0) },
+			write(eventLine("b")),
+		}, want: "a b"},
+		{name: "a line that is no event is skipped, said once", steps: []func(*testing.T, string){
+			write("not json\n{\"also\":\"not\"}\n"), write(eventLine("a")),
+		}, want: "a", wantLog: "reading audit events again"},
+		{name: "a replayed line is noted once", steps: []func(*testing.T, string){write(eventLine("a") + eventLine("a"))}, want: "a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "audit.log")
+			if tc.before != "" {
+				appendTo(t, path, tc.before)
+			}
+			log := &logBuffer{}
+			r, notes := newReader(t, path, log)
+			for _, step := range tc.steps {
+				step(t, path)
+				r.step()
+			}
+			if got := notes.ids(); got != tc.want {
+				t.Errorf("noted %q, want %q", got, tc.want)
+			}
+			if !strings.Contains(log.String(), tc.wantLog) || (tc.unwantedLog != "" && strings.Contains(log.String(), tc.unwantedLog)) {
+				t.Errorf("log:\n%s\nwant %q in it, %q not", log, tc.wantLog, tc.unwantedLog)
+			}
+		})
+	}
+}
+
+func write(text string) func(*testing.T, string) {
+	return func(t *testing.T, path string) { appendTo(t, path, text) }
+}
+
+// rename moves the file aside as the API server's rotation does.
+func rename(path string) {
+	_ = os.Rename(path, strings.TrimSuffix(path, ".log")+"-2026-11-25T09-00-00.000.log")
+}
+
+// Follow on its own goroutine: a file missing at start is waited for
+// with one warning and one line when it comes; a rotation is followed.
+func TestFollowAFileMissingAtStartAcrossRotation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	log := &logBuffer{}
+	notes := &recorder{}
+	stop, err := Follow(path, audit.Options{}, notes, slog.New(slog.NewTextHandler(log, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	appendTo(t, path, eventLine("a"))
+	testenv.Eventually(t, "the first write", 30*time.Second, func() bool { return notes.ids() == "a" })
+	rename(path)
+	appendTo(t, path, eventLine("b"))
+	testenv.Eventually(t, "the write in the new file", 30*time.Second, func() bool { return notes.ids() == "a b" })
+	if n := strings.Count(log.String(), "does not exist yet"); n != 1 {
+		t.Errorf("said %d times that the file is missing, want once:\n%s", n, log)
+	}
+	if n := strings.Count(log.String(), "audit log appeared"); n != 1 {
+		t.Errorf("said %d times that the file appeared, want once:\n%s", n, log)
+	}
+}
+
+func TestFollowAnUnreadableFileNamesTheKey(t *testing.T) {
+	_, err := Follow(t.TempDir(), audit.Options{}, &recorder{}, slog.Default())
+	if err == nil || !strings.Contains(err.Error(), "audit.log.path") {
+		t.Fatalf("following a directory: error %v, want one naming audit.log.path", err)
+	}
+}
