@@ -25,3 +25,12 @@ func (c Change) By() string {
 	}
 	return ""
 }
+
+// Named says whether name names the user: the name the API server
+// authenticated ("alice", "system:serviceaccount:shop:deployer"), or for
+// a ServiceAccount the form String gives ("ServiceAccount shop/deployer"),
+// which people read in text output and on the history's page. Nil names
+// no one.
+func (u *User) Named(name string) bool {
+	return u != nil && name != "" && (u.Name == name || u.ServiceAccount != nil && u.String() == name)
+}

@@ -40,3 +40,25 @@ func TestCloudEventCarriesTheUser(t *testing.T) {
 		t.Errorf("event %s lacks %s", b, want)
 	}
 }
+
+func TestNamedIsExact(t *testing.T) {
+	deployer := &User{Name: "system:serviceaccount:shop:deployer", ServiceAccount: &ServiceAccount{Namespace: "shop", Name: "deployer"}}
+	for _, tc := range []struct {
+		user *User
+		name string
+		want bool
+	}{
+		{&User{Name: "alice"}, "alice", true},
+		{&User{Name: "alice"}, "ali", false},
+		{&User{Name: "alice"}, "", false},
+		{deployer, "system:serviceaccount:shop:deployer", true},
+		{deployer, "ServiceAccount shop/deployer", true},
+		{deployer, "deployer", false},
+		{&User{Name: "ServiceAccount shop/deployer"}, "ServiceAccount shop/deployer", true},
+		{nil, "alice", false},
+	} {
+		if got := tc.user.Named(tc.name); got != tc.want {
+			t.Errorf("%+v.Named(%q) = %v, want %v", tc.user, tc.name, got, tc.want)
+		}
+	}
+}
