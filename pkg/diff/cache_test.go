@@ -32,8 +32,9 @@ func TestCacheTransform(t *testing.T) {
 	if got.GetResourceVersion() != "7" {
 		t.Error("resourceVersion must stay: watches resume from it")
 	}
-	if want := []any{map[string]any{"manager": "kubectl", "operation": "Apply", "time": "2026-11-22T10:00:00Z"}}; !reflect.DeepEqual(meta["managedFields"], want) {
-		t.Errorf("managedFields = %v, want the entry without its field set", meta["managedFields"])
+	if want := []any{map[string]any{"manager": "kubectl", "operation": "Apply", "time": "2026-11-22T10:00:00Z",
+		"fieldsV1": map[string]any{"f:data": map[string]any{}}}}; !reflect.DeepEqual(meta["managedFields"], want) {
+		t.Errorf("managedFields = %v, want the entry with its field set's first levels", meta["managedFields"])
 	}
 	if _, ok := meta["generation"]; ok {
 		t.Error("an ignored field stayed in the cache")

@@ -117,7 +117,7 @@ func (d *Differ) Diff(in change.Event) (record.Change, bool) {
 	c := d.header(in)
 	switch in.Type {
 	case change.Added:
-		c.Manager = attribute(nil, in.New.Object, false)
+		c.Manager = attribute(nil, in.New.Object, nil)
 		c.ID = c.StableID()
 		return c, true
 	case change.Deleted:
@@ -151,8 +151,9 @@ func (d *Differ) Diff(in change.Event) (record.Change, bool) {
 	// 6. Summarize for log stacks that index scalars.
 	c.Changed = record.Summarize(c.Changes)
 	c.ID = c.StableID()
-	// 7. Attribute: who wrote it, from managedFields (kept by pruning).
-	c.Manager = attribute(in.Old.Object, in.New.Object, record.StatusOnly(c.Changes))
+	// 7. Attribute: who wrote it, from managedFields (kept, slim, by
+	// pruning).
+	c.Manager = attribute(in.Old.Object, in.New.Object, c.Changes)
 	// 8. Render the optional forms.
 	if d.patch {
 		c.Patch = jsonPatch(oldObj, newObj)

@@ -177,6 +177,53 @@ func TestRecordsFilteredAndPaged(t *testing.T) {
 	}
 }
 
+// Records made by one user come back, by the name the API server gave
+// (exact, never a part of it) or for a ServiceAccount as text output
+// names it; records no identity source named, or another user's, do not;
+// a page is filled with that user's records.
+func TestRecordsOfOneUser(t *testing.T) {
+	db := openDB(t)
+	alice := &record.User{Name: "alice", Groups: []string{"dev"}}
+	deployer := &record.User{Name: "system:serviceaccount:ci:deployer", ServiceAccount: &record.ServiceAccount{Namespace: "ci", Name: "deployer"}}
+	by := func(e Entry, u *record.User) Entry { e.Change.User = u; return e }
+	write(t, db, unlimited, t0, by(entryOf("default", "", "a", 1), alice), by(entryOf("other", "", "x", 2), deployer),
+		entryOf("default", "a", "b", 3), by(entryOf("default", "b", "c", 4), &record.User{Name: "alice2"}),
+		by(entryOf("other", "x", "y", 5), alice), by(entryOf("default", "c", "d", 6), alice))
+	r := reader(db)
+	versions := func(q Query) string {
+		t.Helper()
+		page, err := r.Records(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, raw := range page.Records {
+			var c record.Change
+			if err := json.Unmarshal(raw, &c); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, c.ResourceVersion)
+		}
+		return fmt.Sprint(got)
+	}
+	for _, tc := range []struct {
+		q    Query
+		want string
+	}{
+		{Query{User: "alice"}, "[1 5 6]"},
+		{Query{User: "alice", Namespace: "default"}, "[1 6]"},
+		{Query{User: "alice", Limit: 2}, "[1 5]"},
+		{Query{User: "system:serviceaccount:ci:deployer"}, "[2]"},
+		{Query{User: "ServiceAccount ci/deployer"}, "[2]"},
+		{Query{User: "ali"}, "[]"},
+		{Query{User: "deployer"}, "[]"},
+	} {
+		if got := versions(tc.q); got != tc.want {
+			t.Errorf("%+v: %s, want %s", tc.q, got, tc.want)
+		}
+	}
+}
+
 // A page token names the last record the caller was shown, never the
 // next record kept, which may be one the caller may not see: its time
 // would tell that something changed then.

@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kubediff/kubediff/pkg/change"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 // CurrentFunc returns an object's state as the state store holds it now
@@ -41,7 +42,8 @@ type Selector struct {
 // Query is what Records returns: records of the selected types and
 // objects (none selected: all), in a namespace ("": all), between From and
 // Until (zero: unbounded), at most Limit (0: DefaultLimit) after the
-// page token After. Visible, when set, holds the types and namespaces the
+// page token After, made by User when set (record.User.Named: exact,
+// not a part of the name). Visible, when set, holds the types and namespaces the
 // caller may see, decided before the read: records outside it are left
 // out (the caller's RBAC).
 type Query struct {
@@ -50,6 +52,7 @@ type Query struct {
 	From, Until time.Time
 	Limit       int
 	After       string
+	User        string
 	Visible     *Grants
 }
 
@@ -100,7 +103,7 @@ func (r *Reader) Records(q Query) (Page, error) {
 		var last []byte // the key of the page's last record
 		for k := range keys {
 			id, line, _ := bytes.Cut(b.records.Get(k), []byte{0})
-			if len(line) == 0 || !q.selects(ObjectID(id)) {
+			if len(line) == 0 || !q.selects(ObjectID(id)) || !q.madeBy(line) {
 				continue // a state kept without a record, or not asked for
 			}
 			if len(page.Records) == limit {
@@ -215,6 +218,25 @@ func (q Query) selects(id ObjectID) bool {
 		}
 	}
 	return false
+}
+
+// userKey is how a kept record's JSON names its user: a record without
+// it is passed over without being decoded.
+var userKey = []byte(`"user":{`)
+
+// madeBy says whether the record (a kept JSON line) was made by the user
+// q asks for, or q asks for none.
+func (q Query) madeBy(line []byte) bool {
+	if q.User == "" {
+		return true
+	}
+	if !bytes.Contains(line, userKey) {
+		return false
+	}
+	var c struct {
+		User *record.User `json:"user"`
+	}
+	return json.Unmarshal(line, &c) == nil && c.User.Named(q.User)
 }
 
 // Parts splits the id into group, resource, namespace and name.

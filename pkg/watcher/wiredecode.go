@@ -8,14 +8,17 @@ import (
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/kubediff/kubediff/pkg/managedfields"
 )
 
 // wireDecoder decodes a watch event's line into the event type and the
 // object as nested maps, in one pass over a tokenizer (jsontext) rather
 // than through reflection, and without materialising what the cache
-// would drop at once: the field sets of metadata.managedFields, most of
-// an object's bytes, which nothing reports (attribution reads each
-// entry's manager, operation, time and subresource only).
+// would drop at once: the field sets of metadata.managedFields below
+// their first levels (pkg/managedfields), most of an object's bytes,
+// which nothing reports (attribution reads each entry's manager,
+// operation, time, subresource and which top fields it owns).
 //
 // Values decode as apimachinery decodes them: integers that fit in int64
 // as int64, other numbers as float64.
@@ -53,10 +56,6 @@ const (
 	inManagedFields      // the list
 	inManagedFieldsEntry // one entry
 )
-
-// keptOfManagedFields are the keys of a managedFields entry that are
-// decoded; the rest are skipped.
-var keptOfManagedFields = map[string]bool{"manager": true, "operation": true, "time": true, "subresource": true}
 
 // event decodes one line: {"type": ..., "object": {...}}.
 func (w *wireDecoder) event(line []byte) (typ string, obj map[string]any, err error) {
@@ -144,8 +143,14 @@ func (w *wireDecoder) object(at place) (map[string]any, error) {
 			return nil, err
 		}
 		key := name.String()
-		if at == inManagedFieldsEntry && !keptOfManagedFields[key] {
+		if at == inManagedFieldsEntry && (!managedfields.Kept[key] || key == managedfields.FieldsKey && w.dec.PeekKind() != '{') {
 			if err := w.dec.SkipValue(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if at == inManagedFieldsEntry && key == managedfields.FieldsKey {
+			if m[key], err = w.fieldSet(1); err != nil {
 				return nil, err
 			}
 			continue
@@ -155,6 +160,36 @@ func (w *wireDecoder) object(at place) (map[string]any, error) {
 		}
 	}
 	return m, w.expect('}')
+}
+
+// fieldSet decodes a managedFields entry's field set at depth (1 for the
+// top) as managedfields.Slim would leave it: fields only, each at the
+// last kept level an empty set, the rest skipped unread.
+func (w *wireDecoder) fieldSet(depth int) (map[string]any, error) {
+	if err := w.expect('{'); err != nil {
+		return nil, err
+	}
+	set := map[string]any{}
+	for w.dec.PeekKind() == '"' {
+		name, err := w.dec.ReadToken()
+		if err != nil {
+			return nil, err
+		}
+		key := name.String()
+		switch {
+		case !managedfields.IsField(key):
+			err = w.dec.SkipValue()
+		case depth == managedfields.Depth || w.dec.PeekKind() != '{':
+			set[key] = map[string]any{}
+			err = w.dec.SkipValue()
+		default:
+			set[key], err = w.fieldSet(depth + 1)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return set, w.expect('}')
 }
 
 func (w *wireDecoder) array(at place) ([]any, error) {
@@ -204,7 +239,7 @@ func number(raw []byte) (any, error) {
 var wireDecoders = sync.Pool{New: func() any { return new(wireDecoder) }}
 
 // decodeObject decodes an object's JSON (a cached one: its field sets
-// gone already) whole.
+// slim already) whole.
 func decodeObject(raw []byte) (map[string]any, error) {
 	w := wireDecoders.Get().(*wireDecoder)
 	defer wireDecoders.Put(w)

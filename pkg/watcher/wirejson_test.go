@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/kubediff/kubediff/pkg/managedfields"
 )
 
 // wireCases are objects as the API server sends them: the diff corpus
@@ -16,10 +18,11 @@ import (
 func wireCases(t *testing.T) map[string][]byte {
 	t.Helper()
 	cases := map[string][]byte{
-		"numbers":   []byte(`{"kind":"X","spec":{"i":42,"neg":-7,"big":9223372036854775807,"huge":92233720368547758080,"f":1.5,"e":1e3,"z":0}}`),
-		"escapes":   []byte(`{"kind":"X","data":{"a":"line\nnext \"quoted\" \u00e9 \ud83d\ude00 <b>&amp;</b>","empty":"","k:{\"type\":\"Ready\"}":{}}}`),
-		"nulls":     []byte(`{"kind":"X","spec":{"n":null,"t":true,"f":false,"list":[],"obj":{},"nested":[[1,2],[{"a":[]}]]}}`),
-		"fieldSets": []byte(`{"kind":"X","metadata":{"name":"a","managedFields":[{"manager":"m","operation":"Apply","apiVersion":"v1","time":"2026-01-01T00:00:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"k:{\"name\":\"x\"}":{}}},"subresource":"status"}]},"spec":{"fieldsV1":{"kept":true}}}`),
+		"numbers":       []byte(`{"kind":"X","spec":{"i":42,"neg":-7,"big":9223372036854775807,"huge":92233720368547758080,"f":1.5,"e":1e3,"z":0}}`),
+		"escapes":       []byte(`{"kind":"X","data":{"a":"line\nnext \"quoted\" \u00e9 \ud83d\ude00 <b>&amp;</b>","empty":"","k:{\"type\":\"Ready\"}":{}}}`),
+		"nulls":         []byte(`{"kind":"X","spec":{"n":null,"t":true,"f":false,"list":[],"obj":{},"nested":[[1,2],[{"a":[]}]]}}`),
+		"fieldSets":     []byte(`{"kind":"X","metadata":{"name":"a","managedFields":[{"manager":"m","operation":"Apply","apiVersion":"v1","time":"2026-01-01T00:00:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"k:{\"name\":\"x\"}":{}}},"subresource":"status"}]},"spec":{"fieldsV1":{"kept":true}}}`),
+		"deepFieldSets": []byte(`{"kind":"X","metadata":{"name":"a","managedFields":[{"manager":"m","fieldsV1":{".":{},"f:a":{"f:b":{"f:c":{"f:d":{}},"v:1":{}},"f:n":1}}},{"manager":"n","fieldsV1":"odd"},{"manager":"o","fieldsV1":{}}]}}`),
 	}
 	dirs, err := filepath.Glob("../diff/testdata/corpus/*")
 	if err != nil || len(dirs) == 0 {
@@ -37,8 +40,8 @@ func wireCases(t *testing.T) map[string][]byte {
 	return cases
 }
 
-// The wire decoder gives what apimachinery's decoding gives, less the
-// field sets of managedFields, which the cache drops anyway.
+// The wire decoder gives what apimachinery's decoding gives, with
+// managedFields slim as the cache keeps them.
 func TestWireDecoderDecodesAsApimachinery(t *testing.T) {
 	var w wireDecoder
 	for name, obj := range wireCases(t) {
@@ -47,7 +50,7 @@ func TestWireDecoderDecodesAsApimachinery(t *testing.T) {
 			if err := sigsjson.UnmarshalCaseSensitivePreserveInts(obj, &want); err != nil {
 				t.Fatal(err)
 			}
-			slimFieldSets(want)
+			managedfields.Slim(want)
 			line := append(append([]byte(`{"type":"MODIFIED","object":`), obj...), '}')
 			typ, got, err := w.event(line)
 			if err != nil {
@@ -57,20 +60,6 @@ func TestWireDecoderDecodesAsApimachinery(t *testing.T) {
 				t.Errorf("type %q, object\n%#v\nwant\n%#v", typ, got, want)
 			}
 		})
-	}
-}
-
-// slimFieldSets keeps of each managedFields entry what the wire decoder
-// keeps.
-func slimFieldSets(obj map[string]any) {
-	meta, _ := obj["metadata"].(map[string]any)
-	entries, _ := meta["managedFields"].([]any)
-	for _, e := range entries {
-		for k := range e.(map[string]any) {
-			if !keptOfManagedFields[k] {
-				delete(e.(map[string]any), k)
-			}
-		}
 	}
 }
 

@@ -2,9 +2,13 @@ package e2e
 
 import (
 	"encoding/base64"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubediff/kubediff/pkg/record"
 )
@@ -59,6 +63,42 @@ func TestScaleIsAttributedToKubectl(t *testing.T) {
 		t.Fatalf("manager = %+v, want kubectl", m)
 	}
 	t.Logf("kubectl scale attributed to %+v", *got[0].Manager)
+}
+
+// TestRepeatedScaleIsAttributedToKubectl: the API server gives the
+// `kubectl` entry of the scale subresource no new time when it scales
+// again (it owns spec.replicas already), while the deployment controller's
+// status writes between the scales move its own. Each scale is still
+// kubectl's, never the status writer's.
+func TestRepeatedScaleIsAttributedToKubectl(t *testing.T) {
+	ns := newNamespace(t)
+	kubectl(t, tenEnvDeployment, "-n", ns, "apply", "-f", "-")
+	w := startWatch(t, "-n", ns)
+	w.logOnFailure()
+	deployments := clients.AppsV1().Deployments(ns)
+	for i, replicas := range []int32{5, 2, 3} {
+		kubectl(t, "", "-n", ns, "scale", "deployment", "web", fmt.Sprintf("--replicas=%d", replicas))
+		scaledAt := time.Now()
+		got := w.waitRecords("Deployment", ns, "web", i+1)[i]
+		if got.Changed != "spec.replicas" || len(got.Changes) != 1 || got.Changes[0].To != float64(replicas) {
+			t.Fatalf("scale to %d: record %+v", replicas, got)
+		}
+		if m := got.Manager; m == nil || m.Name != "kubectl" || m.Subresource != "scale" {
+			t.Errorf("scale to %d attributed to %+v, want kubectl on the scale subresource", replicas, m)
+		}
+		// What the deployment controller does next, in a later second
+		// so that its entry's time is the newest: report the counters
+		// (quiet: no record).
+		eventually(t, "the next second", func() bool { return time.Now().Unix() > scaledAt.Unix() })
+		d, err := deployments.Get(bg, "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: replicas, UpdatedReplicas: replicas}
+		if _, err := deployments.UpdateStatus(bg, d, metav1.UpdateOptions{FieldManager: "kube-controller-manager"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func TestSecretValuesNeverAppear(t *testing.T) {

@@ -87,6 +87,7 @@ func (r *Remote) Records(ctx context.Context, q history.Query) (history.Page, er
 		v.Add("select", FormatSelector(s))
 	}
 	setIf(v, "namespace", q.Namespace)
+	setIf(v, "user", q.User)
 	setIf(v, "after", q.After)
 	setTime(v, "from", q.From)
 	setTime(v, "until", q.Until)

@@ -264,14 +264,17 @@ func (h *Handler) types(w http.ResponseWriter, r *http.Request, _ *authnv1.UserI
 }
 
 // parseQuery reads a records query: select (repeatable), namespace,
-// from, until, limit, after.
+// user, from, until, limit, after.
 func parseQuery(r *http.Request) (history.Query, error) {
 	v, err := queryOf(r)
 	if err != nil {
 		return history.Query{}, err
 	}
-	q := history.Query{Namespace: v.Get("namespace"), After: v.Get("after")}
+	q := history.Query{Namespace: v.Get("namespace"), After: v.Get("after"), User: v.Get("user")}
 	if err := checkNamespace(q.Namespace); err != nil {
+		return q, err
+	}
+	if err := checkUser(q.User); err != nil {
 		return q, err
 	}
 	if q.After != "" {

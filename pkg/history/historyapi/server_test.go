@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubediff/kubediff/pkg/change"
@@ -179,6 +180,8 @@ func TestBadQueriesAre400(t *testing.T) {
 		{"namespace with a slash", "namespace=a/b"},
 		{"10,001 parameters", manyParams},
 		{"a long name", "select=configmaps/" + strings.Repeat("x", 300)},
+		{"a long user", "user=" + strings.Repeat("u", 2000)},
+		{"a user with a control character", "user=alice%0A"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := authz.reviewCount()
@@ -200,6 +203,50 @@ func TestBadQueriesAre400(t *testing.T) {
 	// The viewer's own namespace still answers.
 	if code, body := get(t, base+RecordsPath+"?namespace=mine", "viewer-token"); code != 200 || fmt.Sprint(namespacesOf(t, body)) != "[mine]" {
 		t.Errorf("the viewer's namespace: %d %s", code, body)
+	}
+}
+
+// user= keeps one user's records, by the exact name the API server gave,
+// as far as the caller may see them; the command line's client sends it.
+func TestRecordsOfOneUser(t *testing.T) {
+	authz := viewerOf("mine")
+	byUser := func(e history.Entry, name string) history.Entry {
+		e.Change.User = &record.User{Name: name}
+		return e
+	}
+	base, _, _ := apiServer(t, authz,
+		byUser(entry("mine", "a", 1, nil, map[string]any{"k": "1"}), "alice"),
+		byUser(entry("mine", "b", 2, nil, map[string]any{"k": "2"}), "bob"),
+		entry("mine", "c", 3, nil, map[string]any{"k": "3"}),
+		byUser(entry("theirs", "d", 4, nil, map[string]any{"k": "4"}), "alice"),
+		byUser(entry("mine", "e", 5, nil, map[string]any{"k": "5"}), "alice"))
+	names := func(body string) string {
+		t.Helper()
+		var page struct {
+			Records []record.Change `json:"records"`
+		}
+		if err := json.Unmarshal([]byte(body), &page); err != nil {
+			t.Fatalf("%v: %.300s", err, body)
+		}
+		var out []string
+		for _, c := range page.Records {
+			out = append(out, c.Name)
+		}
+		return fmt.Sprint(out)
+	}
+	for query, want := range map[string]string{"user=alice": "[a e]", "user=bob": "[b]", "user=al": "[]", "": "[a b c e]"} {
+		code, body := get(t, base+RecordsPath+"?namespace=mine&"+query, "viewer-token")
+		if code != http.StatusOK || names(body) != want {
+			t.Errorf("%s: %d %s, want %s", query, code, names(body), want)
+		}
+	}
+	remote, err := NewRemote(base, &rest.Config{BearerToken: "viewer-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := remote.Records(context.Background(), history.Query{Namespace: "mine", User: "alice"})
+	if err != nil || len(page.Records) != 2 {
+		t.Errorf("the client's query for alice: %d records, %v; want 2", len(page.Records), err)
 	}
 }
 

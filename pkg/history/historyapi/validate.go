@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -41,6 +43,20 @@ var errBadNamespace = errors.New("namespace: want a namespace's name (a DNS-1123
 func checkNamespace(ns string) error {
 	if ns != "" && len(validation.IsDNS1123Label(ns)) > 0 {
 		return errBadNamespace
+	}
+	return nil
+}
+
+// maxUserName bounds a user name a query may send: longer than any the
+// API server's authenticators give (an OIDC issuer URL and subject), far
+// shorter than a query's limit.
+const maxUserName = 1024
+
+// checkUser refuses a user name no request could have been made by: too
+// long, or holding a control character ("" is every user).
+func checkUser(name string) error {
+	if len(name) > maxUserName || strings.ContainsFunc(name, unicode.IsControl) || !utf8.ValidString(name) {
+		return fmt.Errorf("user: want a user's name as the API server authenticated it (alice, system:serviceaccount:NAMESPACE:NAME), at most %d bytes of text", maxUserName)
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ type listInput struct {
 	Type      string `json:"type,omitempty" jsonschema:"only this type, as kubectl names it: deploy, configmaps, certificates.cert-manager.io"`
 	Name      string `json:"name,omitempty" jsonschema:"only objects of this name (with type)"`
 	Manager   string `json:"manager,omitempty" jsonschema:"only changes by a field manager whose name contains this: kubectl, helm, argocd"`
+	User      string `json:"user,omitempty" jsonschema:"only changes whose request this user sent, named exactly as the API server authenticated them: alice, system:serviceaccount:NAMESPACE:NAME"`
 	Field     string `json:"field,omitempty" jsonschema:"only changes to a field whose path contains this: spec.replicas, image"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"most records to read (default 50, at most 500)"`
 	Cursor    string `json:"cursor,omitempty" jsonschema:"next, from the previous page"`
@@ -40,6 +41,7 @@ type entry struct {
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
 	By        string `json:"by,omitempty" jsonschema:"the field manager that made the change"`
+	User      string `json:"user,omitempty" jsonschema:"the user whose request made the change, when an identity source said"`
 	Fields    string `json:"fields,omitempty" jsonschema:"the changed fields"`
 	Burst     *burst `json:"burst,omitempty"`
 }
@@ -65,7 +67,7 @@ func (t tools) listChanges(ctx context.Context, _ *mcp.CallToolRequest, in listI
 	if err != nil {
 		return nil, listOutput{}, err
 	}
-	q.After = in.Cursor
+	q.After, q.User = in.Cursor, in.User
 	recs, next, err := t.read(ctx, q, limitOf(in.Limit), func(c record.Change) bool {
 		return (in.Manager == "" || c.Manager != nil && strings.Contains(c.Manager.Name, in.Manager)) &&
 			(in.Field == "" || strings.Contains(c.Changed, in.Field))
@@ -161,6 +163,9 @@ func single(c record.Change) entry {
 	if c.Manager != nil {
 		e.By = c.Manager.Name
 	}
+	if c.User != nil {
+		e.User = c.User.Name
+	}
 	if c.Owner != nil {
 		e.Burst = &burst{Owner: c.Owner.String(), From: e.Time, Records: 1, Objects: 1, Kinds: []string{c.Kind}}
 	}
@@ -178,6 +183,9 @@ func joined(e entry, c record.Change) entry {
 	e.Fields = mergeFields(e.Fields, c.Changed)
 	if e.By == "" && c.Manager != nil {
 		e.By = c.Manager.Name
+	}
+	if e.User == "" && c.User != nil {
+		e.User = c.User.Name
 	}
 	return e
 }
@@ -207,6 +215,7 @@ type objectChangesInput struct {
 	objectInput
 	From   string `json:"from,omitempty" jsonschema:"start: RFC 3339, or a duration ago such as 24h (default: 1h ago)"`
 	Until  string `json:"until,omitempty" jsonschema:"end (default: now)"`
+	User   string `json:"user,omitempty" jsonschema:"only changes whose request this user sent, named exactly as the API server authenticated them: alice, system:serviceaccount:NAMESPACE:NAME"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"most records (default 50, at most 500)"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"next, from the previous page"`
 }
@@ -219,7 +228,8 @@ type objectChangesOutput struct {
 type objectChange struct {
 	Time   string        `json:"time"`
 	Type   string        `json:"type"`
-	By     string        `json:"by,omitempty"`
+	By     string        `json:"by,omitempty" jsonschema:"the field manager that made the change"`
+	User   string        `json:"user,omitempty" jsonschema:"the user whose request made the change, when an identity source said"`
 	Fields []fieldChange `json:"fields,omitempty"`
 }
 
@@ -238,7 +248,7 @@ func (t tools) objectChanges(ctx context.Context, _ *mcp.CallToolRequest, in obj
 	if err != nil {
 		return nil, objectChangesOutput{}, err
 	}
-	q.After = in.Cursor
+	q.After, q.User = in.Cursor, in.User
 	recs, next, err := t.read(ctx, q, limitOf(in.Limit), func(record.Change) bool { return true })
 	if err != nil {
 		return nil, objectChangesOutput{}, err
@@ -248,6 +258,9 @@ func (t tools) objectChanges(ctx context.Context, _ *mcp.CallToolRequest, in obj
 		oc := objectChange{Time: c.Time.String(), Type: c.Type}
 		if c.Manager != nil {
 			oc.By = c.Manager.Name
+		}
+		if c.User != nil {
+			oc.User = c.User.Name
 		}
 		for _, fc := range c.Changes {
 			oc.Fields = append(oc.Fields, fieldChange{Field: fc.Field, Op: fc.Op, From: short(fc.From), To: short(fc.To)})

@@ -232,6 +232,7 @@ func Attributes(c record.Change) []attribute.KeyValue {
 	if c.Manager != nil {
 		attrs = append(attrs, attribute.String("kubediff.manager", c.Manager.Name))
 	}
+	attrs = append(attrs, userAttributes(c.User)...)
 	if c.Owner != nil {
 		attrs = append(attrs, attribute.String("kubediff.owner", c.Owner.String()))
 	}
@@ -239,6 +240,27 @@ func Attributes(c record.Change) []attribute.KeyValue {
 		attrs = append(attrs, attribute.Bool("kubediff.after_gap", true))
 	}
 	return append(attrs, clusterAttributes(c.Cluster)...)
+}
+
+// userAttributes name who sent the request: the name the API server
+// authenticated and its groups (comma-separated, as kubediff.changed:
+// log stacks index scalars), and the semantic conventions' user
+// agent and client address when the record has them.
+func userAttributes(u *record.User) []attribute.KeyValue {
+	if u == nil {
+		return nil
+	}
+	attrs := []attribute.KeyValue{attribute.String("kubediff.user", u.Name)}
+	if len(u.Groups) > 0 {
+		attrs = append(attrs, attribute.String("kubediff.user.groups", strings.Join(u.Groups, ",")))
+	}
+	if u.UserAgent != "" {
+		attrs = append(attrs, attribute.String("user_agent.original", u.UserAgent))
+	}
+	if u.SourceIP != "" {
+		attrs = append(attrs, attribute.String("client.address", u.SourceIP))
+	}
+	return attrs
 }
 
 // clusterAttributes name the record's cluster as the semantic conventions

@@ -163,7 +163,8 @@ func exportsEveryRecord(t *testing.T, protocol string) {
 	at := record.Timestamp(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC))
 	records := []record.Change{
 		{ID: "u1/7/updated", Time: at, Type: record.Updated, APIVersion: "apps/v1", Kind: "Deployment", Resource: "deployments", Namespace: "prod", Name: "web",
-			UID: "u1", ResourceVersion: "7", Changed: "spec.template.spec.containers[name=nginx].image", Manager: &record.Manager{Name: "kubectl-set"}},
+			UID: "u1", ResourceVersion: "7", Changed: "spec.template.spec.containers[name=nginx].image", Manager: &record.Manager{Name: "kubectl-set"},
+			User: &record.User{Name: "alice", Groups: []string{"dev", "system:authenticated"}, UserAgent: "kubectl/v1.31.0", SourceIP: "192.0.2.7"}},
 		{ID: "u2/8/added", Time: at, Type: record.Added, APIVersion: "v1", Kind: "Pod", Resource: "pods", Namespace: "prod", Name: "web-1",
 			UID: "u2", ResourceVersion: "8", Owner: &record.Owner{Kind: "ReplicaSet", Name: "web-5d"}},
 		{ID: "u3/9/deleted", Time: at, Type: record.Deleted, APIVersion: "v1", Kind: "Node", Resource: "nodes", Name: "node-1", UID: "u3", ResourceVersion: "9", AfterGap: true},
@@ -188,7 +189,8 @@ func exportsEveryRecord(t *testing.T, protocol string) {
 	}
 	want := []map[string]string{
 		{"kubediff.id": "u1/7/updated", "kubediff.type": "updated", "k8s.namespace.name": "prod", "k8s.deployment.name": "web", "k8s.deployment.uid": "u1",
-			"k8s.object.kind": "Deployment", "kubediff.changed": "spec.template.spec.containers[name=nginx].image", "kubediff.manager": "kubectl-set"},
+			"k8s.object.kind": "Deployment", "kubediff.changed": "spec.template.spec.containers[name=nginx].image", "kubediff.manager": "kubectl-set",
+			"kubediff.user": "alice", "kubediff.user.groups": "dev,system:authenticated", "user_agent.original": "kubectl/v1.31.0", "client.address": "192.0.2.7"},
 		{"kubediff.type": "added", "k8s.pod.name": "web-1", "kubediff.owner": "ReplicaSet/web-5d"},
 		{"kubediff.type": "deleted", "k8s.node.name": "node-1", "k8s.object.resource_version": "9"},
 	}

@@ -197,7 +197,12 @@ func sectionText(c record.Change, withTitle bool) string {
 		head = append(head, "*"+escape(title(c))+"*")
 	}
 	meta := []string{"`" + c.APIVersion + "`"}
-	if c.Manager != nil {
+	switch {
+	case c.User != nil && c.Manager != nil:
+		meta = append(meta, "by *"+escape(c.User.String())+"* ("+escape(c.Manager.Name)+")")
+	case c.User != nil:
+		meta = append(meta, "by *"+escape(c.User.String())+"*")
+	case c.Manager != nil:
 		meta = append(meta, "by *"+escape(c.Manager.Name)+"*")
 	}
 	head = append(head, strings.Join(meta, " "))

@@ -154,6 +154,30 @@ func TestMessageNamesObjectFieldAndManager(t *testing.T) {
 	}
 }
 
+// A record whose user is known names the user, with the field manager
+// beside it; a ServiceAccount by its namespace and name.
+func TestMessageNamesTheUser(t *testing.T) {
+	api := &slackAPI{}
+	sink, err := New(Options{Token: token, Channel: "#changes", APIURL: start(t, api)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byAlice, bySA := update("web", 1), update("api", 1)
+	byAlice.User = &record.User{Name: "alice", Groups: []string{"dev"}}
+	bySA.User = &record.User{Name: "system:serviceaccount:ci:deployer", ServiceAccount: &record.ServiceAccount{Namespace: "ci", Name: "deployer"}}
+	bySA.Manager = nil
+	deliver(t, sink, []record.Change{byAlice, bySA})
+	text := ""
+	for _, p := range api.delivered() {
+		text += allText(p)
+	}
+	for _, want := range []string{"by *alice* (kubectl-set)", "by *ServiceAccount ci/deployer*"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("messages lack %q: %s", want, text)
+		}
+	}
+}
+
 func TestRetryAfterIsHonoured(t *testing.T) {
 	api := &slackAPI{limit: map[int]string{1: "2"}}
 	sink, _ := New(Options{Token: token, Channel: "#changes", APIURL: start(t, api)})

@@ -22,13 +22,14 @@ import (
 const hostile = "\x1b[2J\x1b]52;c;cGF5bG9hZA==\x07\r\a\x7f\u009b31m\x9b\u202e"
 
 // hostileRecords are records whose every string from the cluster carries
-// hostile, covering each way text output shows a record: header, manager,
+// hostile, covering each way text output shows a record: header, user, manager,
 // each kind of field change, changed lines, a unified diff, a condition.
 func hostileRecords() []record.Change {
 	recs := []record.Change{
 		{Time: at, Type: record.Added, APIVersion: "v1", Kind: "ConfigMap", Namespace: "prod", Name: "settings"},
 		{Time: at, Type: record.Updated, APIVersion: "v1", Kind: "ConfigMap", Namespace: "prod", Name: "settings",
 			Manager: &record.Manager{Name: "kubectl-edit"},
+			User:    &record.User{Name: "alice", Groups: []string{"dev"}, ServiceAccount: &record.ServiceAccount{Namespace: "ns", Name: "sa"}, UserAgent: "kubectl/v1.31", SourceIP: "10.0.0.1"},
 			Changes: []record.FieldChange{
 				{Op: record.OpReplace, Path: "/spec/items/0/v", Field: `spec.items[key=x].v`, From: "a", To: "b"},
 				{Op: record.OpAdd, Path: "/data/k", Field: "data.k", To: map[string]any{"key": "value"}},
@@ -119,8 +120,9 @@ func TestTextOutputEscapesWhatTheClusterWrote(t *testing.T) {
 			// One line of each part of a record.
 			for _, visible := range []string{
 				`ConfigMap\x1b[2J\x1b]52;c;cGF5bG9hZA==\a\r\a\x7f\u009b31m\x9b\u202e prod`, // kind, namespace
-				`by kubectl-edit\x1b[2J`,     // manager
-				`spec.items[key=x].v\x1b[2J`, // path
+				`by ServiceAccount ns\x1b[2J`, // user
+				`(kubectl-edit\x1b[2J`,        // manager
+				`spec.items[key=x].v\x1b[2J`,  // path
 				`\u001b[2J\u001b]52;c;cGF5bG9hZA==\u0007\r\u0007\x7f\u009b31m\ufffd\u202e" →`, // value
 				`+ c\x1b[2J`,           // a value's changed line
 				`+  mode: safe\x1b[2J`, // unified diff

@@ -96,8 +96,8 @@ var ansiPalette = palette{
 func encodeText(w *bufio.Writer, c record.Change, p palette) error {
 	typeColor := map[string]string{"added": p.green, "updated": p.yellow, "deleted": p.red}[c.Type]
 	by := ""
-	if c.Manager != nil {
-		by = " " + p.dim + "by " + printable(c.Manager.Name) + p.reset
+	if who := c.By(); who != "" {
+		by = " " + p.dim + "by " + printable(who) + p.reset
 	}
 	if c.AfterGap {
 		by += " " + p.dim + "(seen after a gap)" + p.reset

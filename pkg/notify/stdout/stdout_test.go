@@ -21,6 +21,8 @@ var at = record.Timestamp(time.Date(2026, 11, 22, 10, 4, 5, 123000000, time.UTC)
 var records = []record.Change{
 	{Time: at, Type: "added", APIVersion: "v1", Kind: "ConfigMap", Resource: "configmaps", Namespace: "prod", Name: "settings", UID: "5f0c-1", ResourceVersion: "101"},
 	{Time: at, Type: "updated", APIVersion: "apps/v1", Kind: "Deployment", Resource: "deployments", Namespace: "prod", Name: "web", UID: "9a1b-2", ResourceVersion: "102",
+		User: &record.User{Name: "system:serviceaccount:prod:deployer", Groups: []string{"system:serviceaccounts", "system:serviceaccounts:prod", "system:authenticated"},
+			ServiceAccount: &record.ServiceAccount{Namespace: "prod", Name: "deployer"}},
 		Changed: "spec.replicas, spec.template.spec.containers[0].image, metadata.labels[\"app.kubernetes.io/version\"]",
 		Changes: []record.FieldChange{
 			{Op: record.OpReplace, Path: "/spec/replicas", Field: "spec.replicas", From: int64(1), To: int64(3)},
@@ -31,6 +33,7 @@ var records = []record.Change{
 		}},
 	{Time: at, Type: "updated", APIVersion: "v1", Kind: "ConfigMap", Resource: "configmaps", Namespace: "prod", Name: "settings", UID: "5f0c-1", ResourceVersion: "104",
 		Changed: "data.mode", Manager: &record.Manager{Name: "kubectl-edit", Operation: "Update", Time: "2026-11-22T10:04:05Z"},
+		User:    &record.User{Name: "alice", Groups: []string{"dev", "system:authenticated"}},
 		Changes: []record.FieldChange{{Op: record.OpReplace, Path: "/data/mode", Field: "data.mode", From: "fast", To: "safe"}},
 		Unified: "--- ConfigMap prod/settings (old)\n+++ ConfigMap prod/settings (new)\n@@ -1,5 +1,5 @@\n apiVersion: v1\n data:\n-  mode: fast\n+  mode: safe\n kind: ConfigMap\n metadata:\n"},
 	// A config file with one line changed, a long one (only excerpts

@@ -27,8 +27,9 @@ type View struct {
 type Section struct {
 	// Title is "updated Deployment prod/web".
 	Title string
-	// Detail is the API version and who made the change: "apps/v1 by
-	// kubectl-edit".
+	// Detail is the API version and who made the change, the user and
+	// the field manager as far as known: "apps/v1 by alice
+	// (kubectl-edit)", "apps/v1 by kubectl-edit".
 	Detail string
 	// Lines are the readable changes, one per field ("~ spec.replicas: 1
 	// → 3", "+ field: value", "- field: old value"); a replaced
@@ -52,8 +53,8 @@ const (
 // recordSection is c as a section.
 func recordSection(c record.Change) Section {
 	detail := c.APIVersion
-	if c.Manager != nil {
-		detail += " by " + c.Manager.Name
+	if who := c.By(); who != "" {
+		detail += " by " + who
 	}
 	if c.AfterGap {
 		detail += " (seen after a gap)"

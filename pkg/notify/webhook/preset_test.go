@@ -32,6 +32,7 @@ func chatRecords() []record.Change {
 	cs := []record.Change{
 		{Time: at, Type: "updated", APIVersion: "apps/v1", Kind: "Deployment", Resource: "deployments", Namespace: "prod", Name: "web", UID: "9a1b-2", ResourceVersion: "102",
 			Manager: &record.Manager{Name: "kubectl-edit"},
+			User:    &record.User{Name: "alice", Groups: []string{"dev", "system:authenticated"}},
 			Changes: []record.FieldChange{
 				{Op: "replace", Path: "/spec/replicas", Field: "spec.replicas", From: 1, To: 3},
 				{Op: "replace", Path: "/spec/template/spec/containers/0/image", Field: "spec.template.spec.containers[0].image", From: "nginx:1.27", To: "nginx:1.28"},
@@ -39,6 +40,7 @@ func chatRecords() []record.Change {
 			}},
 		{Time: at, Type: "updated", APIVersion: "v1", Kind: "ConfigMap", Resource: "configmaps", Namespace: "prod", Name: "x_*y*_", UID: "5f0c-9", ResourceVersion: "103",
 			Manager: &record.Manager{Name: "*evil* @here " + hostile},
+			User:    &record.User{Name: "system:serviceaccount:prod:x", ServiceAccount: &record.ServiceAccount{Namespace: "prod", Name: "_x_ @channel <@123> \x1b[31m"}},
 			Changes: []record.FieldChange{{Op: "replace", Path: "/data/k", Field: `data["` + hostile + `"]`, From: "plain", To: hostile}}},
 		{Time: at, Type: "updated", APIVersion: "v1", Kind: "ConfigMap", Resource: "configmaps", Namespace: "prod", Name: "proxy", UID: "5f0c-4", ResourceVersion: "105",
 			Changes: []record.FieldChange{{Op: "replace", Path: "/data/nginx.conf", Field: `data["nginx.conf"]`, Lines: &record.LineDiff{

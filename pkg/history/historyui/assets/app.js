@@ -100,7 +100,7 @@ function fillFilters() {
 async function timeline() {
   const until = moment(params.get("until"), new Date());
   const from = moment(params.get("from"), new Date(until - 36e5));
-  const query = [["namespace", params.get("namespace")], ["from", iso(from)], ["until", iso(until)]];
+  const query = [["namespace", params.get("namespace")], ["user", params.get("user")], ["from", iso(from)], ["until", iso(until)]];
   const kind = params.get("kind"), name = params.get("name");
   if (kind) query.push(["select", (await selector(kind)) + (name ? "/" + name : "")]);
   const manager = params.get("manager") || "", field = params.get("field") || "";
@@ -175,13 +175,23 @@ function objectLink(o) {
   return "?" + q;
 }
 
+// userName names a user as text output does: a ServiceAccount by its kind
+// and namespaced name, anyone else by the name the API server gave.
+const userName = (u) => (u.serviceAccount ? `ServiceAccount ${u.serviceAccount.namespace}/${u.serviceAccount.name}` : u.name);
+
+// by names who made a change: the user, with the field manager beside it.
+function by(c) {
+  const user = c.user ? userName(c.user) : "", manager = c.manager ? c.manager.name : "";
+  return user && manager ? `${user} (${manager})` : user || manager;
+}
+
 const objectName = (o) => `${o.kind} ${o.namespace ? o.namespace + "/" : ""}${o.name}`;
 
 function lane(recs, from, until, href, burst) {
   const span = until - from || 1;
   return el("div", { class: "lane" }, recs.map((c) => {
     const left = Math.min(100, Math.max(0, ((Date.parse(c.time) - from) / span) * 100));
-    const what = `${c.time} ${c.type} ${c.kind} ${c.name}${c.changed ? ": " + c.changed : ""}${c.manager ? " by " + c.manager.name : ""}`;
+    const what = `${c.time} ${c.type} ${c.kind} ${c.name}${c.changed ? ": " + c.changed : ""}${by(c) ? " by " + by(c) : ""}`;
     const mark = el("a", { class: "mark " + (burst ? "burst" : c.type), href: href(c), title: what, "aria-label": what });
     mark.style.left = left + "%"; // CSSOM: allowed by the page's content security policy
     return mark;
@@ -257,7 +267,7 @@ function drawRecord(c) {
     return el("li", {}, el("code", {}, fc.field), ": ", el("code", {}, change));
   });
   return el("article", { class: "record" },
-    el("h3", {}, el("span", { class: c.type }, c.type), ` ${c.time}`, c.manager ? el("span", { class: "dim" }, ` by ${c.manager.name}`) : null),
+    el("h3", {}, el("span", { class: c.type }, c.type), ` ${c.time}`, by(c) ? el("span", { class: "dim" }, ` by ${by(c)}`) : null),
     fields.length ? el("ul", { class: "fields" }, fields) : null);
 }
 
