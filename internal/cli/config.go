@@ -57,6 +57,9 @@ var flagKeys = map[string]string{
 	"leader-election-lease-duration": "leaderElection.leaseDuration",
 	"leader-election-renew-deadline": "leaderElection.renewDeadline",
 	"leader-election-retry-period":   "leaderElection.retryPeriod",
+	"admission-observer-address":     "admissionObserver.address",
+	"admission-observer-cert-file":   "admissionObserver.certFile",
+	"admission-observer-key-file":    "admissionObserver.keyFile",
 }
 
 func addGlobalFlags(root *cobra.Command) {

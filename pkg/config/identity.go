@@ -74,5 +74,6 @@ func (c Config) checkIdentity() []error {
 	if c.Identity.Wait < 0 || c.Identity.Wait > time.Minute {
 		errs = append(errs, fmt.Errorf("identity.wait (--identity-wait): %s is not between 0 and 1m", c.Identity.Wait))
 	}
+	errs = append(errs, c.AdmissionObserver.check()...)
 	return errs
 }
