@@ -14,7 +14,7 @@ import (
 type identitySource func(ctx context.Context, cfg config.Config, notes identity.Noter, log *slog.Logger) (stop func(), err error)
 
 // identitySources are every source kubediff knows (docs/identity.md).
-var identitySources = []identitySource{startAuditWebhook, startAuditLog}
+var identitySources = []identitySource{startAuditWebhook, startAuditLog, startAdmissionObserver}
 
 // startIdentitySources starts every configured source; a source that
 // cannot start (a port taken, a certificate missing) fails the run.

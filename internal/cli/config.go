@@ -64,6 +64,9 @@ var flagKeys = map[string]string{
 	"audit-webhook-client-ca-file":   "audit.webhook.clientCAFile",
 	"audit-webhook-token-file":       "audit.webhook.tokenFile",
 	"audit-log":                      "audit.log.path",
+	"admission-observer-address":     "admissionObserver.address",
+	"admission-observer-cert-file":   "admissionObserver.certFile",
+	"admission-observer-key-file":    "admissionObserver.keyFile",
 }
 
 func addGlobalFlags(root *cobra.Command) {

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kubediff/kubediff/pkg/config"
 )
@@ -66,6 +67,7 @@ kubectl accepts, or single objects (filtered by the API server).`,
 	f.Duration("leader-election-lease-duration", le.LeaseDuration, "how long a leader's lease lasts without renewal")
 	f.Duration("leader-election-renew-deadline", le.RenewDeadline, "how long the leader keeps trying to renew before giving up")
 	f.Duration("leader-election-retry-period", le.RetryPeriod, "how often candidates try to acquire or renew the Lease")
+	addAdmissionObserverFlags(f)
 	return cmd
 }
 
@@ -79,4 +81,12 @@ func addAuditFlags(cmd *cobra.Command) {
 	f.String("audit-webhook-client-ca-file", "", "accept audit posts only with a client certificate this CA signed (a CA of the API server's webhook client alone)")
 	f.String("audit-webhook-token-file", "", "accept audit posts bearing the token this file holds")
 	f.String("audit-log", "", "follow the audit log file the API server writes (--audit-log-path, JSON) to name who made each change (docs/identity.md)")
+}
+
+// addAdmissionObserverFlags adds the flags of the admission observer, a
+// source of who made each change (docs/identity.md).
+func addAdmissionObserverFlags(f *pflag.FlagSet) {
+	f.String("admission-observer-address", "", "serve a validating admission webhook that always allows and notes who sent each write, on this TLS address (such as :9443), for clusters whose audit trail kubediff cannot read (EKS, GKE, AKS; docs/identity.md)")
+	f.String("admission-observer-cert-file", "", "the admission observer's serving certificate (PEM), which the webhook registration's caBundle trusts; read again when it changes")
+	f.String("admission-observer-key-file", "", "the admission observer's serving key (PEM)")
 }

@@ -80,5 +80,6 @@ func (c Config) checkIdentity() []error {
 		errs = append(errs, errors.New("audit and admissionObserver: a source of who made each change serves one cluster; run one kubediff per cluster to use one"))
 	}
 	errs = append(errs, c.Audit.check()...)
+	errs = append(errs, c.AdmissionObserver.check()...)
 	return errs
 }

@@ -37,6 +37,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- if .Values.apiService.enabled -}}
 {{- $_ := set $cfg "apiService" (dict "address" (printf ":%d" (int .Values.apiService.port))) -}}
 {{- end -}}
+{{- if .Values.admissionObserver.enabled -}}
+{{- $_ := set $cfg "admissionObserver" (dict "address" (printf ":%d" (int .Values.admissionObserver.port)) "certFile" "/etc/kubediff/admission-observer/tls.crt" "keyFile" "/etc/kubediff/admission-observer/tls.key") -}}
+{{- end -}}
 {{- toYaml $cfg -}}
 {{- end -}}
 
@@ -107,4 +110,14 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- if lt (float64 (include "kubediff.mebibytes" (dict "key" $key "value" $size))) $need -}}
 {{- fail (printf "%s: %s is less than the state dir may need, %.0fMi: %d queues on disk (stdout's and each sink's) of %.0fMi in all (queueMaxBytes) grow the file by up to 1.5 times that, the history takes up to 2 times history.maxBytes (%.0fMi), and the watched objects' state takes about 2 KB an object (256Mi counted). Raise %s, or lower queueMaxBytes or config.history.maxBytes" $key (toString $size) (ceil $need) $count $queues $history $key) -}}
 {{- end -}}
+{{- end -}}
+
+{{- /* A StatefulSet: each replica its own claim (persistence) or its own name for the admission observer's per-replica Service. */}}
+{{- define "kubediff.statefulSet" -}}
+{{- if or .Values.persistence.enabled .Values.admissionObserver.enabled }}true{{ end -}}
+{{- end -}}
+
+{{- /* The admission observer's Service for replica .i (pod <fullname>-<i>). */}}
+{{- define "kubediff.observerService" -}}
+{{- printf "%s-observer-%d" (include "kubediff.fullname" .root | trunc 50 | trimSuffix "-") (int .i) -}}
 {{- end -}}
