@@ -29,16 +29,24 @@ import (
 //     burst), each watch from the resourceVersion it had, and a gap
 //     longer than the server's event history lists again and reports what
 //     changed, as before;
-//   - the outage is one warning when it starts and one line when it ends.
+//   - the outage is one warning when it starts and one line when it ends,
+//     once the watches have resumed, saying how many changes the gap held.
 const (
 	probeEvery     = 5 * time.Second // while connected: notices a hung server
 	probeEveryDown = time.Second     // while disconnected: notices it answers
 	probeTimeout   = 5 * time.Second
 	// resumeSpread spreads the targets' first requests after an outage.
 	resumeSpread = time.Second
-	// reportAfter is how long after the server answers again the outage
-	// is reported, so that the line can say how many changes the gap held.
-	reportAfter = 5 * time.Second
+	// The line saying the server is back waits until every target the
+	// outage interrupted has resumed (its watch open again, or its list
+	// in), at most resumeWithin after the server answered: on a loaded
+	// machine that takes seconds, and a fixed delay counted too few
+	// changes. Then the changes the gap held arrive as the watches catch
+	// up: it waits until none came for settleQuiet, at most settleWithin.
+	resumeWithin = time.Minute
+	settleQuiet  = time.Second
+	settleWithin = 10 * time.Second
+	reportPoll   = 100 * time.Millisecond
 )
 
 // apiHealth follows whether the API server answers.
@@ -53,14 +61,20 @@ type apiHealth struct {
 
 	wake chan struct{} // a failed request asks for a probe now
 
-	mu          sync.Mutex
-	down        bool
-	lostAt      time.Time
-	lostEvents  uint64
-	answering   chan struct{} // closed when the server answers again
-	probed      chan struct{} // closed and replaced after each probe
-	outages     atomic.Uint64
-	reportTimer *time.Timer
+	mu         sync.Mutex
+	down       bool
+	lostAt     time.Time
+	lostEvents uint64
+	answering  chan struct{} // closed when the server answers again
+	probed     chan struct{} // closed and replaced after each probe
+	outages    atomic.Uint64
+	// interrupted holds the targets (by key) whose list or watch stopped
+	// (a lost connection, a watch ended with an error), until a request
+	// of theirs goes through again; moves counts its changes, so that a
+	// report sees a target stop and resume between two looks.
+	interrupted map[string]bool
+	moves       uint64
+	reports     sync.WaitGroup // the report of an outage's end, while pending
 }
 
 func newAPIHealth(client rest.Interface, log *slog.Logger, onChange func(bool), eventsLen func() uint64) *apiHealth {
@@ -79,8 +93,10 @@ func newAPIHealth(client rest.Interface, log *slog.Logger, onChange func(bool), 
 		wake: make(chan struct{}, 1), probed: make(chan struct{})}
 }
 
-// run probes until ctx is done.
+// run probes until ctx is done, and returns once a pending report of an
+// outage's end has been logged or given up.
 func (h *apiHealth) run(ctx context.Context) {
+	defer h.reports.Wait()
 	timer := time.NewTimer(probeEvery)
 	defer timer.Stop()
 	for {
@@ -99,7 +115,7 @@ func (h *apiHealth) run(ctx context.Context) {
 		if err == nil && !h.connected() && h.beforeResume != nil {
 			h.beforeResume(ctx)
 		}
-		h.record(err)
+		h.record(ctx, err)
 		every := probeEvery
 		if err != nil {
 			every = probeEveryDown
@@ -109,7 +125,7 @@ func (h *apiHealth) run(ctx context.Context) {
 }
 
 // record takes a probe's result: a change of state is logged once.
-func (h *apiHealth) record(err error) {
+func (h *apiHealth) record(ctx context.Context, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {
@@ -123,24 +139,106 @@ func (h *apiHealth) record(err error) {
 		h.down = false
 		close(h.answering)
 		h.onChange(true)
-		lostAt, lostEvents, outage := h.lostAt, h.lostEvents, h.outages.Load()
-		answeredAt := time.Now()
-		// One line when it heals, once the watches have had time to
-		// resume, so that it can say what the gap held.
-		h.reportTimer = time.AfterFunc(reportAfter, func() {
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			if h.down || h.outages.Load() != outage {
-				return // lost again meanwhile: that outage goes on
-			}
-			h.log.Info("API server back: watches resumed", "outage", answeredAt.Sub(lostAt).Round(100*time.Millisecond).String(),
-				"changesSinceLost", h.eventsLen()-lostEvents)
-		})
+		end := outageEnd{outage: h.outages.Load(), lostAt: h.lostAt, answeredAt: time.Now(), lostEvents: h.lostEvents}
+		h.reports.Go(func() { h.reportBack(ctx, end) })
 	case err != nil:
 		h.log.Debug("API server still not answering", "err", err)
 	}
 	close(h.probed)
 	h.probed = make(chan struct{})
+}
+
+// outageEnd is what the line saying the server is back reports.
+type outageEnd struct {
+	outage             uint64 // which outage (apiHealth.outages)
+	lostAt, answeredAt time.Time
+	lostEvents         uint64 // events seen when the server was lost
+}
+
+// reportBack logs the end of an outage once the targets it interrupted
+// have resumed and the changes the gap held have come (resumeWithin,
+// settleQuiet), unless the server is lost again meanwhile: that outage
+// goes on, and its end is reported instead.
+func (h *apiHealth) reportBack(ctx context.Context, end outageEnd) {
+	tick := time.NewTicker(reportPoll)
+	defer tick.Stop()
+	var resumedAt, quietSince time.Time
+	lastEvents, lastMoves := h.eventsLen(), uint64(0)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		now := time.Now()
+		h.mu.Lock()
+		if h.down || h.outages.Load() != end.outage {
+			h.mu.Unlock()
+			return
+		}
+		waiting, moves := len(h.interrupted), h.moves
+		h.mu.Unlock()
+		events := h.eventsLen()
+		if events != lastEvents || moves != lastMoves || waiting > 0 || quietSince.IsZero() {
+			quietSince, lastEvents, lastMoves = now, events, moves
+		}
+		switch {
+		case waiting > 0:
+			resumedAt = time.Time{}
+			if now.Sub(end.answeredAt) < resumeWithin {
+				continue
+			}
+		case resumedAt.IsZero():
+			resumedAt = now
+			continue
+		case now.Sub(quietSince) < settleQuiet && now.Sub(resumedAt) < settleWithin:
+			continue
+		}
+		h.logBack(end, waiting, events, resumedAt)
+		return
+	}
+}
+
+// logBack is the line saying the server is back: how long it was lost,
+// how many changes came since, and how long the watches took to resume
+// after it answered (or how many have not, after resumeWithin).
+func (h *apiHealth) logBack(end outageEnd, waiting int, events uint64, resumedAt time.Time) {
+	attrs := []any{"outage", end.answeredAt.Sub(end.lostAt).Round(100 * time.Millisecond).String(),
+		"changesSinceLost", events - end.lostEvents}
+	if waiting > 0 {
+		h.log.Warn("API server back, but some watches have not resumed yet: they retry with backoff", append(attrs, "notResumed", waiting)...)
+		return
+	}
+	h.log.Info("API server back: watches resumed", append(attrs, "resumedIn", resumedAt.Sub(end.answeredAt).Round(100*time.Millisecond).String())...)
+}
+
+// interrupt records that target's list or watch stopped: its connection
+// failed, or its watch ended with an error and a list follows.
+func (h *apiHealth) interrupt(target string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.interruptLocked(target)
+}
+
+func (h *apiHealth) interruptLocked(target string) {
+	if h.interrupted == nil {
+		h.interrupted = map[string]bool{}
+	}
+	if !h.interrupted[target] {
+		h.interrupted[target] = true
+		h.moves++
+	}
+}
+
+// resume records that a request of target's went through (its list, or
+// the start of its watch), or that it is no longer watched.
+func (h *apiHealth) resume(target string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.interrupted[target] {
+		delete(h.interrupted, target)
+		h.moves++
+	}
 }
 
 // connected reports whether the server answered the last probe.
@@ -173,10 +271,14 @@ func (h *apiHealth) suspect(ctx context.Context) {
 
 // await returns at once while the server answers; while it does not, it
 // waits until it does (and then a moment more, spread over the targets).
-// waited says whether it waited.
-func (h *apiHealth) await(ctx context.Context) (waited bool, err error) {
+// waited says whether it waited: then target counts as interrupted until
+// a request of its goes through (resume).
+func (h *apiHealth) await(ctx context.Context, target string) (waited bool, err error) {
 	h.mu.Lock()
 	down, answering := h.down, h.answering
+	if down {
+		h.interruptLocked(target)
+	}
 	h.mu.Unlock()
 	if !down {
 		return false, nil
@@ -191,15 +293,6 @@ func (h *apiHealth) await(ctx context.Context) (waited bool, err error) {
 		return true, nil
 	case <-ctx.Done():
 		return true, ctx.Err()
-	}
-}
-
-// stop ends a pending report.
-func (h *apiHealth) stop() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.reportTimer != nil {
-		h.reportTimer.Stop()
 	}
 }
 

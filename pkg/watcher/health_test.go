@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kubediff/kubediff/pkg/discovery"
 )
 
 // TestOutageIsTwoLinesAndRequestsWaitForTheServer: while probes fail,
@@ -48,7 +51,7 @@ func TestOutageIsTwoLinesAndRequestsWaitForTheServer(t *testing.T) {
 	}
 	resumed := make(chan struct{})
 	go func() {
-		if _, err := h.await(ctx); err != nil {
+		if _, err := h.await(ctx, "configmaps"); err != nil {
 			t.Error(err)
 		}
 		close(resumed)
@@ -68,6 +71,7 @@ func TestOutageIsTwoLinesAndRequestsWaitForTheServer(t *testing.T) {
 		t.Fatal("requests still waiting after the server answered")
 	}
 	events.Add(10)
+	h.resume("configmaps") // its request went through
 	testEventually(t, func() bool { return len(logs.messages()) >= 2 })
 	lines := logs.messages()
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "lost the API server") || !strings.HasPrefix(lines[1], "API server back") {
@@ -91,5 +95,70 @@ func testEventually(t *testing.T, ok func() bool) {
 		if time.Now().After(end) {
 			t.Fatal("condition not met within 30 s")
 		}
+	}
+}
+
+// TestBackLineWaitsForTheWatchesToResume: on a loaded machine a watch can
+// take seconds to start again after the server answers. The line saying
+// the server is back comes once it has, and counts the changes it brought
+// (it came a fixed 5 s after the server answered, and said 0).
+func TestBackLineWaitsForTheWatchesToResume(t *testing.T) {
+	var down atomic.Bool
+	var events atomic.Uint64
+	logs := &records{}
+	h := &apiHealth{
+		probe: func(context.Context) error {
+			if down.Load() {
+				return errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
+			}
+			return nil
+		},
+		log: slog.New(logs), onChange: func(bool) {}, eventsLen: events.Load,
+		wake: make(chan struct{}, 1), probed: make(chan struct{}),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go h.run(ctx)
+	lw := &listWatch{target: discovery.Target{Resource: configMaps, Namespace: "w1"}, health: h}
+	refused := &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/api/v1/namespaces/w1/configmaps?watch=true",
+		Err: errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")}
+
+	down.Store(true)
+	var calls atomic.Int32
+	requested, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- lw.retry(ctx, func() error {
+			if calls.Add(1) == 1 {
+				return refused // the server is gone: the outage starts
+			}
+			close(requested) // it answers again, and is slow to start the watch
+			<-release
+			events.Add(10) // the changes made meanwhile
+			return nil
+		})
+	}()
+	testEventually(t, func() bool { return calls.Load() == 1 && !h.connected() })
+	down.Store(false)
+	select {
+	case <-requested:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watch was not requested again after the server answered")
+	}
+	// The watch starts 7 s after the server answered (longer than the
+	// line used to wait), or once the line says it did.
+	back := func() bool { return len(logs.messages()) >= 2 }
+	for end := time.Now().Add(7 * time.Second); time.Now().Before(end) && !back(); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	testEventually(t, back)
+	if lines := logs.messages(); len(lines) != 2 || !strings.HasPrefix(lines[1], "API server back") {
+		t.Fatalf("want one line when lost and one when back, got %q", lines)
+	}
+	if got := logs.attrs("API server back")["changesSinceLost"]; got != "10" {
+		t.Fatalf("the line saying the server is back counts %s changes, want the 10 the resumed watch brought", got)
 	}
 }
