@@ -133,8 +133,8 @@ func (h *apiHealth) record(ctx context.Context, err error) {
 		h.down, h.lostAt, h.answering = true, time.Now(), make(chan struct{})
 		h.lostEvents = h.eventsLen()
 		h.outages.Add(1)
+		h.onChange(false) // first: whoever reads the line finds readiness and the metric saying so
 		h.log.Warn("lost the API server: watches wait for it and resume where they stopped", "err", err)
-		h.onChange(false)
 	case err == nil && h.down:
 		h.down = false
 		close(h.answering)

@@ -162,3 +162,40 @@ func TestBackLineWaitsForTheWatchesToResume(t *testing.T) {
 		t.Fatalf("the line saying the server is back counts %s changes, want the 10 the resumed watch brought", got)
 	}
 }
+
+// TestLostLineComesAfterTheMetric: whoever reads the line saying the
+// server is lost (a person, an e2e test) finds the connection metric
+// already at 0: it was set just after the line.
+func TestLostLineComesAfterTheMetric(t *testing.T) {
+	var connected atomic.Bool
+	connected.Store(true)
+	var atLine []bool
+	h := &apiHealth{
+		probe: func(context.Context) error { return errors.New("dial tcp 127.0.0.1:6443: connect: connection refused") },
+		log: slog.New(handlerFunc(func(r slog.Record) {
+			if strings.HasPrefix(r.Message, "lost the API server") {
+				atLine = append(atLine, connected.Load())
+			}
+		})),
+		onChange: connected.Store, eventsLen: func() uint64 { return 0 },
+		wake: make(chan struct{}, 1), probed: make(chan struct{}),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go h.run(ctx)
+	h.suspect(ctx)
+	if len(atLine) != 1 || atLine[0] {
+		t.Fatalf("when the lost line was logged the connection state was %v, want already false", atLine)
+	}
+}
+
+// handlerFunc is a slog.Handler calling a function for each record.
+type handlerFunc func(slog.Record)
+
+func (f handlerFunc) Enabled(context.Context, slog.Level) bool { return true }
+func (f handlerFunc) Handle(_ context.Context, r slog.Record) error {
+	f(r)
+	return nil
+}
+func (f handlerFunc) WithAttrs([]slog.Attr) slog.Handler { return f }
+func (f handlerFunc) WithGroup(string) slog.Handler      { return f }
