@@ -25,6 +25,12 @@ import (
 //   - a list or watch that fails for the connection asks the probe, and
 //     while the server does not answer, lists and watches wait for it
 //     instead of failing, so no reflector's backoff grows;
+//   - a watch whose connection broke (a server killed, a partition) makes
+//     every list and watch wait as well, until a probe answers: the probe
+//     can take seconds to say that the server is lost (client-go retries
+//     a GET that met the dying connection a second later), and a server
+//     restarted meanwhile, perhaps on another cluster, must not be
+//     listed before the cluster is checked (cluster.go);
 //   - when it answers again they all resume (spread over a second, not a
 //     burst), each watch from the resourceVersion it had, and a gap
 //     longer than the server's event history lists again and reports what
@@ -56,18 +62,28 @@ type apiHealth struct {
 	onChange  func(connected bool)
 	eventsLen func() uint64 // events seen so far, to count a gap's
 	// beforeResume, when set, runs when the server answers again after an
-	// outage, before the waiting lists and watches resume.
-	beforeResume func(ctx context.Context)
+	// outage or a broken watch, before the waiting lists and watches
+	// resume; an error (the server stopped answering again) keeps them
+	// waiting, as a failed probe does.
+	beforeResume func(ctx context.Context) error
 
 	wake chan struct{} // a failed request asks for a probe now
 
-	mu         sync.Mutex
-	down       bool
-	lostAt     time.Time
-	lostEvents uint64
-	answering  chan struct{} // closed when the server answers again
-	probed     chan struct{} // closed and replaced after each probe
-	outages    atomic.Uint64
+	mu   sync.Mutex
+	down bool // the server did not answer the last probe: an outage
+	// broken says that a watch's connection broke since the last probe
+	// that answered: requests wait for the next one (answering), though
+	// no probe failed yet; brokeAt and brokeEvents start the outage if
+	// one fails.
+	broken      bool
+	brokeAt     time.Time
+	brokeEvents uint64
+	breaks      uint64 // counts the times broken was set
+	lostAt      time.Time
+	lostEvents  uint64
+	answering   chan struct{} // closed when the server answers again
+	probed      chan struct{} // closed and replaced after each probe
+	outages     atomic.Uint64
 	// interrupted holds the targets (by key) whose list or watch stopped
 	// (a lost connection, a watch ended with an error), until a request
 	// of theirs goes through again; moves counts its changes, so that a
@@ -106,16 +122,20 @@ func (h *apiHealth) run(ctx context.Context) {
 		case <-timer.C:
 		case <-h.wake:
 		}
+		breaks := h.breakCount() // a watch broken later needs a later probe
 		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 		err := h.probe(pctx)
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
-		if err == nil && !h.connected() && h.beforeResume != nil {
-			h.beforeResume(ctx)
+		if err == nil && h.waiting(breaks) && h.beforeResume != nil {
+			err = h.beforeResume(ctx)
+			if ctx.Err() != nil {
+				return
+			}
 		}
-		h.record(ctx, err)
+		h.record(ctx, err, breaks)
 		every := probeEvery
 		if err != nil {
 			every = probeEveryDown
@@ -125,13 +145,18 @@ func (h *apiHealth) run(ctx context.Context) {
 }
 
 // record takes a probe's result: a change of state is logged once.
-func (h *apiHealth) record(ctx context.Context, err error) {
+// breaks is breakCount before the probe.
+func (h *apiHealth) record(ctx context.Context, err error, breaks uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {
 	case err != nil && !h.down:
-		h.down, h.lostAt, h.answering = true, time.Now(), make(chan struct{})
-		h.lostEvents = h.eventsLen()
+		h.down, h.lostAt, h.lostEvents = true, time.Now(), h.eventsLen()
+		if h.broken { // the outage began when the watch broke
+			h.broken, h.lostAt, h.lostEvents = false, h.brokeAt, h.brokeEvents
+		} else {
+			h.answering = make(chan struct{})
+		}
 		h.outages.Add(1)
 		h.onChange(false) // first: whoever reads the line finds readiness and the metric saying so
 		h.log.Warn("lost the API server: watches wait for it and resume where they stopped", "err", err)
@@ -141,6 +166,10 @@ func (h *apiHealth) record(ctx context.Context, err error) {
 		h.onChange(true)
 		end := outageEnd{outage: h.outages.Load(), lostAt: h.lostAt, answeredAt: time.Now(), lostEvents: h.lostEvents}
 		h.reports.Go(func() { h.reportBack(ctx, end) })
+	case err == nil && h.broken && h.breaks == breaks:
+		// It answered at once, and the cluster was checked: no outage.
+		h.broken = false
+		close(h.answering)
 	case err != nil:
 		h.log.Debug("API server still not answering", "err", err)
 	}
@@ -248,6 +277,37 @@ func (h *apiHealth) connected() bool {
 	return !h.down
 }
 
+// waiting reports whether lists and watches wait for a probe started
+// when breakCount was breaks: the last one failed, or a watch broke
+// before it started.
+func (h *apiHealth) waiting(breaks uint64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.down || h.broken && h.breaks == breaks
+}
+
+// breakCount is how many times a broken watch made requests wait.
+func (h *apiHealth) breakCount() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.breaks
+}
+
+// watchBroke is told by target's watch that its connection broke: the
+// target is interrupted, a probe is asked for, and until one answers (and
+// beforeResume has run) every list and watch waits, as in an outage.
+func (h *apiHealth) watchBroke(target string) {
+	h.mu.Lock()
+	h.interruptLocked(target)
+	if !h.down && !h.broken {
+		h.broken, h.brokeAt, h.brokeEvents = true, time.Now(), h.eventsLen()
+		h.breaks++
+		h.answering = make(chan struct{})
+	}
+	h.mu.Unlock()
+	h.probeSoon()
+}
+
 // probeSoon asks for a probe now, without waiting for it.
 func (h *apiHealth) probeSoon() {
 	select {
@@ -269,18 +329,19 @@ func (h *apiHealth) suspect(ctx context.Context) {
 	}
 }
 
-// await returns at once while the server answers; while it does not, it
-// waits until it does (and then a moment more, spread over the targets).
-// waited says whether it waited: then target counts as interrupted until
-// a request of its goes through (resume).
+// await returns at once while the server answers; while it does not, or
+// a watch broke and no probe has answered since, it waits until one does
+// (and then a moment more, spread over the targets). waited says whether
+// it waited: then target counts as interrupted until a request of its
+// goes through (resume).
 func (h *apiHealth) await(ctx context.Context, target string) (waited bool, err error) {
 	h.mu.Lock()
-	down, answering := h.down, h.answering
-	if down {
+	wait, answering := h.down || h.broken, h.answering
+	if wait {
 		h.interruptLocked(target)
 	}
 	h.mu.Unlock()
-	if !down {
+	if !wait {
 		return false, nil
 	}
 	select {

@@ -199,3 +199,127 @@ func (f handlerFunc) Handle(_ context.Context, r slog.Record) error {
 }
 func (f handlerFunc) WithAttrs([]slog.Attr) slog.Handler { return f }
 func (f handlerFunc) WithGroup(string) slog.Handler      { return f }
+
+// TestBrokenWatchWaitsForTheClusterCheck: a cluster rebuilt behind the
+// API server's address breaks every watch. The probe they ask for can
+// take seconds to say anything (client-go retries a GET that met the
+// dying connection a second later), and meanwhile the rebuilt server
+// answers: a relist that went on then reported the rebuilt cluster's
+// objects under the old cluster's id, and the check that notices the new
+// cluster never ran, as no probe had failed. Requests after a broken
+// watch wait until a probe answers and the cluster has been checked; when
+// the server answered at once, that is no outage and logs nothing.
+func TestBrokenWatchWaitsForTheClusterCheck(t *testing.T) {
+	logs := &records{}
+	probing, answer := make(chan struct{}, 1), make(chan struct{})
+	var checks atomic.Int32
+	h := &apiHealth{
+		probe: func(ctx context.Context) error {
+			select {
+			case probing <- struct{}{}:
+			default:
+			}
+			select {
+			case <-answer: // the rebuilt server answers /readyz
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		},
+		beforeResume: func(context.Context) error {
+			checks.Add(1)
+			return nil
+		},
+		log: slog.New(logs), onChange: func(bool) {}, eventsLen: func() uint64 { return 0 },
+		wake: make(chan struct{}, 1), probed: make(chan struct{}),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go h.run(ctx)
+	lw := &listWatch{target: discovery.Target{Resource: configMaps, Namespace: "w1"}, health: h}
+
+	lw.connectionLost() // the server was killed: the watch broke
+	select {
+	case <-probing:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a broken watch asked for no probe")
+	}
+	listed := make(chan int32, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- lw.retry(ctx, func() error { // the reflector lists again
+			listed <- checks.Load()
+			return nil
+		})
+	}()
+	select {
+	case <-listed:
+		t.Fatal("the relist went to the server before a probe answered and the cluster was checked")
+	case <-time.After(500 * time.Millisecond):
+	}
+	close(answer)
+	select {
+	case n := <-listed:
+		if n != 1 {
+			t.Fatalf("the relist went on after %d cluster checks, want 1", n)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the relist still waits after the server answered")
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !h.connected() {
+		t.Fatal("not connected after the probe answered")
+	}
+	if lines := logs.messages(); len(lines) != 0 {
+		t.Fatalf("a server that answered the first probe is no outage, got lines %q", lines)
+	}
+}
+
+// TestCheckThatCannotReachTheServerKeepsRequestsWaiting: the probe can be
+// answered by a server that stops answering the next moment (a server
+// killed while its last answer was on the way, one still starting). When
+// the cluster check before resuming cannot reach it, the watches do not
+// resume unchecked: that is an outage, and they resume once a later
+// probe answers and the check goes through.
+func TestCheckThatCannotReachTheServerKeepsRequestsWaiting(t *testing.T) {
+	logs := &records{}
+	var checks atomic.Int32
+	h := &apiHealth{
+		probe: func(context.Context) error { return nil },
+		beforeResume: func(context.Context) error {
+			if checks.Add(1) == 1 {
+				return &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/api/v1/namespaces",
+					Err: errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")}
+			}
+			return nil
+		},
+		log: slog.New(logs), onChange: func(bool) {}, eventsLen: func() uint64 { return 0 },
+		wake: make(chan struct{}, 1), probed: make(chan struct{}),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	lw := &listWatch{target: discovery.Target{Resource: configMaps, Namespace: "w1"}, health: h}
+	lw.connectionLost()
+	go h.run(ctx)
+	listed := make(chan int32, 1)
+	go func() {
+		_ = lw.retry(ctx, func() error {
+			listed <- checks.Load()
+			return nil
+		})
+	}()
+	select {
+	case n := <-listed:
+		if n != 2 {
+			t.Fatalf("the relist went on after %d checks, want 2 (the first could not reach the server)", n)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the relist still waits after the check went through")
+	}
+	testEventually(t, func() bool { return len(logs.messages()) >= 2 })
+	if lines := logs.messages(); !strings.HasPrefix(lines[0], "lost the API server") || !strings.HasPrefix(lines[1], "API server back") {
+		t.Fatalf("want the outage's two lines, got %q", lines)
+	}
+}

@@ -185,14 +185,13 @@ func (lw *listWatch) watch(ctx context.Context, opts metav1.ListOptions) (watch.
 		return nil, err
 	}
 	key := lw.target.Key()
-	connectionLost := func() {
-		lw.health.interrupt(key)
-		lw.health.probeSoon()
-	}
-	d := &eventDecoder{body: body, toCache: lw.toCache, logErr: lw.logErr, connectionLost: connectionLost, failed: func() { lw.health.interrupt(key) },
+	d := &eventDecoder{body: body, toCache: lw.toCache, logErr: lw.logErr, connectionLost: lw.connectionLost, failed: func() { lw.health.interrupt(key) },
 		added: &lw.received, batch: readBatch{window: lw.batching}, keep: lw.keep}
 	return watch.NewStreamWatcher(d, apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")), nil
 }
+
+// connectionLost is told by the target's watch that its connection broke.
+func (lw *listWatch) connectionLost() { lw.health.watchBroke(lw.target.Key()) }
 
 func (lw *listWatch) stream(ctx context.Context, opts *metav1.ListOptions) (io.ReadCloser, error) {
 	var body io.ReadCloser
