@@ -175,9 +175,11 @@ func (s *APIServer) Start() error {
 	return nil
 }
 
-// Ready reports whether the server answers /readyz with 200.
+// Ready reports whether the server answers /readyz with 200. One try
+// waits up to 10 s: a server just resumed (SIGCONT) on a loaded machine
+// can take that long to finish a TLS handshake and answer.
 func (s *APIServer) Ready(ctx context.Context) bool {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/readyz", nil)
 	if err != nil {

@@ -83,7 +83,7 @@ func (c *clusterCheck) compare(uid string, seen, current uint64) string {
 func (w *Watcher) followCluster(ctx context.Context) {
 	tick := time.NewTicker(clusterCheckEvery)
 	defer tick.Stop()
-	reason := w.checkCluster(ctx)
+	reason, _ := w.checkCluster(ctx)
 	for {
 		if reason != "" {
 			w.opts.Logger.Warn("the cluster behind the API server changed: listing every type again and reporting what differs from what kubediff held", "reason", reason)
@@ -93,31 +93,39 @@ func (w *Watcher) followCluster(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			reason = w.checkCluster(ctx)
+			reason, _ = w.checkCluster(ctx)
 		case reason = <-w.cluster.changed:
 		}
 	}
 }
 
 // checkBeforeResuming checks the cluster when the server answers again
-// after an outage, before the watches resume: a cluster rebuilt
-// meanwhile is known (and its records carry its identity) before any of
-// its events is reported. followCluster says so and lists again.
-func (w *Watcher) checkBeforeResuming(ctx context.Context) {
+// after an outage or a broken watch, before the watches resume: a
+// cluster rebuilt meanwhile is known (and its records carry its
+// identity) before any of its events is reported. followCluster says so
+// and lists again. A check that could not reach the server returns its
+// error: the watches keep waiting, and the next probe checks again.
+func (w *Watcher) checkBeforeResuming(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	if reason := w.checkCluster(ctx); reason != "" {
+	reason, err := w.checkCluster(ctx)
+	if reason != "" {
 		select {
 		case w.cluster.changed <- reason:
 		default: // a relist is already asked for
 		}
 	}
+	if isConnectionError(err) {
+		return err
+	}
+	return nil // not allowed to list namespaces, say: the watches go on unchecked
 }
 
 // checkCluster reads kube-system's UID and the server's current
 // resourceVersion in one list request (list and watch are all kubediff's
-// RBAC grants).
-func (w *Watcher) checkCluster(ctx context.Context) string {
+// RBAC grants), and returns why the cluster changed ("" when it did not,
+// or the list failed: err).
+func (w *Watcher) checkCluster(ctx context.Context) (string, error) {
 	w.cluster.checking.Lock()
 	defer w.cluster.checking.Unlock()
 	// Read before the list is asked for: every version seen so far was
@@ -127,7 +135,7 @@ func (w *Watcher) checkCluster(ctx context.Context) string {
 	list, err := w.dynamic.Resource(namespacesGVR).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=kube-system"})
 	if err != nil {
 		w.opts.Logger.Debug("cannot check the cluster's identity", "err", err)
-		return ""
+		return "", err
 	}
 	current, _ := strconv.ParseUint(list.GetResourceVersion(), 10, 64)
 	var uid string
@@ -141,7 +149,7 @@ func (w *Watcher) checkCluster(ctx context.Context) string {
 			w.newCluster(uid)
 		}
 	}
-	return reason
+	return reason, nil
 }
 
 // newCluster tells the state dir and Options.OnNewCluster that the

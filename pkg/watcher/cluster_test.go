@@ -115,10 +115,10 @@ func TestClusterCheckIgnoresWatchEventsNewerThanItsList(t *testing.T) {
 		current += 100
 		return true, list, nil
 	})
-	if why := w.checkCluster(context.Background()); why != "" {
+	if why, _ := w.checkCluster(context.Background()); why != "" {
 		t.Fatalf("a cluster that moved on during the check reported as changed: %s", why)
 	}
-	if why := w.checkCluster(context.Background()); why != "" {
+	if why, _ := w.checkCluster(context.Background()); why != "" {
 		t.Fatalf("the next check reported a change: %s", why)
 	}
 }

@@ -25,20 +25,37 @@ import (
 //   - a list or watch that fails for the connection asks the probe, and
 //     while the server does not answer, lists and watches wait for it
 //     instead of failing, so no reflector's backoff grows;
+//   - a watch whose connection broke (a server killed, a partition) makes
+//     every list and watch wait as well, until a probe answers: the probe
+//     can take seconds to say that the server is lost (client-go retries
+//     a GET that met the dying connection a second later), and a server
+//     restarted meanwhile, perhaps on another cluster, must not be
+//     listed before the cluster is checked (cluster.go);
 //   - when it answers again they all resume (spread over a second, not a
 //     burst), each watch from the resourceVersion it had, and a gap
 //     longer than the server's event history lists again and reports what
 //     changed, as before;
-//   - the outage is one warning when it starts and one line when it ends.
+//   - the outage is one warning when it starts and one line when it ends,
+//     once the watches have resumed, saying how many changes the gap held.
 const (
 	probeEvery     = 5 * time.Second // while connected: notices a hung server
 	probeEveryDown = time.Second     // while disconnected: notices it answers
 	probeTimeout   = 5 * time.Second
 	// resumeSpread spreads the targets' first requests after an outage.
 	resumeSpread = time.Second
-	// reportAfter is how long after the server answers again the outage
-	// is reported, so that the line can say how many changes the gap held.
-	reportAfter = 5 * time.Second
+	// The line saying the server is back waits until every target the
+	// outage interrupted has resumed (its watch open again, or its list
+	// in), at most resumeWithin after the server answered: on a loaded
+	// machine that takes seconds, and a fixed delay counted too few
+	// changes. Then the changes the gap held arrive as the watches catch
+	// up: it waits until none came for settleQuiet, at most settleWithin.
+	// A server resumed from SIGSTOP on 2 loaded cores (load 25) sent one
+	// change, then the other 9 of the gap 1.5 s later, as its watch cache
+	// caught up with etcd: a second of quiet counted 1 of 10.
+	resumeWithin = time.Minute
+	settleQuiet  = 3 * time.Second
+	settleWithin = 15 * time.Second
+	reportPoll   = 100 * time.Millisecond
 )
 
 // apiHealth follows whether the API server answers.
@@ -48,19 +65,35 @@ type apiHealth struct {
 	onChange  func(connected bool)
 	eventsLen func() uint64 // events seen so far, to count a gap's
 	// beforeResume, when set, runs when the server answers again after an
-	// outage, before the waiting lists and watches resume.
-	beforeResume func(ctx context.Context)
+	// outage or a broken watch, before the waiting lists and watches
+	// resume; an error (the server stopped answering again) keeps them
+	// waiting, as a failed probe does.
+	beforeResume func(ctx context.Context) error
 
 	wake chan struct{} // a failed request asks for a probe now
 
-	mu          sync.Mutex
-	down        bool
+	mu   sync.Mutex
+	down bool // the server did not answer the last probe: an outage
+	// broken says that a watch's connection broke since the last probe
+	// that answered: requests wait for the next one (answering), though
+	// no probe failed yet; brokeAt and brokeEvents start the outage if
+	// one fails.
+	broken      bool
+	brokeAt     time.Time
+	brokeEvents uint64
+	breaks      uint64 // counts the times broken was set
 	lostAt      time.Time
 	lostEvents  uint64
 	answering   chan struct{} // closed when the server answers again
 	probed      chan struct{} // closed and replaced after each probe
 	outages     atomic.Uint64
-	reportTimer *time.Timer
+	// interrupted holds the targets (by key) whose list or watch stopped
+	// (a lost connection, a watch ended with an error), until a request
+	// of theirs goes through again; moves counts its changes, so that a
+	// report sees a target stop and resume between two looks.
+	interrupted map[string]bool
+	moves       uint64
+	reports     sync.WaitGroup // the report of an outage's end, while pending
 }
 
 func newAPIHealth(client rest.Interface, log *slog.Logger, onChange func(bool), eventsLen func() uint64) *apiHealth {
@@ -79,8 +112,10 @@ func newAPIHealth(client rest.Interface, log *slog.Logger, onChange func(bool), 
 		wake: make(chan struct{}, 1), probed: make(chan struct{})}
 }
 
-// run probes until ctx is done.
+// run probes until ctx is done, and returns once a pending report of an
+// outage's end has been logged or given up.
 func (h *apiHealth) run(ctx context.Context) {
+	defer h.reports.Wait()
 	timer := time.NewTimer(probeEvery)
 	defer timer.Stop()
 	for {
@@ -90,16 +125,20 @@ func (h *apiHealth) run(ctx context.Context) {
 		case <-timer.C:
 		case <-h.wake:
 		}
+		breaks := h.breakCount() // a watch broken later needs a later probe
 		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 		err := h.probe(pctx)
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
-		if err == nil && !h.connected() && h.beforeResume != nil {
-			h.beforeResume(ctx)
+		if err == nil && h.waiting(breaks) && h.beforeResume != nil {
+			err = h.beforeResume(ctx)
+			if ctx.Err() != nil {
+				return
+			}
 		}
-		h.record(err)
+		h.record(ctx, err, breaks)
 		every := probeEvery
 		if err != nil {
 			every = probeEveryDown
@@ -109,33 +148,31 @@ func (h *apiHealth) run(ctx context.Context) {
 }
 
 // record takes a probe's result: a change of state is logged once.
-func (h *apiHealth) record(err error) {
+// breaks is breakCount before the probe.
+func (h *apiHealth) record(ctx context.Context, err error, breaks uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {
 	case err != nil && !h.down:
-		h.down, h.lostAt, h.answering = true, time.Now(), make(chan struct{})
-		h.lostEvents = h.eventsLen()
+		h.down, h.lostAt, h.lostEvents = true, time.Now(), h.eventsLen()
+		if h.broken { // the outage began when the watch broke
+			h.broken, h.lostAt, h.lostEvents = false, h.brokeAt, h.brokeEvents
+		} else {
+			h.answering = make(chan struct{})
+		}
 		h.outages.Add(1)
+		h.onChange(false) // first: whoever reads the line finds readiness and the metric saying so
 		h.log.Warn("lost the API server: watches wait for it and resume where they stopped", "err", err)
-		h.onChange(false)
 	case err == nil && h.down:
 		h.down = false
 		close(h.answering)
 		h.onChange(true)
-		lostAt, lostEvents, outage := h.lostAt, h.lostEvents, h.outages.Load()
-		answeredAt := time.Now()
-		// One line when it heals, once the watches have had time to
-		// resume, so that it can say what the gap held.
-		h.reportTimer = time.AfterFunc(reportAfter, func() {
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			if h.down || h.outages.Load() != outage {
-				return // lost again meanwhile: that outage goes on
-			}
-			h.log.Info("API server back: watches resumed", "outage", answeredAt.Sub(lostAt).Round(100*time.Millisecond).String(),
-				"changesSinceLost", h.eventsLen()-lostEvents)
-		})
+		end := outageEnd{outage: h.outages.Load(), lostAt: h.lostAt, answeredAt: time.Now(), lostEvents: h.lostEvents}
+		h.reports.Go(func() { h.reportBack(ctx, end) })
+	case err == nil && h.broken && h.breaks == breaks:
+		// It answered at once, and the cluster was checked: no outage.
+		h.broken = false
+		close(h.answering)
 	case err != nil:
 		h.log.Debug("API server still not answering", "err", err)
 	}
@@ -143,11 +180,135 @@ func (h *apiHealth) record(err error) {
 	h.probed = make(chan struct{})
 }
 
+// outageEnd is what the line saying the server is back reports.
+type outageEnd struct {
+	outage             uint64 // which outage (apiHealth.outages)
+	lostAt, answeredAt time.Time
+	lostEvents         uint64 // events seen when the server was lost
+}
+
+// reportBack logs the end of an outage once the targets it interrupted
+// have resumed and the changes the gap held have come (resumeWithin,
+// settleQuiet), unless the server is lost again meanwhile: that outage
+// goes on, and its end is reported instead.
+func (h *apiHealth) reportBack(ctx context.Context, end outageEnd) {
+	tick := time.NewTicker(reportPoll)
+	defer tick.Stop()
+	var resumedAt, quietSince time.Time
+	lastEvents, lastMoves := h.eventsLen(), uint64(0)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		now := time.Now()
+		h.mu.Lock()
+		if h.down || h.outages.Load() != end.outage {
+			h.mu.Unlock()
+			return
+		}
+		waiting, moves := len(h.interrupted), h.moves
+		h.mu.Unlock()
+		events := h.eventsLen()
+		if events != lastEvents || moves != lastMoves || waiting > 0 || quietSince.IsZero() {
+			quietSince, lastEvents, lastMoves = now, events, moves
+		}
+		switch {
+		case waiting > 0:
+			resumedAt = time.Time{}
+			if now.Sub(end.answeredAt) < resumeWithin {
+				continue
+			}
+		case resumedAt.IsZero():
+			resumedAt = now
+			continue
+		case now.Sub(quietSince) < settleQuiet && now.Sub(resumedAt) < settleWithin:
+			continue
+		}
+		h.logBack(end, waiting, events, resumedAt)
+		return
+	}
+}
+
+// logBack is the line saying the server is back: how long it was lost,
+// how many changes came since, and how long the watches took to resume
+// after it answered (or how many have not, after resumeWithin).
+func (h *apiHealth) logBack(end outageEnd, waiting int, events uint64, resumedAt time.Time) {
+	attrs := []any{"outage", end.answeredAt.Sub(end.lostAt).Round(100 * time.Millisecond).String(),
+		"changesSinceLost", events - end.lostEvents}
+	if waiting > 0 {
+		h.log.Warn("API server back, but some watches have not resumed yet: they retry with backoff", append(attrs, "notResumed", waiting)...)
+		return
+	}
+	h.log.Info("API server back: watches resumed", append(attrs, "resumedIn", resumedAt.Sub(end.answeredAt).Round(100*time.Millisecond).String())...)
+}
+
+// interrupt records that target's list or watch stopped: its connection
+// failed, or its watch ended with an error and a list follows.
+func (h *apiHealth) interrupt(target string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.interruptLocked(target)
+}
+
+func (h *apiHealth) interruptLocked(target string) {
+	if h.interrupted == nil {
+		h.interrupted = map[string]bool{}
+	}
+	if !h.interrupted[target] {
+		h.interrupted[target] = true
+		h.moves++
+	}
+}
+
+// resume records that a request of target's went through (its list, or
+// the start of its watch), or that it is no longer watched.
+func (h *apiHealth) resume(target string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.interrupted[target] {
+		delete(h.interrupted, target)
+		h.moves++
+	}
+}
+
 // connected reports whether the server answered the last probe.
 func (h *apiHealth) connected() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return !h.down
+}
+
+// waiting reports whether lists and watches wait for a probe started
+// when breakCount was breaks: the last one failed, or a watch broke
+// before it started.
+func (h *apiHealth) waiting(breaks uint64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.down || h.broken && h.breaks == breaks
+}
+
+// breakCount is how many times a broken watch made requests wait.
+func (h *apiHealth) breakCount() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.breaks
+}
+
+// watchBroke is told by target's watch that its connection broke: the
+// target is interrupted, a probe is asked for, and until one answers (and
+// beforeResume has run) every list and watch waits, as in an outage.
+func (h *apiHealth) watchBroke(target string) {
+	h.mu.Lock()
+	h.interruptLocked(target)
+	if !h.down && !h.broken {
+		h.broken, h.brokeAt, h.brokeEvents = true, time.Now(), h.eventsLen()
+		h.breaks++
+		h.answering = make(chan struct{})
+	}
+	h.mu.Unlock()
+	h.probeSoon()
 }
 
 // probeSoon asks for a probe now, without waiting for it.
@@ -171,14 +332,19 @@ func (h *apiHealth) suspect(ctx context.Context) {
 	}
 }
 
-// await returns at once while the server answers; while it does not, it
-// waits until it does (and then a moment more, spread over the targets).
-// waited says whether it waited.
-func (h *apiHealth) await(ctx context.Context) (waited bool, err error) {
+// await returns at once while the server answers; while it does not, or
+// a watch broke and no probe has answered since, it waits until one does
+// (and then a moment more, spread over the targets). waited says whether
+// it waited: then target counts as interrupted until a request of its
+// goes through (resume).
+func (h *apiHealth) await(ctx context.Context, target string) (waited bool, err error) {
 	h.mu.Lock()
-	down, answering := h.down, h.answering
+	wait, answering := h.down || h.broken, h.answering
+	if wait {
+		h.interruptLocked(target)
+	}
 	h.mu.Unlock()
-	if !down {
+	if !wait {
 		return false, nil
 	}
 	select {
@@ -191,15 +357,6 @@ func (h *apiHealth) await(ctx context.Context) (waited bool, err error) {
 		return true, nil
 	case <-ctx.Done():
 		return true, ctx.Err()
-	}
-}
-
-// stop ends a pending report.
-func (h *apiHealth) stop() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.reportTimer != nil {
-		h.reportTimer.Stop()
 	}
 }
 

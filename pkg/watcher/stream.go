@@ -128,9 +128,15 @@ const requestRetries = 10
 // retry runs request until it succeeds, fails for a reason other than the
 // connection, or has failed requestRetries times while the server
 // answered.
+//
+// The health of the API server follows the target: a request that failed
+// for the connection, or waited for the server, interrupts it until one
+// goes through, so that the end of an outage is reported once every
+// target has resumed.
 func (lw *listWatch) retry(ctx context.Context, request func() error) error {
+	key := lw.target.Key()
 	for attempt := 1; ; attempt++ {
-		waited, err := lw.health.await(ctx)
+		waited, err := lw.health.await(ctx, key)
 		if err != nil {
 			return err
 		}
@@ -138,7 +144,15 @@ func (lw *listWatch) retry(ctx context.Context, request func() error) error {
 			attempt = 1 // an outage is no fault of this request
 		}
 		err = request()
-		if err == nil || attempt > requestRetries || !isConnectionError(err) {
+		if err == nil {
+			lw.health.resume(key)
+			return nil
+		}
+		if !isConnectionError(err) {
+			return err
+		}
+		lw.health.interrupt(key)
+		if attempt > requestRetries {
 			return err
 		}
 		lw.health.suspect(ctx)
@@ -170,10 +184,14 @@ func (lw *listWatch) watch(ctx context.Context, opts metav1.ListOptions) (watch.
 		}
 		return nil, err
 	}
-	d := &eventDecoder{body: body, toCache: lw.toCache, logErr: lw.logErr, connectionLost: lw.health.probeSoon, added: &lw.received,
-		batch: readBatch{window: lw.batching}, keep: lw.keep}
+	key := lw.target.Key()
+	d := &eventDecoder{body: body, toCache: lw.toCache, logErr: lw.logErr, connectionLost: lw.connectionLost, failed: func() { lw.health.interrupt(key) },
+		added: &lw.received, batch: readBatch{window: lw.batching}, keep: lw.keep}
 	return watch.NewStreamWatcher(d, apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")), nil
 }
+
+// connectionLost is told by the target's watch that its connection broke.
+func (lw *listWatch) connectionLost() { lw.health.watchBroke(lw.target.Key()) }
 
 func (lw *listWatch) stream(ctx context.Context, opts *metav1.ListOptions) (io.ReadCloser, error) {
 	var body io.ReadCloser
@@ -214,12 +232,14 @@ type eventDecoder struct {
 	long    []byte // a line longer than the reader's buffer, assembled
 	toCache func(u *unstructured.Unstructured, keepDecoded bool) (*compactObject, error)
 	logErr  func(error)
-	// connectionLost asks for a probe of the API server.
-	connectionLost func()
-	added          *atomic.Int64 // counts ADDED events (nil: not counted)
-	keep           func(namespace string) bool
-	wire           wireDecoder
-	batch          readBatch
+	// connectionLost tells the probe of the API server that the watch
+	// ended for the connection; failed, that the server ended it with an
+	// error (the reflector lists again, or retries).
+	connectionLost, failed func()
+	added                  *atomic.Int64 // counts ADDED events (nil: not counted)
+	keep                   func(namespace string) bool
+	wire                   wireDecoder
+	batch                  readBatch
 }
 
 // wireEvent is a watch event as the API server writes it.
@@ -311,6 +331,9 @@ func (d *eventDecoder) decode() (watch.EventType, runtime.Object, error) {
 	case watch.Bookmark:
 		return ev.Type, &compactObject{ResourceVersion: u.GetResourceVersion(), annotations: u.GetAnnotations()}, nil
 	case watch.Error:
+		if d.failed != nil {
+			d.failed()
+		}
 		// An expired or (after a server restart) too new resourceVersion
 		// only makes the reflector list again.
 		if err := apierrors.FromObject(u); !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) && !apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {

@@ -154,10 +154,7 @@ func (w *Watcher) Unreachable(err error) bool {
 // causes no burst of records. Reflectors stop when ctx is done.
 func (w *Watcher) Sync(ctx context.Context, targets []discovery.Target) {
 	w.startProbe.Do(func() {
-		w.wg.Go(func() {
-			w.health.run(ctx)
-			w.health.stop()
-		})
+		w.wg.Go(func() { w.health.run(ctx) })
 		w.wg.Go(func() { w.followCluster(ctx) })
 	})
 	// A type (or namespace) absent at the last Sync that is here now
@@ -185,6 +182,7 @@ func (w *Watcher) Sync(ctx context.Context, targets []discovery.Target) {
 		if !want[key] {
 			rt.cancel()
 			delete(w.targets, key)
+			w.health.resume(key) // an outage's end waits for it no more
 			if w.opts.State != nil {
 				w.opts.State.Forget(key)
 			}
