@@ -1,0 +1,59 @@
+package historyapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// queryTurns is how many history queries do their work at once, and
+// queryShare the most of the time they may take. Once synced kubediff
+// runs on one P (GOMAXPROCS=1), on a machine it shares with the API
+// server: callers asking as fast as they are answered took every cycle
+// the live stream and the API server needed (20 callers: p99 6.3× its
+// quiet value, docs/benchmarks.md). So queries take turns, and each turn
+// rests three times as long as its work took before the next begins:
+// the history's callers get a quarter of one core at most, whatever
+// their number (1.8×), and a lone query is answered as fast as before.
+const (
+	queryTurns = 1
+	queryShare = 0.25
+)
+
+// turns lets a fixed number of queries work at a time; the others wait,
+// not runnable, until a turn is free or their request ends.
+type turns chan struct{}
+
+func newTurns(n int) turns { return make(turns, n) }
+
+// take waits for a turn; give it back when done.
+func (t turns) take(ctx context.Context) error {
+	select {
+	case t <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %w", errNoTurn, ctx.Err())
+	}
+}
+
+func (t turns) give() { <-t }
+
+// errNoTurn is a request that ended while it waited for its turn.
+var errNoTurn = errors.New("the request ended while other history queries were answered")
+
+// inTurn runs work, which reads the history and makes the answer, in a
+// turn, which rests after it (queryShare) before the next may begin. The
+// caller writes the answer meanwhile: a client slow to read holds no
+// turn, and no caller waits for its own turn's rest.
+func (t turns) inTurn(ctx context.Context, work func() ([]byte, error)) ([]byte, error) {
+	if err := t.take(ctx); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	defer func() {
+		rest := time.Duration(float64(time.Since(start)) * (1/queryShare - 1))
+		time.AfterFunc(rest, t.give)
+	}()
+	return work()
+}
