@@ -47,8 +47,15 @@ var errNoTurn = errors.New("the request ended while other history queries were a
 // caller writes the answer meanwhile: a client slow to read holds no
 // turn, and no caller waits for its own turn's rest.
 func (t turns) inTurn(ctx context.Context, work func() ([]byte, error)) ([]byte, error) {
+	return inTurn(ctx, t, work)
+}
+
+// inTurn is turns.inTurn for work of any result: MCP's reads (UserSource)
+// take the same turns as the HTTP API's.
+func inTurn[T any](ctx context.Context, t turns, work func() (T, error)) (T, error) {
 	if err := t.take(ctx); err != nil {
-		return nil, err
+		var none T
+		return none, err
 	}
 	start := time.Now()
 	defer func() {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	authnv1 "k8s.io/api/authentication/v1"
+
 	"github.com/kubediff/kubediff/pkg/history"
 )
 
@@ -127,4 +129,28 @@ func sameJSON(t *testing.T, a, b string) bool {
 		t.Fatalf("%v: %s", err, b)
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// The history as MCP's tools read it (Handler.SourceFor) takes the same
+// turns as the API's queries: while a query holds the turn, an MCP read
+// waits, and gives up when its request ends.
+func TestMCPReadsTakeTheAPIsTurns(t *testing.T) {
+	_, db, access := apiServer(t, viewerOf("mine"), entry("mine", "cm-0", 0, nil, map[string]any{"k": "v"}))
+	h := NewHandler(history.NewReader(db, nil), access)
+	src := h.SourceFor(&authnv1.UserInfo{Username: "viewer", UID: "u1"})
+	if page, err := src.Records(context.Background(), history.Query{Namespace: "mine"}); err != nil || len(page.Records) != 1 {
+		t.Fatalf("a free turn: %d records, %v; want 1", len(page.Records), err)
+	}
+	if err := h.turns.take(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := src.Records(ctx, history.Query{Namespace: "mine"}); !errors.Is(err, errNoTurn) {
+		t.Errorf("Records while a query holds the turn: %v, want errNoTurn", err)
+	}
+	id := history.NewObjectID("", "configmaps", "mine", "cm-0")
+	if _, err := src.At(ctx, id, t0.Add(time.Minute)); !errors.Is(err, errNoTurn) {
+		t.Errorf("At while a query holds the turn: %v, want errNoTurn", err)
+	}
 }
