@@ -173,24 +173,10 @@ func (b *bench) historyPhase(round int, targets []*historyTarget, loaded, n int)
 		if miss := n - waitSeen(t.kd, b.first, n); miss > 0 {
 			return fmt.Errorf("%s lost %d of %d updates", t.name, miss, n)
 		}
-		var lat []time.Duration
-		for j := range n {
-			at, _ := t.kd.seenAt(b.first + j)
-			lat = append(lat, at.Sub(written[j]))
-		}
+		lat := latencies(t.kd, b.first, written)
 		ph := historyPhase{p50: percentile(lat, 0.5), p99: percentile(lat, 0.99), max: percentile(lat, 1),
 			cpu: (cpuSeconds(pids[i:i+1]) - before[i]) / float64(n) * 1000}
-		// Beside another kubediff's loaded phase, one is neither quiet
-		// nor loaded: the machine is as busy as that one's queries make
-		// it. Printed, not kept.
-		if loaded < 0 || i == loaded {
-			into := t.quiet
-			if i == loaded {
-				into = t.loaded
-				into["qps"] = append(into["qps"], load.queries.perSecond)
-			}
-			into["p50"], into["p99"], into["cpu"] = append(into["p50"], ph.p50), append(into["p99"], ph.p99), append(into["cpu"], ph.cpu)
-		}
+		t.keep(loaded, i, ph, load)
 		printHistoryPhase(round, t.name, loaded, i, ph, load)
 	}
 	b.first += n
@@ -198,6 +184,33 @@ func (b *bench) historyPhase(round int, targets []*historyTarget, loaded, n int)
 		t.api.updated = b.first
 	}
 	return nil
+}
+
+// keep adds a phase's figures to the medians' inputs: target i's, with
+// the kubediff loaded asked (-1: none). Beside another kubediff's loaded
+// phase, one is neither quiet nor loaded (the machine is as busy as that
+// one's queries make it): printed, not kept.
+func (t *historyTarget) keep(loaded, i int, ph historyPhase, load phaseLoad) {
+	if loaded >= 0 && i != loaded {
+		return
+	}
+	into := t.quiet
+	if i == loaded {
+		into = t.loaded
+		into["qps"] = append(into["qps"], load.queries.perSecond)
+	}
+	into["p50"], into["p99"], into["cpu"] = append(into["p50"], ph.p50), append(into["p99"], ph.p99), append(into["cpu"], ph.cpu)
+}
+
+// latencies are write→emit times of the updates from first, written at
+// written, as kd read their records.
+func latencies(kd *kubediff, first int, written []time.Time) []time.Duration {
+	lat := make([]time.Duration, 0, len(written))
+	for j := range written {
+		at, _ := kd.seenAt(first + j)
+		lat = append(lat, at.Sub(written[j]))
+	}
+	return lat
 }
 
 func printHistoryPhase(round int, name string, loaded, i int, ph historyPhase, load phaseLoad) {

@@ -11,11 +11,11 @@ import (
 // queryShare the most of the time they may take. Once synced kubediff
 // runs on one P (GOMAXPROCS=1), on a machine it shares with the API
 // server: callers asking as fast as they are answered took every cycle
-// the live stream and the API server needed (20 callers: p99 6.3× its
+// the live stream and the API server needed (20 callers: p99 5-6× its
 // quiet value, docs/benchmarks.md). So queries take turns, and each turn
 // rests three times as long as its work took before the next begins:
 // the history's callers get a quarter of one core at most, whatever
-// their number (1.8×), and a lone query is answered as fast as before.
+// their number (1.2-1.8×), and a lone query is answered as fast as before.
 const (
 	queryTurns = 1
 	queryShare = 0.25
