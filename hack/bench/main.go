@@ -56,6 +56,9 @@ type options struct {
 	types, idleMinutes, globNamespaces int
 	// fleet is -fleet: ConfigMaps in each of two clusters (fleet.go).
 	fleet int
+	// historyQueries is -history-queries: query loops against the
+	// history API beside the live stream (historyload.go).
+	historyQueries int
 }
 
 func main() {
@@ -79,6 +82,7 @@ func main() {
 	flag.IntVar(&o.types, "types", 0, "types mode: create this many CRDs (ten kinds a group), time kubediff resources at 300 types and at all, time kubediff to watching them, read its RSS while idle")
 	flag.IntVar(&o.idleMinutes, "idle-minutes", 10, "with -types, minutes kubediff stays idle watching every type")
 	flag.IntVar(&o.fleet, "fleet", 0, "fleet mode: two clusters with this many ConfigMaps each, watched by one kubediff with both contexts and by one kubediff per context")
+	flag.IntVar(&o.historyQueries, "history-queries", 0, "history-load mode: kubediff (or each -variant, side by side) with --state-dir; each of -rounds applies min(-updates, -side-updates) paced updates without history queries, then again for each kubediff while this many loops query its history API; prints each one's write→emit p99 both ways and their ratio")
 	flag.IntVar(&o.globNamespaces, "namespaces-glob", 0, "with -types, then create this many namespaces team-N and time kubediff -n 'team-*' to watching")
 	flag.Parse()
 	switch {
@@ -201,12 +205,15 @@ func run(o options) error {
 	if o.fleet > 0 {
 		phases = []func() error{b.fleet}
 	}
+	if o.historyQueries > 0 {
+		phases = []func() error{b.createObjects, b.historyLoad}
+	}
 	for _, phase := range phases {
 		if err := phase(); err != nil {
 			return err
 		}
 	}
-	if o.compare || o.types > 0 || o.fleet > 0 {
+	if o.compare || o.types > 0 || o.fleet > 0 || o.historyQueries > 0 {
 		return nil
 	}
 	printTable(os.Stdout, b.res)
@@ -829,10 +836,11 @@ type kubediff struct {
 	latencies []time.Duration
 	objects   int
 
-	mu      sync.Mutex
-	records int
-	seen    map[int]time.Time // update number → when its record was read
-	done    chan struct{}
+	mu       sync.Mutex
+	httpAddr string // from the "serving health and metrics" line
+	records  int
+	seen     map[int]time.Time // update number → when its record was read
+	done     chan struct{}
 }
 
 func startKubediff(binary, kubeconfig string, args ...string) (*kubediff, error) {
@@ -895,6 +903,10 @@ func (kd *kubediff) readLogs(r io.Reader, synced chan<- int) {
 			if kd.watching.Add(1) == 1 {
 				synced <- n
 			}
+		} else if _, addr, ok := strings.Cut(line, `msg="serving health and metrics" address=`); ok {
+			kd.mu.Lock()
+			kd.httpAddr = strings.Fields(addr + " ")[0]
+			kd.mu.Unlock()
 		} else if m := gcTrace.FindStringSubmatch(line); m != nil {
 			live, _ := strconv.ParseInt(m[1], 10, 64)
 			kd.liveHeapMB.Store(live)
@@ -946,6 +958,13 @@ func (kd *kubediff) seenRange(first, count int) int {
 		}
 	}
 	return n
+}
+
+// address is the host:port kubediff serves HTTP on, once logged.
+func (kd *kubediff) address() string {
+	kd.mu.Lock()
+	defer kd.mu.Unlock()
+	return kd.httpAddr
 }
 
 func (kd *kubediff) seenAt(i int) (time.Time, bool) {

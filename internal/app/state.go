@@ -130,7 +130,7 @@ func historyRoutes(st *state.Store, access *historyapi.Access, w *watcher.Watche
 		api.Register(mux)
 		historyui.Register(mux)
 		states := func(context.Context) ([]watcher.TargetState, error) { return w.States(), nil }
-		historymcp.Register(mux, st.History(), access, states, Version)
+		historymcp.Register(mux, api, access, states, Version)
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kubediff/kubediff/internal/testcert"
 )
 
 // AuditOptions are the audit flags of a kube-apiserver
@@ -94,26 +96,25 @@ func NewAuditTLS(dir string) (*AuditTLS, error) {
 	a := &AuditTLS{ServingCA: file("audit-serving-ca.crt"), ServingCert: file("audit-serving.crt"), ServingKey: file("audit-serving.key"),
 		ClientCA: file("audit-client-ca.crt"), ClientCert: file("kube-apiserver-audit.crt"), ClientKey: file("kube-apiserver-audit.key"),
 		StrangerCert: file("stranger.crt"), StrangerKey: file("stranger.key"), TokenFile: file("audit-token"), Token: "t0k3n-for-the-audit-webhook"}
-	servingKey, servingCA, err := newCertificate(dir, "audit-serving-ca", nil, nil)
-	if err != nil {
-		return nil, err
+	pairs := []struct {
+		name   string
+		parent string
+		ips    []net.IP
+	}{
+		{"audit-serving-ca", "", nil}, {"audit-serving", "audit-serving-ca", []net.IP{net.IPv4(127, 0, 0, 1)}},
+		{"audit-client-ca", "", nil}, {"kube-apiserver-audit", "audit-client-ca", nil},
+		{"stranger-ca", "", nil}, {"stranger", "stranger-ca", nil},
 	}
-	if _, _, err := newCertificate(dir, "audit-serving", servingCA, servingKey, net.IPv4(127, 0, 0, 1)); err != nil {
-		return nil, err
-	}
-	clientKey, clientCA, err := newCertificate(dir, "audit-client-ca", nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	if _, _, err := newCertificate(dir, "kube-apiserver-audit", clientCA, clientKey); err != nil {
-		return nil, err
-	}
-	strangerKey, strangerCA, err := newCertificate(dir, "stranger-ca", nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	if _, _, err := newCertificate(dir, "stranger", strangerCA, strangerKey); err != nil {
-		return nil, err
+	made := map[string]*testcert.Pair{}
+	for _, p := range pairs {
+		pair, err := testcert.New(p.name, made[p.parent], p.ips...)
+		if err != nil {
+			return nil, err
+		}
+		if err := pair.WriteFiles(dir, p.name); err != nil {
+			return nil, err
+		}
+		made[p.name] = pair
 	}
 	return a, os.WriteFile(a.TokenFile, []byte(a.Token+"\n"), 0o600)
 }

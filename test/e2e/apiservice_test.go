@@ -87,7 +87,7 @@ func TestHistoryThroughTheAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	grantHistoryAccess(t, mine, "alice-"+mine)
+	grantHistoryAccess(t, mine, "alice-"+mine, rbacv1.Subject{Kind: "User", Name: "alice-" + mine, APIGroup: "rbac.authorization.k8s.io"})
 	history := func(kubeconfig string) string {
 		t.Helper()
 		var out string
@@ -127,36 +127,5 @@ func TestHistoryThroughTheAPIServer(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a request not from the front proxy got %s, want 401", resp.Status)
-	}
-}
-
-// grantHistoryAccess lets user call the aggregated API (the API server's
-// own check) and list ConfigMaps in ns (kubediff's check of each record).
-func grantHistoryAccess(t *testing.T, ns, user string) {
-	t.Helper()
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user + "-history"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{apiservice.Group}, Resources: []string{"*"}, Verbs: []string{"get", "list"}}}}
-	if _, err := clients.RbacV1().ClusterRoles().Create(bg, role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	subjects := []rbacv1.Subject{{Kind: "User", Name: user, APIGroup: "rbac.authorization.k8s.io"}}
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: role.ObjectMeta, Subjects: subjects,
-		RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name}}
-	if _, err := clients.RbacV1().ClusterRoleBindings().Create(bg, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = clients.RbacV1().ClusterRoleBindings().Delete(bg, binding.Name, metav1.DeleteOptions{})
-		_ = clients.RbacV1().ClusterRoles().Delete(bg, role.Name, metav1.DeleteOptions{})
-	})
-	reads := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user + "-reads"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list"}}}}
-	if _, err := clients.RbacV1().Roles(ns).Create(bg, reads, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	readsBinding := &rbacv1.RoleBinding{ObjectMeta: reads.ObjectMeta, Subjects: subjects,
-		RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: reads.Name}}
-	if _, err := clients.RbacV1().RoleBindings(ns).Create(bg, readsBinding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
 	}
 }

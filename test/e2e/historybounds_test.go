@@ -15,9 +15,7 @@ import (
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubediff/kubediff/pkg/history/apiservice"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -135,7 +133,7 @@ func TestHistoryDecisionsAreWholeIdentities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	grantGroupHistory(t, ns, user, g1)
+	grantHistoryAccess(t, ns, user, rbacv1.Subject{Kind: "Group", Name: g1, APIGroup: "rbac.authorization.k8s.io"})
 
 	history := func(kubeconfig string) (string, int) {
 		return cliOutput(t, "history", "--kubeconfig", kubeconfig, "--via-apiserver", "-A", "configmaps", "-o", "json")
@@ -146,37 +144,5 @@ func TestHistoryDecisionsAreWholeIdentities(t *testing.T) {
 	})
 	if out, code := history(oneGroup); code != 0 || strings.Contains(out, ns) {
 		t.Errorf("the member of the one group %q sees %s (exit %d):\n%s", g1+","+g2, ns, code, out)
-	}
-}
-
-// grantGroupHistory lets user call the aggregated API, and group list
-// ConfigMaps in ns.
-func grantGroupHistory(t *testing.T, ns, user, group string) {
-	t.Helper()
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user + "-history"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{apiservice.Group}, Resources: []string{"*"}, Verbs: []string{"get", "list"}}}}
-	if _, err := clients.RbacV1().ClusterRoles().Create(bg, role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: role.ObjectMeta,
-		Subjects: []rbacv1.Subject{{Kind: "User", Name: user, APIGroup: "rbac.authorization.k8s.io"}},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name}}
-	if _, err := clients.RbacV1().ClusterRoleBindings().Create(bg, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = clients.RbacV1().ClusterRoleBindings().Delete(bg, binding.Name, metav1.DeleteOptions{})
-		_ = clients.RbacV1().ClusterRoles().Delete(bg, role.Name, metav1.DeleteOptions{})
-	})
-	reads := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: group + "-reads"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list"}}}}
-	if _, err := clients.RbacV1().Roles(ns).Create(bg, reads, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	readsBinding := &rbacv1.RoleBinding{ObjectMeta: reads.ObjectMeta,
-		Subjects: []rbacv1.Subject{{Kind: "Group", Name: group, APIGroup: "rbac.authorization.k8s.io"}},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: reads.Name}}
-	if _, err := clients.RbacV1().RoleBindings(ns).Create(bg, readsBinding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
 	}
 }

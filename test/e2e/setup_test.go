@@ -6,12 +6,14 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubediff/kubediff/internal/testenv"
+	"github.com/kubediff/kubediff/pkg/history/apiservice"
 )
 
 // stateDirWithOneRecord runs kubediff on a new namespace until it has
@@ -45,4 +47,36 @@ func startBeta(t *testing.T, ns string) (*testenv.APIServer, *rest.Config, kuber
 		t.Fatal(err)
 	}
 	return beta, betaRest, betaClients
+}
+
+// grantHistoryAccess lets user call the aggregated API (the API server's
+// own check) and readers, a user or a group, list ConfigMaps in ns
+// (kubediff's check of each record).
+func grantHistoryAccess(t *testing.T, ns, user string, readers rbacv1.Subject) {
+	t.Helper()
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user + "-history"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{apiservice.Group}, Resources: []string{"*"}, Verbs: []string{"get", "list"}}}}
+	if _, err := clients.RbacV1().ClusterRoles().Create(bg, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: role.ObjectMeta,
+		Subjects: []rbacv1.Subject{{Kind: "User", Name: user, APIGroup: "rbac.authorization.k8s.io"}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name}}
+	if _, err := clients.RbacV1().ClusterRoleBindings().Create(bg, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = clients.RbacV1().ClusterRoleBindings().Delete(bg, binding.Name, metav1.DeleteOptions{})
+		_ = clients.RbacV1().ClusterRoles().Delete(bg, role.Name, metav1.DeleteOptions{})
+	})
+	reads := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: readers.Name + "-reads"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list"}}}}
+	if _, err := clients.RbacV1().Roles(ns).Create(bg, reads, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	readsBinding := &rbacv1.RoleBinding{ObjectMeta: reads.ObjectMeta, Subjects: []rbacv1.Subject{readers},
+		RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: reads.Name}}
+	if _, err := clients.RbacV1().RoleBindings(ns).Create(bg, readsBinding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }

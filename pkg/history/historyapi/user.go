@@ -22,6 +22,24 @@ type UserSource struct {
 	Reader *history.Reader
 	Access *Access
 	User   *authnv1.UserInfo
+	// turns are the HTTP API's (Handler.SourceFor), so that MCP's
+	// callers share its bound; nil: reads at once.
+	turns turns
+}
+
+// SourceFor is the history as user may see it, read in the same turns
+// as the API's queries: MCP's tools on kubediff's HTTP address answer
+// through it.
+func (h *Handler) SourceFor(user *authnv1.UserInfo) Source {
+	return UserSource{Reader: h.reader, Access: h.access, User: user, turns: h.turns}
+}
+
+// read runs a read of the history in a turn, when the source has turns.
+func read[T any](ctx context.Context, t turns, work func() (T, error)) (T, error) {
+	if t == nil {
+		return work()
+	}
+	return inTurn(ctx, t, work)
 }
 
 // Records implements Source: what the user may see is decided before the
@@ -31,7 +49,7 @@ func (u UserSource) Records(ctx context.Context, q history.Query) (history.Page,
 	if err != nil {
 		return history.Page{}, err
 	}
-	return u.Reader.Records(q)
+	return read(ctx, u.turns, func() (history.Page, error) { return u.Reader.Records(q) })
 }
 
 // At implements Source.
@@ -47,7 +65,7 @@ func (u UserSource) At(ctx context.Context, id history.ObjectID, t time.Time) ([
 	case !ok:
 		return nil, ErrForbidden
 	}
-	return u.Reader.At(id, t)
+	return read(ctx, u.turns, func() ([]byte, error) { return u.Reader.At(id, t) })
 }
 
 // Resolve implements Source.
