@@ -19,10 +19,18 @@ const (
 	maxWrites = 100_000
 	// nearby is how far a write's time may be from its record's when the
 	// source had neither uid nor resourceVersion (a Secret audited at
-	// Metadata level): the audit event is stamped when the response
-	// completes, around when the watch delivers the change.
+	// Metadata level). The audit event is stamped when the response
+	// completes, just after the write is stored, so before the watch
+	// delivers the change (or a little after, on a loaded server, or by
+	// the clocks' skew): a write stamped later than nearbyAfter after the
+	// record is another record's.
 	nearbyBefore = 10 * time.Second
-	nearbyAfter  = 3 * time.Second
+	nearbyAfter  = 250 * time.Millisecond
+	// nearbySettle is how long after its record such a match is final:
+	// writes stamped up to nearbyAfter after it have then been noted (the
+	// audit webhook's batches come a second apart), so a second user's
+	// write near the same moment is not missed.
+	nearbySettle = nearbyAfter + 1500*time.Millisecond
 )
 
 // Hop is one write a record covers: from the version it replaced to the
@@ -71,6 +79,9 @@ type noted struct {
 	Write
 	at   time.Time
 	keys []key
+	// claimedBy is the record (uid/resourceVersion) a write found by its
+	// object and time was joined to: it makes no other record.
+	claimedBy string
 }
 
 // key is one way a record finds a write.
@@ -240,22 +251,34 @@ func (b *Book) hopUser(q Query, hop Hop) (record.User, Answer) {
 			found = append(found, b.byKey[key{kind: deleted, uid: q.UID}]...)
 		}
 	}
-	if len(found) == 0 {
-		found = b.nearby(q)
+	if len(found) > 0 {
+		return oneUser(found)
 	}
-	return oneUser(found)
+	return b.nearbyUser(q, hop)
 }
 
-// nearby are the writes noted without uid or version to q's object, with
-// the verb its type needs, stamped around the record's time.
-func (b *Book) nearby(q Query) []*noted {
-	var out []*noted
+// nearbyUser is the user of the one write to q's object near its time
+// that no other record was joined to, once no other can come. The
+// caller holds mu.
+func (b *Book) nearbyUser(q Query, hop Hop) (record.User, Answer) {
+	claim := q.UID + "/" + hop.To
+	var found []*noted
 	for _, n := range b.byKey[key{kind: object, group: q.Group, resource: q.Resource, ns: q.Namespace, name: q.Name, v: q.Type}] {
-		if n.Time.After(q.Time.Add(-nearbyBefore)) && n.Time.Before(q.Time.Add(nearbyAfter)) {
-			out = append(out, n)
+		near := n.Time.After(q.Time.Add(-nearbyBefore)) && n.Time.Before(q.Time.Add(nearbyAfter))
+		if near && (n.claimedBy == "" || n.claimedBy == claim) {
+			found = append(found, n)
 		}
 	}
-	return out
+	user, answer := oneUser(found)
+	if answer == Known && b.now().Before(q.Time.Add(nearbySettle)) {
+		return record.User{}, Unknown // a second user's write may still come
+	}
+	if answer == Known {
+		for _, n := range found {
+			n.claimedBy = claim
+		}
+	}
+	return user, answer
 }
 
 // oneUser is the user all of found name, Ambiguous when they differ.

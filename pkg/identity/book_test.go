@@ -61,6 +61,7 @@ func TestBookJoinsWritesToRecords(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := NewBook()
+			b.now = func() time.Time { return at.Add(time.Minute) } // joins by time have settled
 			for _, w := range tt.writes {
 				b.Note(w)
 			}
@@ -102,5 +103,44 @@ func TestNewUserNamesAServiceAccount(t *testing.T) {
 	}
 	if NewUser("alice", nil).ServiceAccount != nil {
 		t.Fatal("alice is not a service account")
+	}
+}
+
+func TestBookJoinsByObjectAndTimeOnlyWhenNoOtherWriteCanBeIt(t *testing.T) {
+	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	now := at
+	b := NewBook()
+	b.now = func() time.Time { return now }
+	write := func(id, user string, when time.Time) {
+		b.Note(Write{ID: id, Time: when, User: NewUser(user, nil), Verb: "patch", Resource: "secrets", Namespace: "shop", Name: "db"})
+	}
+	record := func(rv string, when time.Time) Query {
+		return Query{Resource: "secrets", Namespace: "shop", Name: "db", UID: "s1", Type: record.Updated, Hops: []Hop{{To: rv}}, Time: when}
+	}
+	write("a", "alice", at.Add(-10*time.Millisecond))
+	first := record("6", at)
+	if _, a := b.Who(first); a != Unknown {
+		t.Fatalf("right after the record: %v, want Unknown (another write near it may still come)", a)
+	}
+	now = at.Add(nearbySettle)
+	if u, a := b.Who(first); a != Known || u.Name != "alice" {
+		t.Fatalf("once settled: %q %v, want alice", u.Name, a)
+	}
+	// bob's write was lost: the next record finds alice's write, which
+	// made the first, and must not take it.
+	second := record("7", at.Add(time.Second))
+	now = at.Add(time.Second + nearbySettle)
+	if u, a := b.Who(second); a != Unknown {
+		t.Fatalf("a record whose write was never noted: %q %v, want Unknown", u.Name, a)
+	}
+	// A write stamped well after a record is a later record's.
+	write("c", "carol", at.Add(5*time.Second))
+	third := record("8", at.Add(4*time.Second))
+	now = at.Add(10 * time.Second)
+	if u, a := b.Who(third); a != Unknown {
+		t.Fatalf("a write stamped after the record: %q %v, want Unknown", u.Name, a)
+	}
+	if u, a := b.Who(first); a != Known || u.Name != "alice" {
+		t.Fatalf("asked again, the first record: %q %v, want alice", u.Name, a)
 	}
 }

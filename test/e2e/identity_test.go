@@ -291,6 +291,7 @@ func TestWatchNamesWhoMadeEachChange(t *testing.T) {
 			args := append([]string{"watch", "-o", "json", "-n", ns, "--state-dir", state, wait}, source.args(t, ns)...)
 			w := startBinary(t, args...)
 			w.logOnFailure()
+			waitNamed(t, w, ns, p)
 			want := operate(t, ns, p)
 			checkWho(t, w, ns, want)
 			w.shutdown()
@@ -335,13 +336,35 @@ func historyOfAlice(t *testing.T, state, ns string, want []wantWho) {
 			alices++
 		}
 	}
-	got := testenv.ParseRecords(t, out)
-	for _, r := range got {
+	var got []record.Change
+	for _, r := range testenv.ParseRecords(t, out) {
 		if r.User == nil || r.User.Name != "alice" {
 			t.Errorf("history --user alice lists a record by %+v: %s %s/%s", r.User, r.Type, r.Kind, r.Name)
+		}
+		if r.Name != "probe" {
+			got = append(got, r)
 		}
 	}
 	if len(got) != alices {
 		t.Errorf("history --user alice lists %d records, want alice's %d", len(got), alices)
 	}
+}
+
+// waitNamed writes a ConfigMap as alice until kubediff names her on its
+// record: the source is then flowing (the API server has taken up a new
+// webhook registration, sent its first audit batch, or written its log).
+func waitNamed(t *testing.T, w *run, ns string, p people) {
+	t.Helper()
+	as(t, p.alice, "", nil, "-n", ns, "create", "configmap", "probe")
+	try := 0
+	eventually(t, "a record naming alice, the source flowing", func() bool {
+		for _, c := range w.recordsFor("ConfigMap", ns, "probe") {
+			if c.User != nil && c.User.Name == "alice" {
+				return true
+			}
+		}
+		try++
+		as(t, p.alice, "", nil, "-n", ns, "label", "--overwrite", "configmap", "probe", fmt.Sprintf("try=%d", try))
+		return false
+	})
 }
