@@ -54,13 +54,14 @@ type Query struct {
 type Answer int
 
 const (
-	// Unknown: no source has noted the write yet.
+	// Unknown is the answer while no source has noted the write.
 	Unknown Answer = iota
-	// Known: every write the record covers was noted, all by one user.
+	// Known is the answer when every write the record covers was noted,
+	// all by one user.
 	Known
-	// Ambiguous: the writes were noted but by different users (or a
-	// write's keys match notes of several users): no user is named,
-	// waiting longer would not change that.
+	// Ambiguous is the answer when the writes were noted but by different
+	// users (or a write's keys match notes of several users): no user is
+	// named, and waiting longer would not change that.
 	Ambiguous
 )
 
