@@ -294,6 +294,7 @@ func TestWatchNamesWhoMadeEachChange(t *testing.T) {
 			waitNamed(t, w, ns, p)
 			want := operate(t, ns, p)
 			checkWho(t, w, ns, want)
+			identityMetrics(t, w, len(want))
 			w.shutdown()
 			leaksNoPassword(t, w, state)
 			historyOfAlice(t, state, ns, want)
@@ -367,4 +368,25 @@ func waitNamed(t *testing.T, w *run, ns string, p people) {
 		as(t, p.alice, "", nil, "-n", ns, "label", "--overwrite", "configmap", "probe", fmt.Sprintf("try=%d", try))
 		return false
 	})
+}
+
+// identityMetrics checks that /metrics counts the records named, and logs
+// how long they waited for their source (docs/identity.md quotes it).
+func identityMetrics(t *testing.T, w *run, atLeast int) {
+	t.Helper()
+	_, body := get(t, httpAddress(t, w)+"/metrics")
+	var named float64
+	var lines []string
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "kubediff_identity_") {
+			lines = append(lines, line)
+		}
+		if strings.HasPrefix(line, `kubediff_identity_records_total{result="named"}`) {
+			_, _ = fmt.Sscan(strings.Fields(line)[1], &named)
+		}
+	}
+	if named < float64(atLeast) {
+		t.Errorf("kubediff_identity_records_total{result=\"named\"} = %v, want at least %d:\n%s", named, atLeast, strings.Join(lines, "\n"))
+	}
+	t.Logf("identity metrics:\n%s", strings.Join(lines, "\n"))
 }
