@@ -19,6 +19,9 @@ func access(in change.Event) []string {
 	if kind == "" {
 		kind = in.Object().GetKind()
 	}
+	if !rbacwords.Describes(rbacwords.Group, kind) {
+		return nil
+	}
 	var old, new map[string]any
 	if in.Old != nil {
 		old = in.Old.Object

@@ -256,7 +256,7 @@ func TestDescribeRefusesAHugeRole(t *testing.T) {
 	}
 	huge := role(t, "ClusterRole", "", "huge", rule{APIGroups: many, Resources: many, Verbs: []string{"get"}})
 	got := Describe("ClusterRole", role(t, "ClusterRole", "", "huge"), huge)
-	if want := []string{"ClusterRole huge changed rules too many to compare"}; !slices.Equal(got, want) {
+	if want := []string{"ClusterRole huge's rules changed: too many permissions to compare"}; !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }

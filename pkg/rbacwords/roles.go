@@ -61,7 +61,7 @@ func describeRole(kind string, old, new map[string]any) []sentence {
 	before, okBefore := readPerms(old, verbs)
 	after, okAfter := readPerms(new, verbs)
 	if !okBefore || !okAfter {
-		return []sentence{{text: name + " changed rules too many to compare"}}
+		return []sentence{{text: name + "'s rules changed: too many permissions to compare"}}
 	}
 	scope := " in every namespace"
 	if ns, _ := metadata(obj); kind == "Role" {
