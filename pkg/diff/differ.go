@@ -5,7 +5,8 @@
 // An update goes through a fixed sequence of passes, all visible in
 // Differ.Diff: prune ignored fields, redact sensitive values, compare
 // (keyed lists by key), keep what is news, condense (line diffs of
-// multi-line strings, long values cut), summarize, attribute, render. The
+// multi-line strings, long values cut), summarize, attribute, say what
+// access an RBAC change gave or took away (pkg/rbacwords), render. The
 // first two also run before an object is cached (Differ.CacheTransform), so the cache is
 // smaller and never holds a secret in the clear.
 package diff
@@ -118,6 +119,7 @@ func (d *Differ) Diff(in change.Event) (record.Change, bool) {
 	switch in.Type {
 	case change.Added:
 		c.Manager = attribute(nil, in.New.Object, nil)
+		c.Access = access(in)
 		c.ID = c.StableID()
 		return c, true
 	case change.Deleted:
@@ -126,6 +128,7 @@ func (d *Differ) Diff(in change.Event) (record.Change, bool) {
 			// than skip it as already delivered.
 			c.ResourceVersion, c.LastSeenResourceVersion = "", c.ResourceVersion
 		}
+		c.Access = access(in)
 		c.ID = c.StableID()
 		return c, true
 	}
@@ -154,7 +157,9 @@ func (d *Differ) Diff(in change.Event) (record.Change, bool) {
 	// 7. Attribute: who wrote it, from managedFields (kept, slim, by
 	// pruning).
 	c.Manager = attribute(in.Old.Object, in.New.Object, c.Changes)
-	// 8. Render the optional forms.
+	// 8. Say what access an RBAC change gave or took away.
+	c.Access = access(in)
+	// 9. Render the optional forms.
 	if d.patch {
 		c.Patch = jsonPatch(oldObj, newObj)
 	}

@@ -67,6 +67,12 @@ type Change struct {
 	// change, from the audit trail or the admission observer (see
 	// docs/identity.md); absent when no source said, never guessed.
 	User *User `json:"user,omitempty"`
+	// Access says in sentences what access the change gave or took
+	// away, for a Role, ClusterRole, RoleBinding or ClusterRoleBinding
+	// ("alice gains cluster-admin through ClusterRoleBinding x"), the
+	// most dangerous first, at most ten and "and K more"
+	// (docs/rbac.md); absent for other kinds and when access is the same.
+	Access []string `json:"access,omitempty"`
 	// Patch is the RFC 6902 patch from old to new, when asked for.
 	Patch []PatchOperation `json:"patch,omitempty"`
 	// Unified is a unified YAML diff for text output, when asked for.

@@ -189,8 +189,9 @@ func title(c record.Change) string {
 	return fmt.Sprintf("%s %s %s", c.Type, c.Kind, c.ObjectName())
 }
 
-// sectionText lists a record's changed fields, one per line, cut to fit a
-// section with a note of how many were left out.
+// sectionText lists a record's sentences of access and changed fields,
+// one per line, cut to fit a section with a note of how many were left
+// out.
 func sectionText(c record.Change, withTitle bool) string {
 	var head []string
 	if withTitle {
@@ -207,10 +208,17 @@ func sectionText(c record.Change, withTitle bool) string {
 	}
 	head = append(head, strings.Join(meta, " "))
 	text := strings.Join(head, "\n")
-	changes := record.CondenseConditions(c.Changes)
-	for i, fc := range changes {
-		line := "\n• " + changeLine(fc)
-		more := fmt.Sprintf("\n… and %d more changes", len(changes)-i)
+	// What access an RBAC change gave or took away comes first: it is
+	// what a reviewer reads the record for.
+	var lines []string
+	for _, sentence := range c.Access {
+		lines = append(lines, "\n» "+escape(truncate(sentence, maxAccess)))
+	}
+	for _, fc := range record.CondenseConditions(c.Changes) {
+		lines = append(lines, "\n• "+changeLine(fc))
+	}
+	for i, line := range lines {
+		more := fmt.Sprintf("\n… and %d more changes", len(lines)-i)
 		if len(text)+len(line)+len(more) > maxSectionText {
 			return text + more
 		}
@@ -218,6 +226,10 @@ func sectionText(c record.Change, withTitle bool) string {
 	}
 	return text
 }
+
+// maxAccess bounds one sentence of access, so that ten leave room for
+// the changes.
+const maxAccess = 250
 
 func changeLine(fc record.FieldChange) string {
 	field := "`" + escape(fc.Field) + "`"

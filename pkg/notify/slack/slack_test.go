@@ -178,6 +178,44 @@ func TestMessageNamesTheUser(t *testing.T) {
 	}
 }
 
+// An RBAC record says what access it gave or took away, each sentence on
+// its own line before the changed fields; ten long sentences and many
+// changes still fit one section.
+func TestMessageSaysTheAccessGainedFirst(t *testing.T) {
+	api := &slackAPI{}
+	sink, err := New(Options{Token: token, Channel: "#changes", APIURL: start(t, api)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	binding := record.Change{Type: "added", APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding", Resource: "clusterrolebindings", Name: "x",
+		Access: []string{"alice gains cluster-admin through ClusterRoleBinding x", "group <!channel> gains cluster-admin through ClusterRoleBinding x"}}
+	wide := update("wide", 200)
+	for i := range 10 {
+		wide.Access = append(wide.Access, fmt.Sprintf("ClusterRole wide now grants get on r%d-%s", i, strings.Repeat("x", 400)))
+	}
+	deliver(t, sink, []record.Change{binding})
+	deliver(t, sink, []record.Change{wide})
+	posts := api.delivered()
+	if len(posts) != 2 {
+		t.Fatalf("%d posts", len(posts))
+	}
+	text := allText(posts[0])
+	for _, want := range []string{`\n» alice gains cluster-admin through ClusterRoleBinding x\n`, `» group \u0026lt;!channel\u0026gt; gains`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("message lacks %q: %s", want, text)
+		}
+	}
+	for _, b := range posts[1].blocks {
+		section, _ := b["text"].(map[string]any)
+		if s, _ := section["text"].(string); len(s) > maxSectionText {
+			t.Errorf("a section of %d characters, more than Slack's %d", len(s), maxSectionText)
+		}
+	}
+	if text := allText(posts[1]); !strings.Contains(text, "» ClusterRole wide now grants get on r0-") || !strings.Contains(text, "more changes") {
+		t.Errorf("the wide role's message does not start with its first sentence and say what it left out: %.600s", text)
+	}
+}
+
 func TestRetryAfterIsHonoured(t *testing.T) {
 	api := &slackAPI{limit: map[int]string{1: "2"}}
 	sink, _ := New(Options{Token: token, Channel: "#changes", APIURL: start(t, api)})

@@ -57,7 +57,8 @@ func NewJSON(w io.Writer) *Sink {
 	})
 }
 
-// NewText returns a sink writing a header line per record and a line per
+// NewText returns a sink writing a header line per record, a line per
+// sentence of access an RBAC change gave or took away, and a line per
 // changed field, with ANSI colours when color is true.
 func NewText(w io.Writer, color bool) *Sink {
 	p := palette{}
@@ -104,6 +105,11 @@ func encodeText(w *bufio.Writer, c record.Change, p palette) error {
 	}
 	fmt.Fprintf(w, "%s%s%s %s%-7s%s %s%s %s%s%s\n",
 		p.dim, c.Time, p.reset, typeColor, printable(c.Type), p.reset, p.bold, printable(c.Kind), printable(c.ObjectName()), p.reset, by)
+	// What access an RBAC change gave or took away comes first: it is
+	// what a reviewer reads the record for.
+	for _, sentence := range c.Access {
+		fmt.Fprintf(w, "  %s» %s%s\n", p.bold, printable(sentence), p.reset)
+	}
 	if c.Unified != "" {
 		return writeUnified(w, c.Unified, p)
 	}

@@ -57,6 +57,17 @@ var records = []record.Change{
 				Truncated: true, ToBytes: ptr(3 << 20), ToSHA256: "00112233aabbccdd"},
 		}},
 	{Time: at, Type: "deleted", APIVersion: "stable.example.com/v1", Kind: "CronTab", Resource: "crontabs", Name: "cluster-wide", UID: "77-3", LastSeenResourceVersion: "103", AfterGap: true},
+	// RBAC changes say what access they gave or took away, under the
+	// header, before the fields.
+	{Time: at, Type: "added", APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding", Resource: "clusterrolebindings", Name: "x", UID: "b-5", ResourceVersion: "106",
+		Access: []string{"alice gains cluster-admin through ClusterRoleBinding x"}},
+	{Time: at, Type: "updated", APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role", Resource: "roles", Namespace: "dev", Name: "reader", UID: "r-6", ResourceVersion: "107",
+		Changed: "rules[0].resources[1], rules[0].verbs[1]",
+		Changes: []record.FieldChange{
+			{Op: record.OpAdd, Path: "/rules/0/resources/1", Field: "rules[0].resources[1]", To: "secrets"},
+			{Op: record.OpRemove, Path: "/rules/0/verbs/1", Field: "rules[0].verbs[1]", From: "list"},
+		},
+		Access: []string{"Role dev/reader now grants get, watch on secrets in dev", "Role dev/reader no longer grants list on configmaps in dev"}},
 }
 
 func ptr(n int) *int { return &n }

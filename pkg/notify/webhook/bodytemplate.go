@@ -22,7 +22,7 @@ const (
 // BodyTemplate is a user's template and what it posts.
 type BodyTemplate struct {
 	// Text is the template: Go's text/template over a View (Sections,
-	// each with Title, Detail, Lines and the Record itself), with the
+	// each with Title, Detail, Access, Lines and the Record itself), with the
 	// helpers json (a JSON string literal), markdown and code (escaped
 	// for Markdown text and code spans), lines and include.
 	Text string

@@ -31,6 +31,11 @@ type Section struct {
 	// the field manager as far as known: "apps/v1 by alice
 	// (kubectl-edit)", "apps/v1 by kubectl-edit".
 	Detail string
+	// Access are the sentences of what access an RBAC change gave or
+	// took away ("alice gains cluster-admin through ClusterRoleBinding
+	// x"), the most dangerous first; shown before Lines, and kept when
+	// lines must be left out, before any of them.
+	Access []string
 	// Lines are the readable changes, one per field ("~ spec.replicas: 1
 	// → 3", "+ field: value", "- field: old value"); a replaced
 	// multi-line string's line holds its hunks after a newline.
@@ -48,6 +53,7 @@ const (
 	maxHunkLines  = 30  // lines of one field's hunks
 	maxHunkLine   = 200 // runes of one hunk line
 	maxChatDetail = 200 // runes of the version and manager
+	maxAccess     = 300 // runes of one sentence of access
 )
 
 // recordSection is c as a section.
@@ -63,6 +69,9 @@ func recordSection(c record.Change) Section {
 		Title:  cut(visible.String(fmt.Sprintf("%s %s %s", c.Type, c.Kind, c.ObjectName())), maxTitle),
 		Detail: cut(visible.String(detail), maxChatDetail),
 		Record: c,
+	}
+	for _, sentence := range c.Access {
+		s.Access = append(s.Access, cut(visible.String(sentence), maxAccess))
 	}
 	for _, fc := range record.CondenseConditions(c.Changes) {
 		s.Lines = append(s.Lines, changeLine(fc))
@@ -148,13 +157,18 @@ func cut(s string, n int) string {
 	return s
 }
 
-// keep returns sections with only their first n change lines in all, and
-// how many were left out.
+// keep returns sections with only their first n lines in all (a
+// section's sentences of access, then its change lines), and how many
+// were left out.
 func keep(secs []Section, n int) ([]Section, int) {
 	out := make([]Section, len(secs))
 	omitted := 0
 	for i, s := range secs {
-		k := min(len(s.Lines), n)
+		k := min(len(s.Access), n)
+		n -= k
+		omitted += len(s.Access) - k
+		s.Access = s.Access[:k]
+		k = min(len(s.Lines), n)
 		n -= k
 		omitted += len(s.Lines) - k
 		s.Lines = s.Lines[:k]

@@ -162,17 +162,20 @@ func (p *preset) fit(secs []Section) (body []byte, ok bool, err error) {
 	return body, lo >= 0, nil
 }
 
-// lineBound counts secs' change lines, and how many of them, in order,
+// lineBound counts secs' lines (sentences of access and change lines, as
+// keep counts them), and how many of them, in order,
 // are no longer in all than limit: no message holds more, escaping only
 // lengthens them. Searching below it renders a record of thousands of
 // changes a few times at the service's size, not at its own.
 func lineBound(secs []Section, limit int) (total, bound int) {
 	size := 0
 	for _, s := range secs {
-		for _, line := range s.Lines {
-			total++
-			if size += utf8.RuneCountInString(line); size <= limit {
-				bound++
+		for _, lines := range [][]string{s.Access, s.Lines} {
+			for _, line := range lines {
+				total++
+				if size += utf8.RuneCountInString(line); size <= limit {
+					bound++
+				}
 			}
 		}
 	}

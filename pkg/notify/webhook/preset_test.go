@@ -48,6 +48,15 @@ func chatRecords() []record.Change {
 					Lines: []string{"  location /app5 {", "-   proxy_pass http://app5:8080; # ```", "+   proxy_pass http://app5:8081; # *x*", "  }"}}}}}}},
 		{Time: at, Type: "added", APIVersion: "v1", Kind: "Secret", Resource: "secrets", Namespace: "prod", Name: "db",
 			UID: "7c1d-1", ResourceVersion: "106", Changes: []record.FieldChange{{Op: "add", Path: "/data/password", Field: "data.password", To: "(redacted, 12 bytes)"}}},
+		// A binding's sentences of access, one naming a user whose
+		// name tries the services' markup.
+		{Time: at, Type: "updated", APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding", Resource: "clusterrolebindings", Name: "ops",
+			UID: "b-7", ResourceVersion: "107",
+			Access: []string{"alice gains cluster-admin through ClusterRoleBinding ops", hostile + " gains cluster-admin through ClusterRoleBinding ops"},
+			Changes: []record.FieldChange{
+				{Op: "add", Path: "/subjects/1", Field: "subjects[1]", To: map[string]any{"kind": "User", "name": "alice"}},
+				{Op: "add", Path: "/subjects/2", Field: "subjects[2]", To: map[string]any{"kind": "User", "name": hostile}},
+			}},
 	}
 	for i := range cs {
 		cs[i].ID = cs[i].StableID()
@@ -380,5 +389,31 @@ func TestConfigAcceptsPresetsAndBuildsBatchingSinks(t *testing.T) {
 	}
 	if err := (&Config{URL: "https://x", Format: "slack"}).Validate(); err == nil || !strings.Contains(err.Error(), "googlechat") {
 		t.Errorf("format slack: %v, want an error listing the formats", err)
+	}
+}
+
+// A role's sentences of access may pass a service's limit on their own
+// (ten of 300 characters for Discord's 2000): the message keeps the first,
+// most dangerous ones, and says how many it left out.
+func TestPresetsKeepTheFirstSentencesOfAccessThatFit(t *testing.T) {
+	c := record.Change{Time: at, Type: "added", APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Resource: "clusterroles", Name: "wide", UID: "w-1", ResourceVersion: "9"}
+	for i := range 10 {
+		c.Access = append(c.Access, fmt.Sprintf("ClusterRole wide now grants get on r%d-%s in every namespace", i, strings.Repeat("x", 250)))
+	}
+	c.Access = append(c.Access, "and 7 more")
+	p, err := newPreset(FormatDiscord)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies, err := p.render([]Section{recordSection(c)})
+	if err != nil || len(bodies) != 1 {
+		t.Fatalf("%d messages, %v; want one", len(bodies), err)
+	}
+	_, text, err := textField(bodies[0], "content", 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "get on r0") || strings.Contains(text, "and 7 more") || !strings.Contains(text, "more changes not shown") {
+		t.Errorf("the message does not keep the first sentences and say the rest were left out:\n%s", text)
 	}
 }

@@ -266,8 +266,12 @@ function drawRecord(c) {
     const change = fc.op === "add" ? `+ ${v(fc.to)}` : fc.op === "remove" ? `- ${v(fc.from)}` : `${v(fc.from)} → ${v(fc.to)}`;
     return el("li", {}, el("code", {}, fc.field), ": ", el("code", {}, change));
   });
+  // What access an RBAC change gave or took away, before its fields: it
+  // is what a reviewer reads the record for.
+  const access = (c.access || []).map((sentence) => el("li", {}, sentence));
   return el("article", { class: "record" },
     el("h3", {}, el("span", { class: c.type }, c.type), ` ${c.time}`, by(c) ? el("span", { class: "dim" }, ` by ${by(c)}`) : null),
+    access.length ? el("ul", { class: "access", "aria-label": "access" }, access) : null,
     fields.length ? el("ul", { class: "fields" }, fields) : null);
 }
 
