@@ -6,52 +6,32 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"log/slog"
-	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	certutil "k8s.io/client-go/util/cert"
-
+	"github.com/kubediff/kubediff/internal/testcert"
 	"github.com/kubediff/kubediff/pkg/config"
-	"github.com/kubediff/kubediff/pkg/identity"
+	"github.com/kubediff/kubediff/pkg/identity/identitytest"
 )
-
-type notebook struct {
-	mu     sync.Mutex
-	writes []identity.Write
-}
-
-func (n *notebook) Note(w identity.Write) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.writes = append(n.writes, w)
-}
 
 // With admissionObserver.address set, the program's identity sources
 // serve the admission observer, which notes the writes posted to it; a
 // certificate that cannot be read fails the start naming the key; not
 // configured, nothing listens.
 func TestIdentitySourcesServeTheAdmissionObserver(t *testing.T) {
-	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, nil)
+	dir := t.TempDir()
+	certFile, keyFile, certPEM, err := testcert.LoopbackFiles(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
 	cfg := config.Default()
-	cfg.AdmissionObserver = config.AdmissionObserverConfig{Address: "127.0.0.1:0", CertFile: filepath.Join(dir, "tls.crt"), KeyFile: filepath.Join(dir, "tls.key")}
-	for file, data := range map[string][]byte{cfg.AdmissionObserver.CertFile: certPEM, cfg.AdmissionObserver.KeyFile: keyPEM} {
-		if err := os.WriteFile(file, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	cfg.AdmissionObserver = config.AdmissionObserverConfig{Address: "127.0.0.1:0", CertFile: certFile, KeyFile: keyFile}
 	var logs bytes.Buffer
-	notes := &notebook{}
+	notes := &identitytest.Recorder{}
 	stop, err := startIdentitySources(context.Background(), cfg, notes, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -72,9 +52,7 @@ func TestIdentitySourcesServeTheAdmissionObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	notes.mu.Lock()
-	noted := notes.writes
-	notes.mu.Unlock()
+	noted := notes.All()
 	if resp.StatusCode != http.StatusOK || len(noted) != 1 || noted[0].User.Name != "alice" || noted[0].PreviousResourceVersion != "3" {
 		t.Fatalf("status %d, noted %+v", resp.StatusCode, noted)
 	}

@@ -122,6 +122,24 @@ func TestAtEachMoment(t *testing.T) {
 	}
 }
 
+// changesOf is the page of records r finds for q, decoded.
+func changesOf(t *testing.T, r *Reader, q Query) []record.Change {
+	t.Helper()
+	page, err := r.Records(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := make([]record.Change, 0, len(page.Records))
+	for _, raw := range page.Records {
+		var c record.Change
+		if err := json.Unmarshal(raw, &c); err != nil {
+			t.Fatal(err)
+		}
+		changes = append(changes, c)
+	}
+	return changes
+}
+
 // The records of a window come back oldest first, as JSON records,
 // filtered by namespace, type and name, and by the caller's access; a
 // page token goes on where a page stopped.
@@ -131,16 +149,8 @@ func TestRecordsFilteredAndPaged(t *testing.T) {
 	r := reader(db)
 	check := func(q Query, want ...string) {
 		t.Helper()
-		page, err := r.Records(q)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var got []string
-		for _, raw := range page.Records {
-			var c record.Change
-			if err := json.Unmarshal(raw, &c); err != nil {
-				t.Fatal(err)
-			}
+		for _, c := range changesOf(t, r, q) {
 			got = append(got, c.Namespace+"/"+c.ResourceVersion)
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -192,16 +202,8 @@ func TestRecordsOfOneUser(t *testing.T) {
 	r := reader(db)
 	versions := func(q Query) string {
 		t.Helper()
-		page, err := r.Records(q)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var got []string
-		for _, raw := range page.Records {
-			var c record.Change
-			if err := json.Unmarshal(raw, &c); err != nil {
-				t.Fatal(err)
-			}
+		for _, c := range changesOf(t, r, q) {
 			got = append(got, c.ResourceVersion)
 		}
 		return fmt.Sprint(got)

@@ -98,32 +98,47 @@ func testEventually(t *testing.T, ok func() bool) {
 	}
 }
 
+// flakyServer is an apiHealth whose probe fails while down is set;
+// events counts the changes the watches brought, and logs holds its
+// lines.
+type flakyServer struct {
+	*apiHealth
+	down   atomic.Bool
+	events atomic.Uint64
+	logs   *records
+}
+
+// runFlakyServer runs a flakyServer whose probe fails with the error
+// failure, until the test ends, and returns the context it runs in.
+func runFlakyServer(t *testing.T, failure string) (context.Context, *flakyServer) {
+	s := &flakyServer{logs: &records{}}
+	s.apiHealth = &apiHealth{
+		probe: func(context.Context) error {
+			if s.down.Load() {
+				return errors.New(failure)
+			}
+			return nil
+		},
+		log: slog.New(s.logs), onChange: func(bool) {}, eventsLen: s.events.Load,
+		wake: make(chan struct{}, 1), probed: make(chan struct{}),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go s.run(ctx)
+	return ctx, s
+}
+
 // TestBackLineWaitsForTheWatchesToResume: on a loaded machine a watch can
 // take seconds to start again after the server answers. The line saying
 // the server is back comes once it has, and counts the changes it brought
 // (it came a fixed 5 s after the server answered, and said 0).
 func TestBackLineWaitsForTheWatchesToResume(t *testing.T) {
-	var down atomic.Bool
-	var events atomic.Uint64
-	logs := &records{}
-	h := &apiHealth{
-		probe: func(context.Context) error {
-			if down.Load() {
-				return errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
-			}
-			return nil
-		},
-		log: slog.New(logs), onChange: func(bool) {}, eventsLen: events.Load,
-		wake: make(chan struct{}, 1), probed: make(chan struct{}),
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go h.run(ctx)
-	lw := &listWatch{target: discovery.Target{Resource: configMaps, Namespace: "w1"}, health: h}
+	ctx, s := runFlakyServer(t, "dial tcp 127.0.0.1:6443: connect: connection refused")
+	lw := &listWatch{target: discovery.Target{Resource: configMaps, Namespace: "w1"}, health: s.apiHealth}
 	refused := &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/api/v1/namespaces/w1/configmaps?watch=true",
 		Err: errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")}
 
-	down.Store(true)
+	s.down.Store(true)
 	var calls atomic.Int32
 	requested, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
@@ -133,12 +148,12 @@ func TestBackLineWaitsForTheWatchesToResume(t *testing.T) {
 			}
 			close(requested) // it answers again, and is slow to start the watch
 			<-release
-			events.Add(10) // the changes made meanwhile
+			s.events.Add(10) // the changes made meanwhile
 			return nil
 		})
 	}()
-	testEventually(t, func() bool { return calls.Load() == 1 && !h.connected() })
-	down.Store(false)
+	testEventually(t, func() bool { return calls.Load() == 1 && !s.connected() })
+	s.down.Store(false)
 	select {
 	case <-requested:
 	case <-time.After(30 * time.Second):
@@ -146,7 +161,7 @@ func TestBackLineWaitsForTheWatchesToResume(t *testing.T) {
 	}
 	// The watch starts 7 s after the server answered (longer than the
 	// line used to wait), or once the line says it did.
-	back := func() bool { return len(logs.messages()) >= 2 }
+	back := func() bool { return len(s.logs.messages()) >= 2 }
 	for end := time.Now().Add(7 * time.Second); time.Now().Before(end) && !back(); {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -155,10 +170,10 @@ func TestBackLineWaitsForTheWatchesToResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	testEventually(t, back)
-	if lines := logs.messages(); len(lines) != 2 || !strings.HasPrefix(lines[1], "API server back") {
+	if lines := s.logs.messages(); len(lines) != 2 || !strings.HasPrefix(lines[1], "API server back") {
 		t.Fatalf("want one line when lost and one when back, got %q", lines)
 	}
-	if got := logs.attrs("API server back")["changesSinceLost"]; got != "10" {
+	if got := s.logs.attrs("API server back")["changesSinceLost"]; got != "10" {
 		t.Fatalf("the line saying the server is back counts %s changes, want the 10 the resumed watch brought", got)
 	}
 }
@@ -330,34 +345,19 @@ func TestCheckThatCannotReachTheServerKeepsRequestsWaiting(t *testing.T) {
 // 25). The line saying it is back counts all 10 (it counted 1 when a
 // second of quiet was enough).
 func TestBackLineWaitsForAServerCatchingUp(t *testing.T) {
-	var down atomic.Bool
-	var events atomic.Uint64
-	logs := &records{}
-	h := &apiHealth{
-		probe: func(context.Context) error {
-			if down.Load() {
-				return errors.New("Get \"https://127.0.0.1:6443/readyz\": context deadline exceeded")
-			}
-			return nil
-		},
-		log: slog.New(logs), onChange: func(bool) {}, eventsLen: events.Load,
-		wake: make(chan struct{}, 1), probed: make(chan struct{}),
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go h.run(ctx)
-	down.Store(true)
-	h.suspect(ctx)
-	if h.connected() {
+	ctx, s := runFlakyServer(t, "Get \"https://127.0.0.1:6443/readyz\": context deadline exceeded")
+	s.down.Store(true)
+	s.suspect(ctx)
+	if s.connected() {
 		t.Fatal("still connected after a failed probe")
 	}
-	down.Store(false)
-	testEventually(t, h.connected)
-	events.Add(1)
+	s.down.Store(false)
+	testEventually(t, s.connected)
+	s.events.Add(1)
 	time.Sleep(1500 * time.Millisecond) // the scenario: the server is slow to send the rest
-	events.Add(9)
-	testEventually(t, func() bool { return len(logs.messages()) >= 2 })
-	if got := logs.attrs("API server back")["changesSinceLost"]; got != "10" {
+	s.events.Add(9)
+	testEventually(t, func() bool { return len(s.logs.messages()) >= 2 })
+	if got := s.logs.attrs("API server back")["changesSinceLost"]; got != "10" {
 		t.Fatalf("the line saying the server is back counts %s changes, want the 10 of the gap", got)
 	}
 }

@@ -19,44 +19,20 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	certutil "k8s.io/client-go/util/cert"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubediff/kubediff/internal/testcert"
 	"github.com/kubediff/kubediff/pkg/identity"
 	"github.com/kubediff/kubediff/pkg/identity/admission"
+	"github.com/kubediff/kubediff/pkg/identity/identitytest"
 )
-
-// notebook records the writes the observer notes.
-type notebook struct {
-	mu     sync.Mutex
-	writes []identity.Write
-}
-
-func (n *notebook) Note(w identity.Write) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.writes = append(n.writes, w)
-}
-
-// since returns the writes noted after the first mark ones.
-func (n *notebook) since(mark int) []identity.Write {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return append([]identity.Write(nil), n.writes[mark:]...)
-}
-
-func (n *notebook) count() int {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return len(n.writes)
-}
 
 // observer is an admission observer running in the test process on
 // 127.0.0.1, as kubediff runs it.
 type observer struct {
 	url   string
 	ca    []byte // the caBundle that trusts it
-	notes *notebook
+	notes *identitytest.Recorder
 	logs  *syncBuffer
 	stop  func()
 }
@@ -65,18 +41,11 @@ type observer struct {
 // for 127.0.0.1, logging at debug level.
 func startObserver(t *testing.T) *observer {
 	t.Helper()
-	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, nil)
+	certFile, keyFile, certPEM, err := testcert.LoopbackFiles(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	for file, data := range map[string][]byte{certFile: certPEM, keyFile: keyPEM} {
-		if err := os.WriteFile(file, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	o := &observer{ca: certPEM, notes: &notebook{}, logs: &syncBuffer{}}
+	o := &observer{ca: certPEM, notes: &identitytest.Recorder{}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewTextHandler(o.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	addr, stop, err := admission.Serve(admission.Options{Address: "127.0.0.1:0", CertFile: certFile, KeyFile: keyFile}, o.notes, log)
 	if err != nil {
@@ -124,15 +93,15 @@ func registerObserver(t *testing.T, ns, url string, ca []byte) *admissionregistr
 
 // waitObserved writes a ConfigMap in ns until the observer notes it: the
 // API server takes up a new registration a moment after it is created.
-func waitObserved(t *testing.T, ns string, notes *notebook) {
+func waitObserved(t *testing.T, ns string, notes *identitytest.Recorder) {
 	t.Helper()
 	kubectl(t, "", "-n", ns, "create", "configmap", "probe")
 	try := 0
 	eventually(t, "the API server to call the observer", func() bool {
 		try++
-		mark := notes.count()
+		mark := notes.Count()
 		kubectl(t, "", "-n", ns, "label", "--overwrite", "configmap", "probe", fmt.Sprintf("try=%d", try))
-		for _, w := range notes.since(mark) {
+		for _, w := range notes.Since(mark) {
 			if w.Resource == "configmaps" && w.Name == "probe" {
 				return true
 			}
@@ -173,20 +142,20 @@ type expected struct {
 // its cache was behind (it re-reads and runs admission again): the first
 // try is noted too, with the stale version, by the same user. It returns
 // the note of the write that happened.
-func writeAs(t *testing.T, notes *notebook, version func() (uid, rv string), want expected, kubeconfig, stdin string, args ...string) identity.Write {
+func writeAs(t *testing.T, notes *identitytest.Recorder, version func() (uid, rv string), want expected, kubeconfig, stdin string, args ...string) identity.Write {
 	t.Helper()
 	uid, before := "", ""
 	if want.verb != "create" {
 		uid, before = version()
 	}
-	mark := notes.count()
+	mark := notes.Count()
 	kubectl(t, stdin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
 	if want.verb == "create" {
 		uid, _ = version() // the new object's, read back
 	}
 	command := "kubectl " + strings.Join(args, " ")
 	var happened []identity.Write
-	for _, w := range notes.since(mark) {
+	for _, w := range notes.Since(mark) {
 		if w.User.Name != want.user || w.Verb != want.verb || w.Resource != want.resource || w.Subresource != want.subresource || w.Name != want.name {
 			t.Errorf("%s: noted %s %s %s/%s %s, want %+v", command, w.User.Name, w.Verb, w.Resource, w.Subresource, w.Name, want)
 		}
@@ -200,7 +169,7 @@ func writeAs(t *testing.T, notes *notebook, version func() (uid, rv string), wan
 		}
 	}
 	if len(happened) != 1 {
-		t.Fatalf("%s: %d notes replace version %q, want 1: %+v", command, len(happened), before, notes.since(mark))
+		t.Fatalf("%s: %d notes replace version %q, want 1: %+v", command, len(happened), before, notes.Since(mark))
 	}
 	return happened[0]
 }
@@ -255,14 +224,14 @@ func TestAdmissionObserverNotesWhoWrote(t *testing.T) {
 	current := kubectl(t, "", n, "get", "deployment", "web", "-o", "yaml")
 	writeAs(t, obs.notes, web, expected{"alice", "update", "deployments", "", "web"}, alice, strings.Replace(current, "tier: back", "tier: edited", 1), n, "replace", "-f", "-")
 
-	mark := obs.notes.count()
+	mark := obs.notes.Count()
 	kubectl(t, "", "--kubeconfig", alice, n, "scale", "deployment/web", "--replicas=9", "--dry-run=server")
 	kubectl(t, "", "--kubeconfig", alice, n, "create", "configmap", "dry", "--dry-run=server")
 	// Heartbeats and Events are written often and name no author worth
 	// a record: the registration's matchConditions spare them the call.
 	kubectl(t, "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: beat}\nspec: {holderIdentity: me}\n", n, "apply", "-f", "-")
 	kubectl(t, fmt.Sprintf("apiVersion: v1\nkind: Event\nmetadata: {name: news}\ninvolvedObject: {kind: ConfigMap, name: probe, namespace: %s}\nreason: Test\n", ns), n, "apply", "-f", "-")
-	if got := obs.notes.since(mark); len(got) != 0 {
+	if got := obs.notes.Since(mark); len(got) != 0 {
 		t.Errorf("dry runs, a Lease or an Event were noted: %+v", got)
 	}
 	writeAs(t, obs.notes, web, expected{"alice", "delete", "deployments", "", "web"}, alice, "", n, "delete", "deployment", "web", "--wait=false")
@@ -298,7 +267,7 @@ func secretLeaks(t *testing.T, ns, alice string, obs *observer) {
 	}
 	writeAs(t, obs.notes, db, expected{"alice", "create", "secrets", "", "db"}, alice, "", "-n", ns, "create", "secret", "generic", "db", "--from-literal=password="+first)
 	writeAs(t, obs.notes, db, expected{"alice", "update", "secrets", "", "db"}, alice, "", "-n", ns, "patch", "secret", "db", "-p", `{"stringData":{"password":"`+second+`"}}`)
-	out := fmt.Sprintf("%+v", obs.notes.since(0)) + obs.logs.String()
+	out := fmt.Sprintf("%+v", obs.notes.Since(0)) + obs.logs.String()
 	for _, v := range []string{first, second, base64.StdEncoding.EncodeToString([]byte(first)), base64.StdEncoding.EncodeToString([]byte(second))} {
 		if strings.Contains(out, v) {
 			t.Errorf("the Secret's value %q appears in what the observer noted or logged:\n%s", v, out)
@@ -364,23 +333,23 @@ func TestAdmissionObserverDownHoldsUpNoWrite(t *testing.T) {
 	obs := startObserver(t)
 	reg := registerObserver(t, ns, obs.url, obs.ca)
 	waitObserved(t, ns, obs.notes)
-	mark := obs.notes.count()
+	mark := obs.notes.Count()
 	phases["observer up"] = writeLatencies(t, ns, n)
 	// Each write replaced a version of its own; a try the API server
 	// repeated (its cache behind) is noted twice with the same version.
 	replaced := map[string]bool{}
-	for _, w := range obs.notes.since(mark) {
+	for _, w := range obs.notes.Since(mark) {
 		replaced[w.PreviousResourceVersion] = true
 	}
 	if len(replaced) != n {
 		t.Errorf("observer up: %d of %d writes noted", len(replaced), n)
 	}
-	t.Logf("observer up: %d notes for %d writes (tries repeated after a stale read are noted again)", len(obs.notes.since(mark)), n)
+	t.Logf("observer up: %d notes for %d writes (tries repeated after a stale read are noted again)", len(obs.notes.Since(mark)), n)
 
 	obs.stop()
-	mark = obs.notes.count()
+	mark = obs.notes.Count()
 	phases["observer down (port closed)"] = writeLatencies(t, ns, n)
-	if got := obs.notes.since(mark); len(got) != 0 {
+	if got := obs.notes.Since(mark); len(got) != 0 {
 		t.Errorf("a stopped observer noted %d writes", len(got))
 	}
 	if p50 := percentile(phases["observer down (port closed)"], 50); p50 > 500*time.Millisecond {

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,32 +32,8 @@ import (
 	"github.com/kubediff/kubediff/pkg/identity/audit"
 	"github.com/kubediff/kubediff/pkg/identity/auditlog"
 	"github.com/kubediff/kubediff/pkg/identity/auditwebhook"
+	"github.com/kubediff/kubediff/pkg/identity/identitytest"
 )
-
-// noteRecorder is a Noter that keeps every write it is given.
-type noteRecorder struct {
-	mu     sync.Mutex
-	writes []identity.Write
-}
-
-func (r *noteRecorder) Note(w identity.Write) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.writes = append(r.writes, w)
-}
-
-// in returns the writes noted in namespace ns.
-func (r *noteRecorder) in(ns string) []identity.Write {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []identity.Write
-	for _, w := range r.writes {
-		if w.Namespace == ns {
-			out = append(out, w)
-		}
-	}
-	return out
-}
 
 // wantWrite is a write a client made and what the API server answered.
 type wantWrite struct {
@@ -79,8 +54,8 @@ type auditedCluster struct {
 	server          *testenv.APIServer
 	files           *testenv.AuditTLS
 	webhook         *auditwebhook.Server
-	fromWebhook     *noteRecorder
-	fromLog         *noteRecorder
+	fromWebhook     *identitytest.Recorder
+	fromLog         *identitytest.Recorder
 	logDir, logPath string
 	kubediffLog     *syncBuffer // what the sources logged
 }
@@ -92,7 +67,7 @@ func startAuditedCluster(t *testing.T) *auditedCluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &auditedCluster{files: files, fromWebhook: &noteRecorder{}, fromLog: &noteRecorder{}, kubediffLog: &syncBuffer{},
+	c := &auditedCluster{files: files, fromWebhook: &identitytest.Recorder{}, fromLog: &identitytest.Recorder{}, kubediffLog: &syncBuffer{},
 		logDir: filepath.Join(dir, "audit")}
 	c.logPath = filepath.Join(c.logDir, "audit.log")
 	log := slog.New(slog.NewTextHandler(c.kubediffLog, nil))
@@ -241,7 +216,7 @@ func TestAuditSourcesNameWhoMadeEachWrite(t *testing.T) {
 	// The answer to a delete is a Status naming the uid, no version.
 	want = append(want, wantWrite{"alice", "delete", "deployments", "", "web", uid, ""})
 
-	for source, notes := range map[string]*noteRecorder{"the webhook": c.fromWebhook, "the log": c.fromLog} {
+	for source, notes := range map[string]*identitytest.Recorder{"the webhook": c.fromWebhook, "the log": c.fromLog} {
 		t.Run(source, func(t *testing.T) { expectWrites(t, notes, ns, "deployments", want) })
 	}
 	t.Run("a Secret's write names who and which, and leaks nothing", func(t *testing.T) { c.secretLeaksNothing(t, ns, alice) })
@@ -251,12 +226,12 @@ func TestAuditSourcesNameWhoMadeEachWrite(t *testing.T) {
 
 // expectWrites waits until notes holds, for resource in ns, exactly the
 // writes wanted, in any order.
-func expectWrites(t *testing.T, notes *noteRecorder, ns, resource string, want []wantWrite) {
+func expectWrites(t *testing.T, notes *identitytest.Recorder, ns, resource string, want []wantWrite) {
 	t.Helper()
 	var got []wantWrite
 	same := func() bool {
 		got = nil
-		for _, w := range notes.in(ns) {
+		for _, w := range notes.In(ns) {
 			if w.Resource == resource {
 				got = append(got, asWant(w))
 			}
@@ -313,8 +288,8 @@ func (c *auditedCluster) secretLeaksNothing(t *testing.T, ns string, alice *kube
 	expectWrites(t, c.fromLog, ns, "secrets", want)
 	for what, text := range map[string]string{
 		"kubediff's log":           c.kubediffLog.String(),
-		"the webhook's writes":     fmt.Sprintf("%#v", c.fromWebhook.in(ns)),
-		"the log follower's write": fmt.Sprintf("%#v", c.fromLog.in(ns)),
+		"the webhook's writes":     fmt.Sprintf("%#v", c.fromWebhook.In(ns)),
+		"the log follower's write": fmt.Sprintf("%#v", c.fromLog.In(ns)),
 		"the API server's audit log (the policy's Metadata level)": c.auditLogText(t),
 	} {
 		if strings.Contains(text, value) {
@@ -384,7 +359,7 @@ func (c *auditedCluster) refusesStrangersAndReplays(t *testing.T, ns string) {
 		t.Fatalf("a new event with the token answered %d, want 200", code)
 	}
 	eventually(t, "the marker event to be noted", func() bool {
-		for _, w := range c.fromWebhook.in(ns) {
+		for _, w := range c.fromWebhook.In(ns) {
 			if strings.HasPrefix(w.ID, "marker-") {
 				return true
 			}
@@ -392,7 +367,7 @@ func (c *auditedCluster) refusesStrangersAndReplays(t *testing.T, ns string) {
 		return false
 	})
 	var secretWrites []string
-	for _, w := range c.fromWebhook.in(ns) {
+	for _, w := range c.fromWebhook.In(ns) {
 		if w.Resource == "secrets" {
 			secretWrites = append(secretWrites, w.User.Name+" "+w.ID)
 		}
@@ -445,7 +420,7 @@ func (c *auditedCluster) followsRotation(t *testing.T, ns string, alice *kuberne
 	var got []wantWrite
 	ok := pollUntil(deadline, func() bool {
 		got = nil
-		for _, w := range c.fromLog.in(ns) {
+		for _, w := range c.fromLog.In(ns) {
 			if strings.HasPrefix(w.Name, "big-") {
 				got = append(got, asWant(w))
 			}

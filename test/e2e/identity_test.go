@@ -18,8 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	certutil "k8s.io/client-go/util/cert"
 
+	"github.com/kubediff/kubediff/internal/testcert"
 	"github.com/kubediff/kubediff/internal/testenv"
 	"github.com/kubediff/kubediff/pkg/identity/admission"
 	"github.com/kubediff/kubediff/pkg/record"
@@ -307,16 +307,9 @@ func TestWatchNamesWhoMadeEachChange(t *testing.T) {
 // and returns the flags that serve it there.
 func observerArgs(t *testing.T, ns string) []string {
 	t.Helper()
-	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, nil)
+	certFile, keyFile, certPEM, err := testcert.LoopbackFiles(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	for file, data := range map[string][]byte{certFile: certPEM, keyFile: keyPEM} {
-		if err := os.WriteFile(file, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
 	}
 	addr := freeAddress(t)
 	registerObserver(t, ns, "https://"+addr+admission.Path, certPEM)

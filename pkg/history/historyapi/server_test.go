@@ -143,7 +143,8 @@ func get(t *testing.T, rawURL, token string) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
-func namespacesOf(t *testing.T, body string) []string {
+// changesIn are the records of a page the API answered with body.
+func changesIn(t *testing.T, body string) []record.Change {
 	t.Helper()
 	var page struct {
 		Records []record.Change `json:"records"`
@@ -151,8 +152,13 @@ func namespacesOf(t *testing.T, body string) []string {
 	if err := json.Unmarshal([]byte(body), &page); err != nil {
 		t.Fatalf("%v: %.300s", err, body)
 	}
+	return page.Records
+}
+
+func namespacesOf(t *testing.T, body string) []string {
+	t.Helper()
 	var out []string
-	for _, c := range page.Records {
+	for _, c := range changesIn(t, body) {
 		out = append(out, c.Namespace)
 	}
 	return out
@@ -222,14 +228,8 @@ func TestRecordsOfOneUser(t *testing.T) {
 		byUser(entry("mine", "e", 5, nil, map[string]any{"k": "5"}), "alice"))
 	names := func(body string) string {
 		t.Helper()
-		var page struct {
-			Records []record.Change `json:"records"`
-		}
-		if err := json.Unmarshal([]byte(body), &page); err != nil {
-			t.Fatalf("%v: %.300s", err, body)
-		}
 		var out []string
-		for _, c := range page.Records {
+		for _, c := range changesIn(t, body) {
 			out = append(out, c.Name)
 		}
 		return fmt.Sprint(out)

@@ -9,32 +9,14 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
 
 	"github.com/kubediff/kubediff/pkg/identity"
+	"github.com/kubediff/kubediff/pkg/identity/identitytest"
 	"github.com/kubediff/kubediff/pkg/record"
 )
-
-// notebook records what it is told.
-type notebook struct {
-	mu     sync.Mutex
-	writes []identity.Write
-}
-
-func (n *notebook) Note(w identity.Write) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.writes = append(n.writes, w)
-}
-
-func (n *notebook) all() []identity.Write {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return append([]identity.Write(nil), n.writes...)
-}
 
 // review is an AdmissionReview as the API server posts it.
 func review(request string) string {
@@ -94,7 +76,7 @@ func TestObserverNotesWhoWroteWhat(t *testing.T) {
 			"oldObject":{"metadata":{"uid":"u1","resourceVersion":"44"}}}`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			notes := &notebook{}
+			notes := &identitytest.Recorder{}
 			h := NewHandler(notes, slog.New(slog.DiscardHandler))
 			var uid struct {
 				UID string `json:"uid"`
@@ -103,7 +85,7 @@ func TestObserverNotesWhoWroteWhat(t *testing.T) {
 				t.Fatal(err)
 			}
 			allowed(t, post(t, h, review(tc.request)), uid.UID)
-			got := notes.all()
+			got := notes.All()
 			if tc.want == nil {
 				if len(got) != 0 {
 					t.Fatalf("noted %+v, want nothing", got)
@@ -127,11 +109,11 @@ func TestObserverNotesWhoWroteWhat(t *testing.T) {
 
 // A ServiceAccount is named as one.
 func TestObserverNamesServiceAccounts(t *testing.T) {
-	notes := &notebook{}
+	notes := &identitytest.Recorder{}
 	h := NewHandler(notes, slog.New(slog.DiscardHandler))
 	allowed(t, post(t, h, review(`{"uid":"r1","operation":"DELETE","resource":{"version":"v1","resource":"configmaps"},"namespace":"ci","name":"c",
 		"userInfo":{"username":"system:serviceaccount:ci:deployer","groups":["system:serviceaccounts"]},"oldObject":{"metadata":{"uid":"u","resourceVersion":"7"}}}`)), "r1")
-	got := notes.all()
+	got := notes.All()
 	if len(got) != 1 || got[0].User.ServiceAccount == nil || *got[0].User.ServiceAccount != (record.ServiceAccount{Namespace: "ci", Name: "deployer"}) {
 		t.Fatalf("want the ServiceAccount ci/deployer, got %+v", got)
 	}
@@ -142,7 +124,7 @@ func TestObserverNamesServiceAccounts(t *testing.T) {
 func TestObserverKeepsNothingOfASecret(t *testing.T) {
 	const value = "aHVudGVyMi1zM2NyM3Q=" // base64 of the password
 	var logs bytes.Buffer
-	notes := &notebook{}
+	notes := &identitytest.Recorder{}
 	h := NewHandler(notes, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	secret := func(rv string) string {
 		return `{"kind":"Secret","metadata":{"name":"db","uid":"s1","resourceVersion":"` + rv + `"},"data":{"password":"` + value + `"}}`
@@ -157,11 +139,11 @@ func TestObserverKeepsNothingOfASecret(t *testing.T) {
 			t.Errorf("broken body: status %d, body %q", rec.Code, rec.Body.String())
 		}
 	}
-	if got := fmt.Sprintf("%#v", notes.all()) + logs.String(); strings.Contains(got, value) || strings.Contains(got, "hunter2") {
+	if got := fmt.Sprintf("%#v", notes.All()) + logs.String(); strings.Contains(got, value) || strings.Contains(got, "hunter2") {
 		t.Fatalf("the Secret's value leaked:\n%s", got)
 	}
-	if len(notes.all()) != 1 {
-		t.Fatalf("want the write noted once, got %+v", notes.all())
+	if len(notes.All()) != 1 {
+		t.Fatalf("want the write noted once, got %+v", notes.All())
 	}
 }
 
@@ -170,7 +152,7 @@ func TestObserverKeepsNothingOfASecret(t *testing.T) {
 // come again; a body over the bound is refused unread.
 func TestObserverRefusesWhatIsNotAReview(t *testing.T) {
 	var logs bytes.Buffer
-	notes := &notebook{}
+	notes := &identitytest.Recorder{}
 	h := NewHandler(notes, slog.New(slog.NewTextHandler(&logs, nil)))
 	good := review(`{"uid":"ok","operation":"DELETE","resource":{"version":"v1","resource":"configmaps"},"name":"c",` + alice + `}`)
 	allowed(t, post(t, h, good), "ok")

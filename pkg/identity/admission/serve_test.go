@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,21 +13,18 @@ import (
 	"time"
 
 	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/kubediff/kubediff/internal/testcert"
+	"github.com/kubediff/kubediff/pkg/identity/identitytest"
 )
 
 // writeKeyPair writes a fresh serving certificate for 127.0.0.1 into dir
 // and returns a pool trusting it.
 func writeKeyPair(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
 	t.Helper()
-	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, nil)
+	certFile, keyFile, certPEM, err := testcert.LoopbackFiles(dir)
 	if err != nil {
 		t.Fatal(err)
-	}
-	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	for file, data := range map[string][]byte{certFile: certPEM, keyFile: keyPEM} {
-		if err := os.WriteFile(file, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
 	}
 	pool = x509.NewCertPool()
 	pool.AppendCertsFromPEM(certPEM)
@@ -39,7 +35,7 @@ func writeKeyPair(t *testing.T, dir string) (certFile, keyFile string, pool *x50
 // a certificate it cannot read fails the start naming the key.
 func TestServeOverTLS(t *testing.T) {
 	certFile, keyFile, pool := writeKeyPair(t, t.TempDir())
-	notes := &notebook{}
+	notes := &identitytest.Recorder{}
 	addr, stop, err := Serve(Options{Address: "127.0.0.1:0", CertFile: certFile, KeyFile: keyFile}, notes, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -54,8 +50,8 @@ func TestServeOverTLS(t *testing.T) {
 	var buf bytes.Buffer
 	_, _ = buf.ReadFrom(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(buf.String(), `"allowed":true`) || len(notes.all()) != 1 {
-		t.Fatalf("status %d, body %s, notes %+v", resp.StatusCode, buf.String(), notes.all())
+	if resp.StatusCode != http.StatusOK || !strings.Contains(buf.String(), `"allowed":true`) || len(notes.All()) != 1 {
+		t.Fatalf("status %d, body %s, notes %+v", resp.StatusCode, buf.String(), notes.All())
 	}
 
 	for _, tc := range []struct {

@@ -1,59 +1,26 @@
 package auditlog
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kubediff/kubediff/internal/testenv"
-	"github.com/kubediff/kubediff/pkg/identity"
 	"github.com/kubediff/kubediff/pkg/identity/audit"
+	"github.com/kubediff/kubediff/pkg/identity/identitytest"
 )
 
-type recorder struct {
-	mu     sync.Mutex
-	writes []identity.Write
-}
-
-func (r *recorder) Note(w identity.Write) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.writes = append(r.writes, w)
-}
-
-// ids are the audit IDs noted, in order.
-func (r *recorder) ids() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+// ids are the audit IDs notes holds, in order.
+func ids(notes *identitytest.Recorder) string {
 	var ids []string
-	for _, w := range r.writes {
+	for _, w := range notes.All() {
 		ids = append(ids, w.ID)
 	}
 	return strings.Join(ids, " ")
-}
-
-// logBuffer is a log the test reads while the follower writes it.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // eventLine is one audit log line: alice patched shop/web, making
@@ -80,9 +47,9 @@ func appendTo(t *testing.T, path, text string) {
 
 // newReader is a reader of path started as Follow starts one, which the
 // test steps itself.
-func newReader(t *testing.T, path string, log *logBuffer) (*reader, *recorder) {
+func newReader(t *testing.T, path string, log *testenv.SyncBuffer) (*reader, *identitytest.Recorder) {
 	t.Helper()
-	notes := &recorder{}
+	notes := &identitytest.Recorder{}
 	r := &reader{path: path, notes: notes, log: slog.New(slog.NewTextHandler(log, nil)), window: audit.NewWindow(0)}
 	if err := r.openAtEnd(); err != nil {
 		t.Fatal(err)
@@ -135,13 +102,13 @@ func TestReader(t *testing.T) {
 			if tc.before != "" {
 				appendTo(t, path, tc.before)
 			}
-			log := &logBuffer{}
+			log := &testenv.SyncBuffer{}
 			r, notes := newReader(t, path, log)
 			for _, step := range tc.steps {
 				step(t, path)
 				r.step()
 			}
-			if got := notes.ids(); got != tc.want {
+			if got := ids(notes); got != tc.want {
 				t.Errorf("noted %q, want %q", got, tc.want)
 			}
 			if !strings.Contains(log.String(), tc.wantLog) || (tc.unwantedLog != "" && strings.Contains(log.String(), tc.unwantedLog)) {
@@ -164,18 +131,18 @@ func rename(path string) {
 // with one warning and one line when it comes; a rotation is followed.
 func TestFollowAFileMissingAtStartAcrossRotation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.log")
-	log := &logBuffer{}
-	notes := &recorder{}
+	log := &testenv.SyncBuffer{}
+	notes := &identitytest.Recorder{}
 	stop, err := Follow(path, audit.Options{}, notes, slog.New(slog.NewTextHandler(log, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stop()
 	appendTo(t, path, eventLine("a"))
-	testenv.Eventually(t, "the first write", 30*time.Second, func() bool { return notes.ids() == "a" })
+	testenv.Eventually(t, "the first write", 30*time.Second, func() bool { return ids(notes) == "a" })
 	rename(path)
 	appendTo(t, path, eventLine("b"))
-	testenv.Eventually(t, "the write in the new file", 30*time.Second, func() bool { return notes.ids() == "a b" })
+	testenv.Eventually(t, "the write in the new file", 30*time.Second, func() bool { return ids(notes) == "a b" })
 	if n := strings.Count(log.String(), "does not exist yet"); n != 1 {
 		t.Errorf("said %d times that the file is missing, want once:\n%s", n, log)
 	}
@@ -185,7 +152,7 @@ func TestFollowAFileMissingAtStartAcrossRotation(t *testing.T) {
 }
 
 func TestFollowAnUnreadableFileNamesTheKey(t *testing.T) {
-	_, err := Follow(t.TempDir(), audit.Options{}, &recorder{}, slog.Default())
+	_, err := Follow(t.TempDir(), audit.Options{}, &identitytest.Recorder{}, slog.Default())
 	if err == nil || !strings.Contains(err.Error(), "audit.log.path") {
 		t.Fatalf("following a directory: error %v, want one naming audit.log.path", err)
 	}

@@ -9,36 +9,18 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kubediff/kubediff/internal/testenv"
 	"github.com/kubediff/kubediff/pkg/identity"
+	"github.com/kubediff/kubediff/pkg/identity/identitytest"
 )
 
-// recorder is a Noter that keeps what it is given; block, when set, holds
-// every Note until it is closed.
-type recorder struct {
-	mu     sync.Mutex
-	writes []identity.Write
-	block  chan struct{}
-}
+// stuckNoter is a Noter whose every Note waits until it is closed.
+type stuckNoter chan struct{}
 
-func (r *recorder) Note(w identity.Write) {
-	if r.block != nil {
-		<-r.block
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.writes = append(r.writes, w)
-}
-
-func (r *recorder) noted() []identity.Write {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]identity.Write(nil), r.writes...)
-}
+func (s stuckNoter) Note(identity.Write) { <-s }
 
 func startServer(t *testing.T, files *testenv.AuditTLS, notes identity.Noter, edit func(*Config)) *Server {
 	t.Helper()
@@ -113,7 +95,7 @@ func TestOnlyTheAPIServerMayPost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	notes := &recorder{}
+	notes := &identitytest.Recorder{}
 	s := startServer(t, files, notes, nil)
 	anonymous := client(t, files, "", "")
 	for _, tc := range []struct {
@@ -141,8 +123,8 @@ func TestOnlyTheAPIServerMayPost(t *testing.T) {
 			t.Fatalf("answered %d, want 401 or the TLS handshake refused", code)
 		}
 	})
-	testenv.Eventually(t, "the two accepted posts to be noted", 30*time.Second, func() bool { return len(notes.noted()) == 2 })
-	for _, w := range notes.noted() {
+	testenv.Eventually(t, "the two accepted posts to be noted", 30*time.Second, func() bool { return len(notes.All()) == 2 })
+	for _, w := range notes.All() {
 		if w.ID != "the token" && w.ID != "a certificate the client CA signed" {
 			t.Errorf("noted a refused post: %+v", w)
 		}
@@ -156,7 +138,7 @@ func TestAReplayedBatchIsNotedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	notes := &recorder{}
+	notes := &identitytest.Recorder{}
 	s := startServer(t, files, notes, nil)
 	c := client(t, files, "", "")
 	body := batch(t, "id-1", "10")
@@ -168,8 +150,8 @@ func TestAReplayedBatchIsNotedOnce(t *testing.T) {
 	if code, _ := post(t, c, s, files.Token, batch(t, "id-2", "11")); code != http.StatusOK {
 		t.Fatalf("answered %d, want 200", code)
 	}
-	testenv.Eventually(t, "the second event to be noted", 30*time.Second, func() bool { return len(notes.noted()) >= 2 })
-	if got := notes.noted(); len(got) != 2 || got[0].ID != "id-1" || got[1].ID != "id-2" {
+	testenv.Eventually(t, "the second event to be noted", 30*time.Second, func() bool { return len(notes.All()) >= 2 })
+	if got := notes.All(); len(got) != 2 || got[0].ID != "id-1" || got[1].ID != "id-2" {
 		t.Fatalf("noted %+v, want id-1 once then id-2", got)
 	}
 }
@@ -179,7 +161,7 @@ func TestBadPosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, files, &recorder{}, func(c *Config) { c.MaxBodyBytes = 4096 })
+	s := startServer(t, files, &identitytest.Recorder{}, func(c *Config) { c.MaxBodyBytes = 4096 })
 	c := client(t, files, "", "")
 	big := batch(t, string(bytes.Repeat([]byte("x"), 8192)), "1")
 	if code, _ := post(t, c, s, files.Token, big); code != http.StatusRequestEntityTooLarge {
@@ -205,9 +187,9 @@ func TestPostsAreAnsweredWhateverTheNoterDoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stuck := &recorder{block: make(chan struct{})}
+	stuck := make(stuckNoter)
 	s := startServer(t, files, stuck, nil)
-	defer close(stuck.block) // before Stop (a cleanup) waits for the queue
+	defer close(stuck) // before Stop (a cleanup) waits for the queue
 	c := client(t, files, "", "")
 	for i := range 5 {
 		id := string(rune('a' + i))
@@ -237,7 +219,7 @@ func TestStartNamesTheKeyAtFault(t *testing.T) {
 	} {
 		cfg := Config{Address: "127.0.0.1:0", CertFile: files.ServingCert, KeyFile: files.ServingKey, ClientCAFile: files.ClientCA, TokenFile: files.TokenFile}
 		tc.edit(&cfg)
-		s, err := Start(cfg, &recorder{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		s, err := Start(cfg, &identitytest.Recorder{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err == nil {
 			s.Stop()
 			t.Errorf("started; want an error naming %s", tc.want)
