@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -79,45 +78,12 @@ func (e *Env) TokenConfig(s *APIServer, token string) *rest.Config {
 // Pid is the server's process id, for measuring its CPU.
 func (s *APIServer) Pid() int { return s.cmd.Process.Pid }
 
-// AuditTLS are the files of an audit webhook's TLS: the serving
-// certificate (for 127.0.0.1) and the CA the API server trusts it by, a
-// client CA and the API server's client certificate it signed, another
-// client certificate no configured CA signed, and a token file.
-type AuditTLS struct {
-	ServingCA, ServingCert, ServingKey string
-	ClientCA, ClientCert, ClientKey    string
-	StrangerCert, StrangerKey          string
-	TokenFile, Token                   string
-}
+// AuditTLS are the files of an audit webhook's TLS (testcert.AuditTLS).
+type AuditTLS = testcert.AuditTLS
 
-// NewAuditTLS writes the audit webhook's TLS files in dir.
-func NewAuditTLS(dir string) (*AuditTLS, error) {
-	file := func(name string) string { return filepath.Join(dir, name) }
-	a := &AuditTLS{ServingCA: file("audit-serving-ca.crt"), ServingCert: file("audit-serving.crt"), ServingKey: file("audit-serving.key"),
-		ClientCA: file("audit-client-ca.crt"), ClientCert: file("kube-apiserver-audit.crt"), ClientKey: file("kube-apiserver-audit.key"),
-		StrangerCert: file("stranger.crt"), StrangerKey: file("stranger.key"), TokenFile: file("audit-token"), Token: "t0k3n-for-the-audit-webhook"}
-	pairs := []struct {
-		name   string
-		parent string
-		ips    []net.IP
-	}{
-		{"audit-serving-ca", "", nil}, {"audit-serving", "audit-serving-ca", []net.IP{net.IPv4(127, 0, 0, 1)}},
-		{"audit-client-ca", "", nil}, {"kube-apiserver-audit", "audit-client-ca", nil},
-		{"stranger-ca", "", nil}, {"stranger", "stranger-ca", nil},
-	}
-	made := map[string]*testcert.Pair{}
-	for _, p := range pairs {
-		pair, err := testcert.New(p.name, made[p.parent], p.ips...)
-		if err != nil {
-			return nil, err
-		}
-		if err := pair.WriteFiles(dir, p.name); err != nil {
-			return nil, err
-		}
-		made[p.name] = pair
-	}
-	return a, os.WriteFile(a.TokenFile, []byte(a.Token+"\n"), 0o600)
-}
+// NewAuditTLS writes the audit webhook's TLS files in dir
+// (testcert.NewAuditTLS).
+func NewAuditTLS(dir string) (*AuditTLS, error) { return testcert.NewAuditTLS(dir) }
 
 // WriteWebhookKubeconfig writes the kubeconfig the API server's
 // --audit-webhook-config-file reads: the webhook's URL, the CA of its

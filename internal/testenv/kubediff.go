@@ -1,12 +1,12 @@
 package testenv
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
+
+	"github.com/kubediff/kubediff/internal/testsync"
 )
 
 // BuildKubediff builds the kubediff binary into a new temporary directory
@@ -30,22 +30,5 @@ func BuildKubediff() (path string, remove func(), err error) {
 }
 
 // SyncBuffer is an io.Writer safe for a writing process and a polling
-// test at once.
-type SyncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-// Write implements io.Writer.
-func (b *SyncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String returns everything written so far.
-func (b *SyncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// test at once (testsync.Buffer, for tests without a control plane).
+type SyncBuffer = testsync.Buffer

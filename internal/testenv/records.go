@@ -7,20 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubediff/kubediff/internal/testsync"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
-// Eventually polls ok until it holds, failing t after within: tests wait
-// for what the cluster and kubediff do, never for a fixed time.
+// Eventually polls ok until it holds, failing t after within
+// (testsync.Eventually).
 func Eventually(t testing.TB, what string, within time.Duration, ok func() bool) {
 	t.Helper()
-	end := time.Now().Add(within)
-	for !ok() {
-		if time.Now().After(end) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testsync.Eventually(t, what, within, ok)
 }
 
 // ParseRecords parses kubediff's JSON lines, failing t on a line that is

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubediff/kubediff/internal/testenv"
+	"github.com/kubediff/kubediff/internal/testsync"
 	"github.com/kubediff/kubediff/pkg/identity/audit"
 	"github.com/kubediff/kubediff/pkg/identity/identitytest"
 )
@@ -47,7 +47,7 @@ func appendTo(t *testing.T, path, text string) {
 
 // newReader is a reader of path started as Follow starts one, which the
 // test steps itself.
-func newReader(t *testing.T, path string, log *testenv.SyncBuffer) (*reader, *identitytest.Recorder) {
+func newReader(t *testing.T, path string, log *testsync.Buffer) (*reader, *identitytest.Recorder) {
 	t.Helper()
 	notes := &identitytest.Recorder{}
 	r := &reader{path: path, notes: notes, log: slog.New(slog.NewTextHandler(log, nil)), window: audit.NewWindow(0)}
@@ -102,7 +102,7 @@ func TestReader(t *testing.T) {
 			if tc.before != "" {
 				appendTo(t, path, tc.before)
 			}
-			log := &testenv.SyncBuffer{}
+			log := &testsync.Buffer{}
 			r, notes := newReader(t, path, log)
 			for _, step := range tc.steps {
 				step(t, path)
@@ -131,7 +131,7 @@ func rename(path string) {
 // with one warning and one line when it comes; a rotation is followed.
 func TestFollowAFileMissingAtStartAcrossRotation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.log")
-	log := &testenv.SyncBuffer{}
+	log := &testsync.Buffer{}
 	notes := &identitytest.Recorder{}
 	stop, err := Follow(path, audit.Options{}, notes, slog.New(slog.NewTextHandler(log, nil)))
 	if err != nil {
@@ -139,10 +139,10 @@ func TestFollowAFileMissingAtStartAcrossRotation(t *testing.T) {
 	}
 	defer stop()
 	appendTo(t, path, eventLine("a"))
-	testenv.Eventually(t, "the first write", 30*time.Second, func() bool { return ids(notes) == "a" })
+	testsync.Eventually(t, "the first write", 30*time.Second, func() bool { return ids(notes) == "a" })
 	rename(path)
 	appendTo(t, path, eventLine("b"))
-	testenv.Eventually(t, "the write in the new file", 30*time.Second, func() bool { return ids(notes) == "a b" })
+	testsync.Eventually(t, "the write in the new file", 30*time.Second, func() bool { return ids(notes) == "a b" })
 	if n := strings.Count(log.String(), "does not exist yet"); n != 1 {
 		t.Errorf("said %d times that the file is missing, want once:\n%s", n, log)
 	}

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubediff/kubediff/internal/testenv"
+	"github.com/kubediff/kubediff/internal/testcert"
+	"github.com/kubediff/kubediff/internal/testsync"
 	"github.com/kubediff/kubediff/pkg/identity"
 	"github.com/kubediff/kubediff/pkg/identity/identitytest"
 )
@@ -22,7 +23,7 @@ type stuckNoter chan struct{}
 
 func (s stuckNoter) Note(identity.Write) { <-s }
 
-func startServer(t *testing.T, files *testenv.AuditTLS, notes identity.Noter, edit func(*Config)) *Server {
+func startServer(t *testing.T, files *testcert.AuditTLS, notes identity.Noter, edit func(*Config)) *Server {
 	t.Helper()
 	cfg := Config{Address: "127.0.0.1:0", CertFile: files.ServingCert, KeyFile: files.ServingKey, ClientCAFile: files.ClientCA, TokenFile: files.TokenFile}
 	if edit != nil {
@@ -38,7 +39,7 @@ func startServer(t *testing.T, files *testenv.AuditTLS, notes identity.Noter, ed
 
 // client trusts the serving CA and presents certFile's certificate when
 // it is set.
-func client(t *testing.T, files *testenv.AuditTLS, certFile, keyFile string) *http.Client {
+func client(t *testing.T, files *testcert.AuditTLS, certFile, keyFile string) *http.Client {
 	t.Helper()
 	ca, err := os.ReadFile(files.ServingCA)
 	if err != nil {
@@ -91,7 +92,7 @@ func post(t *testing.T, c *http.Client, s *Server, token string, body []byte) (i
 }
 
 func TestOnlyTheAPIServerMayPost(t *testing.T) {
-	files, err := testenv.NewAuditTLS(t.TempDir())
+	files, err := testcert.NewAuditTLS(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestOnlyTheAPIServerMayPost(t *testing.T) {
 			t.Fatalf("answered %d, want 401 or the TLS handshake refused", code)
 		}
 	})
-	testenv.Eventually(t, "the two accepted posts to be noted", 30*time.Second, func() bool { return len(notes.All()) == 2 })
+	testsync.Eventually(t, "the two accepted posts to be noted", 30*time.Second, func() bool { return len(notes.All()) == 2 })
 	for _, w := range notes.All() {
 		if w.ID != "the token" && w.ID != "a certificate the client CA signed" {
 			t.Errorf("noted a refused post: %+v", w)
@@ -134,7 +135,7 @@ func TestOnlyTheAPIServerMayPost(t *testing.T) {
 // The API server retries a batch it thinks failed; a stranger holding
 // the token could replay one: each event is noted once.
 func TestAReplayedBatchIsNotedOnce(t *testing.T) {
-	files, err := testenv.NewAuditTLS(t.TempDir())
+	files, err := testcert.NewAuditTLS(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,14 +151,14 @@ func TestAReplayedBatchIsNotedOnce(t *testing.T) {
 	if code, _ := post(t, c, s, files.Token, batch(t, "id-2", "11")); code != http.StatusOK {
 		t.Fatalf("answered %d, want 200", code)
 	}
-	testenv.Eventually(t, "the second event to be noted", 30*time.Second, func() bool { return len(notes.All()) >= 2 })
+	testsync.Eventually(t, "the second event to be noted", 30*time.Second, func() bool { return len(notes.All()) >= 2 })
 	if got := notes.All(); len(got) != 2 || got[0].ID != "id-1" || got[1].ID != "id-2" {
 		t.Fatalf("noted %+v, want id-1 once then id-2", got)
 	}
 }
 
 func TestBadPosts(t *testing.T) {
-	files, err := testenv.NewAuditTLS(t.TempDir())
+	files, err := testcert.NewAuditTLS(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestBadPosts(t *testing.T) {
 // The API server waits for each batch's answer before sending the next:
 // a Noter that does not return must not hold it up.
 func TestPostsAreAnsweredWhateverTheNoterDoes(t *testing.T) {
-	files, err := testenv.NewAuditTLS(t.TempDir())
+	files, err := testcert.NewAuditTLS(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func TestPostsAreAnsweredWhateverTheNoterDoes(t *testing.T) {
 }
 
 func TestStartNamesTheKeyAtFault(t *testing.T) {
-	files, err := testenv.NewAuditTLS(t.TempDir())
+	files, err := testcert.NewAuditTLS(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
