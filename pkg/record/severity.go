@@ -1,6 +1,9 @@
 package record
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Severities of the rules a record matched (docs/rules.md).
 const (
@@ -22,4 +25,14 @@ func SeverityRank(s string) int {
 		return i + 1
 	}
 	return -1
+}
+
+// Judgement says what the rules said of the record for people: its
+// severity and the rules it matched ("warning: image-changed-in-prod,
+// shop-team"), or "" when it matched none.
+func (c Change) Judgement() string {
+	if len(c.Rules) == 0 {
+		return ""
+	}
+	return c.Severity + ": " + strings.Join(c.Rules, ", ")
 }
