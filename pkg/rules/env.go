@@ -64,8 +64,13 @@ func programOptions() []cel.ProgramOption {
 		cel.CostLimit(CostLimit),
 		cel.CostTrackerOptions(interpreter.PresenceTestHasCost(false)),
 		cel.CostTracking(&library.CostEstimator{}),
-		cel.InterruptCheckFrequency(100),
 	}
+}
+
+// untrackedOptions are for a rule that cannot exceed the cost limit
+// (see plan): optimized, without the cost tracking.
+func untrackedOptions() []cel.ProgramOption {
+	return []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
 }
 
 // Sizes for the record's declaration. The lists' bounds only inform the

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
 
 	"github.com/kubediff/kubediff/pkg/record"
@@ -45,11 +46,13 @@ func (s *Set) Judge(in Input) Verdict {
 	if s.Len() == 0 {
 		return v
 	}
-	act := &activation{record: recordValue(in.Record), object: orNull(in.Object), oldObject: orNull(in.OldObject)}
+	// Made of CEL values once for every rule, not by each rule that reads them.
+	act := &activation{change: in.Record, recordVal: celRecord(in.Record),
+		object: adapt(in.Object), oldObject: adapt(in.OldObject), small: smallRecord(in.Record)}
 	best, summaryRank := 0, 0
 	var data map[string]any // the summaries' data, made when one is needed
 	for _, r := range s.rules {
-		out, _, err := r.program.Eval(act)
+		out, err := r.plan.eval(act)
 		if err != nil && !absent(err) {
 			s.failed(r, err)
 			v.Failed = append(v.Failed, r.Name)
@@ -92,12 +95,9 @@ func (s *Set) summarize(r *Rule, data map[string]any) (string, bool) {
 // as rules see them (.kind, .namespace, .changes), and .object and
 // .oldObject.
 func summaryData(act *activation) map[string]any {
-	data := make(map[string]any, len(act.record)+2)
-	for k, v := range act.record {
-		data[k] = v
-	}
-	data["object"] = mapOrNil(act.object)
-	data["oldObject"] = mapOrNil(act.oldObject)
+	data := recordValue(act.change)
+	data["object"] = mapOrNil(act.object.Value())
+	data["oldObject"] = mapOrNil(act.oldObject.Value())
 	return data
 }
 
@@ -134,14 +134,16 @@ type failFlag struct{ atomic.Bool }
 
 // activation resolves the rules' three variables without a map.
 type activation struct {
-	record            map[string]any
-	object, oldObject any
+	change            *record.Change // for summaries
+	recordVal         ref.Val
+	object, oldObject ref.Val
+	small             bool // smallRecord
 }
 
 func (a *activation) ResolveName(name string) (any, bool) {
 	switch name {
 	case "record":
-		return a.record, true
+		return a.recordVal, true
 	case "object":
 		return a.object, true
 	case "oldObject":
@@ -152,16 +154,16 @@ func (a *activation) ResolveName(name string) (any, bool) {
 
 func (a *activation) Parent() interpreter.Activation { return nil }
 
-func orNull(m map[string]any) any {
+func adapt(m map[string]any) ref.Val {
 	if m == nil {
 		return types.NullValue
 	}
-	return m
+	return types.DefaultTypeAdapter.NativeToValue(m)
 }
 
-// recordValue is the record as rules see it (recordDeclType): a field
-// that is unknown (no user, no manager) is left out, so that
-// has(record.user) is false.
+// recordValue is the record as a summary's template sees it, as rules
+// see it (celRecord): a field that is unknown (no user, no manager) is
+// left out.
 func recordValue(c *record.Change) map[string]any {
 	v := map[string]any{
 		"type": c.Type, "apiVersion": c.APIVersion, "kind": c.Kind, "resource": c.Resource,

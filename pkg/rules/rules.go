@@ -16,9 +16,7 @@ import (
 	"text/template"
 
 	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/checker"
 	"github.com/google/cel-go/common"
-	"k8s.io/apiserver/pkg/cel/library"
 
 	"github.com/kubediff/kubediff/pkg/glob"
 	"github.com/kubediff/kubediff/pkg/record"
@@ -51,7 +49,7 @@ const (
 // Rule is a compiled rule.
 type Rule struct {
 	Spec
-	program cel.Program
+	plan    plan
 	summary *template.Template // nil: no summary
 	// failing is set while the rule's evaluations fail, so that an
 	// episode of failures is logged once (see Set.Judge).
@@ -125,14 +123,11 @@ func compile(env *cel.Env, s Spec) (*Rule, error) {
 	if ast.OutputType() != cel.BoolType {
 		return nil, fmt.Errorf("when: is of type %s, not bool: a rule must say true or false", ast.OutputType())
 	}
-	if err := checkCost(env, ast); err != nil {
-		return nil, fmt.Errorf("when: %w", err)
-	}
-	prg, err := env.Program(ast, programOptions()...)
+	p, err := newPlan(env, ast)
 	if err != nil {
 		return nil, fmt.Errorf("when: %w", err)
 	}
-	r := &Rule{Spec: s, program: prg}
+	r := &Rule{Spec: s, plan: p}
 	if s.Summary != "" {
 		t, err := template.New(s.Name).Funcs(summaryFuncs).Option("missingkey=zero").Parse(s.Summary)
 		if err != nil {
@@ -148,30 +143,6 @@ func compile(env *cel.Env, s Spec) (*Rule, error) {
 var summaryFuncs = template.FuncMap{
 	"hasPrefix": strings.HasPrefix, "hasSuffix": strings.HasSuffix, "contains": strings.Contains,
 	"join": strings.Join, "upper": strings.ToUpper, "lower": strings.ToLower,
-}
-
-// checkCost refuses a rule whose cheapest evaluation already costs more
-// than CostLimit: it could never match. A rule's most expensive
-// evaluation depends on the objects (a list in an object can be long),
-// so that bound is kept at run time, for each evaluation, as the API
-// server keeps it for admission policies.
-func checkCost(env *cel.Env, ast *cel.Ast) error {
-	est, err := env.EstimateCost(ast, &library.CostEstimator{SizeEstimator: noSizes{}}, checker.PresenceTestHasCost(false))
-	if err != nil {
-		return fmt.Errorf("estimating its cost: %w", err)
-	}
-	if est.Min > CostLimit {
-		return fmt.Errorf("costs at least %d to evaluate, over the limit of %d per evaluation", est.Min, CostLimit)
-	}
-	return nil
-}
-
-// noSizes leaves sizes to the declaration (record) or unknown (object).
-type noSizes struct{}
-
-func (noSizes) EstimateSize(checker.AstNode) *checker.SizeEstimate { return nil }
-func (noSizes) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
-	return nil
 }
 
 // oneLine says CEL's errors on one line, each with its line and column
