@@ -36,7 +36,8 @@ const maxValueSize = 2 * 3 << 20
 // smallRecord), and on a small record such a rule runs untracked when its
 // worst case on a small record is within the limit.
 type plan struct {
-	program cel.Program // tracked unless cheap
+	prefilter prefilter
+	program   cel.Program // tracked unless cheap
 	guard   cel.Program // nil: none
 	small   cel.Program // untracked, for a small record; nil: none
 }
@@ -67,13 +68,13 @@ func newPlan(env *cel.Env, checked *cel.Ast) (plan, error) {
 	}
 	if cheap(env, checked) {
 		prg, err := env.Program(checked, untrackedOptions()...)
-		return plan{program: prg}, err
+		return plan{prefilter: prefilterOf(checked), program: prg}, err
 	}
 	prg, err := env.Program(checked, programOptions()...)
 	if err != nil {
 		return plan{}, err
 	}
-	p := plan{program: prg, guard: guardOf(env, checked)}
+	p := plan{prefilter: prefilterOf(checked), program: prg, guard: guardOf(env, checked)}
 	if readsOnlyRecord(checked) && cheapOn(env, checked, smallSizes{}) {
 		if p.small, err = env.Program(checked, untrackedOptions()...); err != nil {
 			return plan{}, err

@@ -46,12 +46,18 @@ func (s *Set) Judge(in Input) Verdict {
 	if s.Len() == 0 {
 		return v
 	}
-	// Made of CEL values once for every rule, not by each rule that reads them.
-	act := &activation{change: in.Record, recordVal: celRecord(in.Record),
-		object: adapt(in.Object), oldObject: adapt(in.OldObject), small: smallRecord(in.Record)}
+	var act *activation // made when a rule is evaluated
 	best, summaryRank := 0, 0
 	var data map[string]any // the summaries' data, made when one is needed
 	for _, r := range s.rules {
+		if !r.plan.prefilter.admits(in.Record) {
+			continue
+		}
+		if act == nil {
+			// Made of CEL values once for every rule, not by each rule that reads them.
+			act = &activation{change: in.Record, recordVal: &lazyRecord{c: in.Record},
+				object: adapt(in.Object), oldObject: adapt(in.OldObject), small: smallRecord(in.Record)}
+		}
 		out, err := r.plan.eval(act)
 		if err != nil && !absent(err) {
 			s.failed(r, err)

@@ -270,3 +270,46 @@ func TestAFieldAbsentFromAnObjectIsNotAFailure(t *testing.T) {
 	set.Judge(Input{Record: rec, OldObject: map[string]any{"data": map[string]any{}}}) // object is null
 	set.Judge(Input{Record: rec, Object: map[string]any{"data": map[string]any{}}})    // no spec
 }
+
+// Every field of the record reads as docs/rules.md says, present or
+// absent.
+func TestEveryRecordFieldReadsAsDocumented(t *testing.T) {
+	full := &record.Change{Type: record.Updated, APIVersion: "apps/v1", Kind: "Deployment", Resource: "deployments", Namespace: "shop", Name: "web",
+		UID: "u1", ResourceVersion: "7", AfterGap: true, Labels: map[string]string{"team": "shop"}, Owner: &record.Owner{Kind: "Rollout", Name: "web"},
+		Changed: "spec.replicas", Changes: []record.FieldChange{{Op: record.OpReplace, Path: "/spec/replicas", Field: "spec.replicas", From: int64(3), To: int64(0)},
+			{Op: record.OpAdd, Path: "/metadata/labels/x", Field: "metadata.labels.x", To: "y"}},
+		Manager: &record.Manager{Name: "kubectl", Operation: "Update", Subresource: "scale", Time: "2026-11-25T10:00:00Z"},
+		User: &record.User{Name: "system:serviceaccount:ci:deployer", Groups: []string{"system:serviceaccounts"},
+			ServiceAccount: &record.ServiceAccount{Namespace: "ci", Name: "deployer"}},
+		Cluster: &record.Cluster{Name: "prod", ID: "c1"}}
+	bare := &record.Change{Type: record.Added, APIVersion: "v1", Kind: "ConfigMap", Resource: "configmaps", Name: "cm"}
+	for _, tc := range []struct {
+		when       string
+		full, bare bool
+	}{
+		{`record.type == "updated" && record.apiVersion == "apps/v1" && record.kind == "Deployment" && record.resource == "deployments"`, true, false},
+		{`record.namespace == "shop" && record.name == "web" && record.uid == "u1" && record.resourceVersion == "7" && record.afterGap`, true, false},
+		{`record.labels["team"] == "shop"`, true, false},
+		{`record.labels.size() == 0`, false, true},
+		{`has(record.owner) && record.owner.kind == "Rollout" && record.owner.name == "web"`, true, false},
+		{`record.changed == "spec.replicas" && record.changes.size() == 2`, true, false},
+		{`record.changes.exists(c, c.op == "replace" && c.from == 3 && c.to == 0) && record.changes.exists(c, c.from == null && c.to == "y")`, true, false},
+		{`has(record.manager) && record.manager.name == "kubectl" && record.manager.operation == "Update" && record.manager.subresource == "scale" && record.manager.time.startsWith("2026")`, true, false},
+		{`has(record.user) && record.user.name.endsWith("deployer") && "system:serviceaccounts" in record.user.groups && record.user.serviceAccount.namespace == "ci"`, true, false},
+		{`has(record.cluster) && record.cluster.name == "prod" && record.cluster.id == "c1"`, true, false},
+		{`!has(record.user) && !has(record.manager) && !has(record.owner) && !has(record.cluster)`, false, true},
+	} {
+		set, err := Compile([]Spec{{Name: "r", When: tc.when}}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.when, err)
+		}
+		for _, c := range []struct {
+			rec  *record.Change
+			want bool
+		}{{full, tc.full}, {bare, tc.bare}} {
+			if got := len(set.Judge(Input{Record: c.rec}).Rules) == 1; got != c.want {
+				t.Errorf("%s on %s: %v, want %v", tc.when, c.rec.Kind, got, c.want)
+			}
+		}
+	}
+}
