@@ -38,8 +38,8 @@ const maxValueSize = 2 * 3 << 20
 type plan struct {
 	prefilter prefilter
 	program   cel.Program // tracked unless cheap
-	guard   cel.Program // nil: none
-	small   cel.Program // untracked, for a small record; nil: none
+	guard     cel.Program // nil: none
+	small     cel.Program // untracked, for a small record; nil: none
 }
 
 // eval evaluates the rule on act.
