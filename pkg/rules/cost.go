@@ -50,7 +50,7 @@ func (p plan) eval(act *activation) (any, error) {
 		}
 	}
 	prg := p.program
-	if p.small != nil && act.small {
+	if p.small != nil && act.small() {
 		prg = p.small
 	}
 	out, _, err := prg.Eval(act)

@@ -56,7 +56,7 @@ func (s *Set) Judge(in Input) Verdict {
 		if act == nil {
 			// Made of CEL values once for every rule, not by each rule that reads them.
 			act = &activation{change: in.Record, recordVal: &lazyRecord{c: in.Record},
-				object: adapt(in.Object), oldObject: adapt(in.OldObject), small: smallRecord(in.Record)}
+				object: adapt(in.Object), oldObject: adapt(in.OldObject)}
 		}
 		out, err := r.plan.eval(act)
 		if err != nil && !absent(err) {
@@ -143,7 +143,19 @@ type activation struct {
 	change            *record.Change // for summaries
 	recordVal         ref.Val
 	object, oldObject ref.Val
-	small             bool // smallRecord
+	smallness         int8 // smallRecord: 0 unknown yet, 1 small, -1 not
+}
+
+// small says whether the record is small (smallRecord), looked at once
+// and only when a rule asks.
+func (a *activation) small() bool {
+	if a.smallness == 0 {
+		a.smallness = -1
+		if smallRecord(a.change) {
+			a.smallness = 1
+		}
+	}
+	return a.smallness > 0
 }
 
 func (a *activation) ResolveName(name string) (any, bool) {
