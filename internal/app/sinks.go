@@ -126,7 +126,7 @@ func newSink(sc config.SinkEntry, log *slog.Logger) (notify.Notifier, error) {
 }
 
 func newMatch(mc config.MatchConfig, all []discovery.Resource) (notify.Match, error) {
-	m := notify.Match{Namespaces: mc.Namespaces, Types: mc.Types, Clusters: mc.Clusters}
+	m := notify.Match{Namespaces: mc.Namespaces, Types: mc.Types, Clusters: mc.Clusters, Rules: mc.Rules, Severity: mc.Severity}
 	if len(mc.Resources) > 0 {
 		selected, err := discovery.Select(all, mc.Resources, nil)
 		if err != nil {

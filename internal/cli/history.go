@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubediff/kubediff/internal/app"
 	"github.com/kubediff/kubediff/pkg/config"
+	"github.com/kubediff/kubediff/pkg/glob"
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/history/apiservice"
 	"github.com/kubediff/kubediff/pkg/history/historyapi"
@@ -32,6 +33,7 @@ Without -n, every namespace.`,
 		Example: `  kubediff history --state-dir /var/lib/kubediff --since 1h
   kubediff history deploy/web -n shop --from 2026-11-23T13:45:00Z --until 2026-11-23T14:05:00Z -o text
   kubediff history --user alice --since 24h -o text
+  kubediff history --rule 'rbac-*' --severity warning --since 7d -o text
   kubediff history configmaps --server http://127.0.0.1:8080 --since 30m`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format, _ := cmd.Flags().GetString("output"); format != "json" && format != "text" {
@@ -58,13 +60,15 @@ Without -n, every namespace.`,
 	f.StringP("namespace", "n", "", "only this namespace (default: every namespace)")
 	f.BoolP("all-namespaces", "A", false, "every namespace (the default)")
 	f.String("user", "", "only changes made by this user, as the API server named them (alice, system:serviceaccount:NAMESPACE:NAME): exact, and known only for records an identity source named")
+	f.String("rule", "", "only records that matched this rule (a name or a glob, such as image-changed or rbac-*; docs/rules.md)")
+	f.String("severity", "", "only records whose rules' severity is at least this: info, warning, critical")
 	f.String("since", "", "only records of the last DURATION (such as 15m, 2h)")
 	f.String("from", "", "only records from TIME (RFC 3339, or a duration ago such as 15m)")
 	f.String("until", "", "only records until TIME (RFC 3339, or a duration ago)")
 	f.StringP("output", "o", "json", "json (as 'watch -o json') or text (as 'watch -o text')")
 	f.String("color", "auto", "colour in text output: auto, always, never")
 	f.Bool("fold", true, "in text output, fold a controller's burst (a rollout's Pods) into one line, as watch did; --fold=false prints every record")
-	markUnbound(cmd, "namespace", "all-namespaces", "user", "since", "from", "until", "output", "color", "fold")
+	markUnbound(cmd, "namespace", "all-namespaces", "user", "rule", "severity", "since", "from", "until", "output", "color", "fold")
 	return cmd
 }
 
@@ -234,6 +238,14 @@ func historyQuery(cmd *cobra.Command, src historyapi.Source, args []string) (his
 	var q history.Query
 	q.Namespace, _ = cmd.Flags().GetString("namespace")
 	q.User, _ = cmd.Flags().GetString("user")
+	q.Rule, _ = cmd.Flags().GetString("rule")
+	q.Severity, _ = cmd.Flags().GetString("severity")
+	if err := glob.Valid([]string{q.Rule}); err != nil {
+		return q, usageError{fmt.Errorf("--rule %q: %w", q.Rule, err)}
+	}
+	if record.SeverityRank(q.Severity) < 0 {
+		return q, usageError{fmt.Errorf("--severity %q: want one of %s", q.Severity, strings.Join(record.Severities, ", "))}
+	}
 	if all, _ := cmd.Flags().GetBool("all-namespaces"); all {
 		q.Namespace = ""
 	}

@@ -7,6 +7,8 @@ package config
 import (
 	"slices"
 	"time"
+
+	"github.com/kubediff/kubediff/pkg/rules"
 )
 
 // Output formats accepted by the output key.
@@ -111,6 +113,10 @@ type Config struct {
 	Audit             AuditConfig             `mapstructure:"audit"`
 	AdmissionObserver AdmissionObserverConfig `mapstructure:"admissionObserver"`
 	Identity          IdentityConfig          `mapstructure:"identity"`
+	// Rules name the records that matter, in CEL (docs/rules.md); RulePack
+	// enables built-in rules by name (none by default).
+	Rules    []rules.Spec `mapstructure:"rules"`
+	RulePack []string     `mapstructure:"rulePack"`
 }
 
 // StateConfig configures the state store.
@@ -175,6 +181,12 @@ type MatchConfig struct {
 	Labels string `mapstructure:"labels"`
 	// Clusters are globs of cluster names (records' cluster.name).
 	Clusters []string `mapstructure:"clusters"`
+	// Rules are names or globs of rules (rules, rulePack): a record
+	// matching any of them is sent.
+	Rules []string `mapstructure:"rules"`
+	// Severity is the least severity sent (info, warning, critical): a
+	// record no rule matched has none and is not sent.
+	Severity string `mapstructure:"severity"`
 }
 
 // DiffConfig configures the diff stage.

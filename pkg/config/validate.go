@@ -17,6 +17,8 @@ import (
 	"github.com/kubediff/kubediff/pkg/glob"
 	"github.com/kubediff/kubediff/pkg/notify"
 	"github.com/kubediff/kubediff/pkg/notify/sinks"
+	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/rules"
 )
 
 // Validate checks values that decode fine but make no sense. Each error
@@ -29,7 +31,45 @@ func (c Config) Validate() error {
 	errs = append(errs, c.LeaderElection.check()...)
 	errs = append(errs, c.checkDelivery()...)
 	errs = append(errs, c.checkIdentity()...)
+	errs = append(errs, c.checkRules()...)
 	return errors.Join(errs...)
+}
+
+// checkRules compiles the rules, as the run will, and checks that each
+// sink's match.rules names some of them.
+func (c Config) checkRules() []error {
+	set, err := rules.Compile(c.Rules, c.RulePack)
+	if err != nil {
+		return []error{err}
+	}
+	names := set.Names()
+	var errs []error
+	for i, s := range c.Sinks {
+		key := fmt.Sprintf("sinks[%d]", i)
+		if s.Name != "" {
+			key = fmt.Sprintf("sinks[%s]", s.Name)
+		}
+		if err := glob.Valid(s.Match.Rules); err != nil {
+			errs = append(errs, fmt.Errorf("%s.match.rules: %w", key, err))
+			continue
+		}
+		for _, pattern := range s.Match.Rules {
+			if !rules.MatchesAny(pattern, names) {
+				errs = append(errs, fmt.Errorf("%s.match.rules: %q names no rule (rules and rulePack have %s)", key, pattern, orNone(names)))
+			}
+		}
+		if record.SeverityRank(s.Match.Severity) < 0 {
+			errs = append(errs, fmt.Errorf("%s.match.severity: %q is not one of %s", key, s.Match.Severity, strings.Join(record.Severities, ", ")))
+		}
+	}
+	return errs
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // checkOutput checks stdout's format and the logs'.

@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kubediff/kubediff/pkg/change"
+	"github.com/kubediff/kubediff/pkg/glob"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -53,7 +54,12 @@ type Query struct {
 	Limit       int
 	After       string
 	User        string
-	Visible     *Grants
+	// Rule, when set, keeps the records that matched a rule it names (a
+	// name or a glob); Severity, when set, those whose severity is at
+	// least it (record.Severities).
+	Rule     string
+	Severity string
+	Visible  *Grants
 }
 
 // DefaultLimit is a page's size when the query does not say.
@@ -103,7 +109,7 @@ func (r *Reader) Records(q Query) (Page, error) {
 		var last []byte // the key of the page's last record
 		for k := range keys {
 			id, line, _ := bytes.Cut(b.records.Get(k), []byte{0})
-			if len(line) == 0 || !q.selects(ObjectID(id)) || !q.madeBy(line) {
+			if len(line) == 0 || !q.selects(ObjectID(id)) || !q.madeBy(line) || !q.judged(line) {
 				continue // a state kept without a record, or not asked for
 			}
 			if len(page.Records) == limit {
@@ -237,6 +243,32 @@ func (q Query) madeBy(line []byte) bool {
 		User *record.User `json:"user"`
 	}
 	return json.Unmarshal(line, &c) == nil && c.User.Named(q.User)
+}
+
+// rulesKey is how a kept record's JSON names the rules it matched: a
+// record without it is passed over without being decoded.
+var rulesKey = []byte(`"rules":[`)
+
+// judged says whether the record (a kept JSON line) matched the rule and
+// has the severity q asks for, or q asks for neither.
+func (q Query) judged(line []byte) bool {
+	if q.Rule == "" && q.Severity == "" {
+		return true
+	}
+	if !bytes.Contains(line, rulesKey) {
+		return false
+	}
+	var c struct {
+		Rules    []string `json:"rules"`
+		Severity string   `json:"severity"`
+	}
+	if json.Unmarshal(line, &c) != nil {
+		return false
+	}
+	if q.Rule != "" && !slices.ContainsFunc(c.Rules, func(name string) bool { return glob.MatchAny([]string{q.Rule}, name) }) {
+		return false
+	}
+	return record.SeverityRank(c.Severity) >= record.SeverityRank(q.Severity)
 }
 
 // Parts splits the id into group, resource, namespace and name.

@@ -3,6 +3,8 @@
 package metrics
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -38,6 +40,17 @@ type Metrics struct {
 	// each waited for it. Both only with a source (docs/identity.md).
 	IdentityRecords *prometheus.CounterVec
 	IdentityWait    prometheus.Histogram
+	// Changes counts the records made, whether or not a sink gets them,
+	// by resource, type, namespace (bounded: see Namespace) and the
+	// highest severity of the rules they matched ("" for none).
+	Changes *prometheus.CounterVec
+	// RuleMatches counts the records each rule matched, by rule and
+	// severity; RuleFailures the evaluations of a rule that failed (over
+	// the cost limit, or an error), which count as not matched.
+	RuleMatches  *prometheus.CounterVec
+	RuleFailures *prometheus.CounterVec
+
+	namespaces boundedLabel
 }
 
 // New registers kubediff's metrics and the Go runtime's.
@@ -88,10 +101,55 @@ func newOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metrics 
 			Name: "kubediff_identity_wait_seconds", Help: "How long records waited for a source of identity to say who made them.",
 			Buckets: []float64{0.001, 0.01, 0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 10, 30, 60},
 		}),
+		Changes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kubediff_changes_total", Help: "Change records made (before any sink's match, a rule's drop or the leader gate), by resource, type, namespace (the first 100 seen; the rest \"other\") and the highest severity of the rules they matched (\"\" for none).",
+		}, []string{"resource", "type", "namespace", "severity"}),
+		RuleMatches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kubediff_rule_matches_total", Help: "Change records each rule matched, by rule and severity.",
+		}, []string{"rule", "severity"}),
+		RuleFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kubediff_rule_failures_total", Help: "Evaluations of a rule that failed (over the cost limit, or an error), counted as not matched, by rule.",
+		}, []string{"rule"}),
+		namespaces: boundedLabel{max: maxNamespaceLabels, seen: map[string]bool{}},
 	}
 	m.APIServerConnected.Set(1)
-	registerer.MustRegister(m.EventsObserved, m.RecordsEmitted, m.WatchesRunning, m.LastSync, m.Leader, m.APIServerConnected)
+	registerer.MustRegister(m.EventsObserved, m.RecordsEmitted, m.WatchesRunning, m.LastSync, m.Leader, m.APIServerConnected,
+		m.Changes, m.RuleMatches, m.RuleFailures)
 	return m
+}
+
+// maxNamespaceLabels bounds the namespace label of kubediff_changes_total:
+// a cluster that creates a namespace per test run or per tenant must not
+// grow the metrics without end.
+const maxNamespaceLabels = 100
+
+// Namespace is ns as the namespace label says it: itself for the first
+// 100 namespaces seen (and "" for cluster-scoped objects), "other" after.
+func (m *Metrics) Namespace(ns string) string {
+	return m.namespaces.value(ns)
+}
+
+// boundedLabel hands out at most max distinct values, "other" after.
+type boundedLabel struct {
+	mu   sync.Mutex
+	max  int
+	seen map[string]bool
+}
+
+func (b *boundedLabel) value(v string) string {
+	if v == "" {
+		return v
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.seen[v] {
+		return v
+	}
+	if len(b.seen) >= b.max {
+		return "other"
+	}
+	b.seen[v] = true
+	return v
 }
 
 // AddIdentity exposes IdentityRecords and IdentityWait, for a run with

@@ -25,6 +25,12 @@ type Match struct {
 	// Clusters are glob patterns of the records' cluster names (several
 	// clusters watched in one process).
 	Clusters []string
+	// Rules are names or glob patterns of rules (pkg/rules): a record
+	// that matched one of them is sent.
+	Rules []string
+	// Severity is the least severity sent (record.Severities): a record
+	// that matched no rule has none.
+	Severity string
 }
 
 // Matches reports whether c is for this sink.
@@ -39,6 +45,12 @@ func (m Match) Matches(c record.Change) bool {
 		return false
 	}
 	if len(m.Clusters) > 0 && (c.Cluster == nil || !glob.MatchAny(m.Clusters, c.Cluster.Name)) {
+		return false
+	}
+	if len(m.Rules) > 0 && !slices.ContainsFunc(c.Rules, func(name string) bool { return glob.MatchAny(m.Rules, name) }) {
+		return false
+	}
+	if m.Severity != "" && record.SeverityRank(c.Severity) < record.SeverityRank(m.Severity) {
 		return false
 	}
 	return m.Labels == nil || m.Labels(c.Labels)

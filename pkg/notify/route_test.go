@@ -11,6 +11,10 @@ func TestMatch(t *testing.T) {
 	node := record.Change{Type: "updated", APIVersion: "v1", Resource: "nodes", Kind: "Node", Name: "n1"}
 	inProd := node
 	inProd.Cluster = &record.Cluster{Name: "prod-eu"}
+	judged := deploy
+	judged.Rules, judged.Severity = []string{"image-changed", "prod-images"}, "warning"
+	critical := judged
+	critical.Severity = "critical"
 	// The CLI parses label selectors; Match only calls the result.
 	sel := func(l map[string]string) bool { return l["team"] == "a" || l["team"] == "b" }
 	tests := []struct {
@@ -31,6 +35,14 @@ func TestMatch(t *testing.T) {
 		{"cluster glob", Match{Clusters: []string{"prod-*"}}, inProd, true},
 		{"cluster glob misses", Match{Clusters: []string{"dev-*"}}, inProd, false},
 		{"a record naming no cluster fails a cluster match", Match{Clusters: []string{"*"}}, deploy, false},
+		{"a rule by name", Match{Rules: []string{"image-changed"}}, judged, true},
+		{"rules by glob", Match{Rules: []string{"prod-*"}}, judged, true},
+		{"a rule the record did not match", Match{Rules: []string{"replicas-*"}}, judged, false},
+		{"a record no rule matched fails a rules match", Match{Rules: []string{"*"}}, deploy, false},
+		{"severity at least warning: warning", Match{Severity: "warning"}, judged, true},
+		{"severity at least warning: critical", Match{Severity: "warning"}, critical, true},
+		{"severity at least critical: warning", Match{Severity: "critical"}, judged, false},
+		{"severity at least info: no rule matched", Match{Severity: "info"}, deploy, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,13 +1,14 @@
 // Package pipeline is the path of a change from the watch to the sinks,
 // readable top to bottom in Handle, one named stage after another:
 //
-//	watcher ──Event──▶ filter ──▶ diff ──record──▶ coalesce ──▶ identify ──▶ keep ──▶ gate ──▶ route ──▶ sink queues
+//	watcher ──Event──▶ filter ──▶ diff ──record──▶ coalesce ──▶ identify ──▶ judge ──▶ keep ──▶ gate ──▶ route ──▶ sink queues
 //	  (before caching: CacheTransform, the diff's prune and redact passes)
 //
 // Each stage is a type with one job: filter (filter.go) drops what the
 // server could not, diff (pkg/diff) makes the record, coalesce
 // (coalesce.go) joins a controller's quick steps, identify (identify.go)
-// names the user behind each record when a source says, keep (keep.go) hands
+// names the user behind each record when a source says, judge (judge.go)
+// names the rules each record matches and counts it, keep (keep.go) hands
 // each record to the history, the gate (gate.go) lets
 // only the elected leader emit, and route (route.go) hands the record to
 // each sink's queue (pkg/notify).
@@ -27,6 +28,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/metrics"
 	"github.com/kubediff/kubediff/pkg/notify"
 	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/rules"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
@@ -63,6 +65,8 @@ type Options struct {
 	// IdentityWait.
 	Identities   Identities
 	IdentityWait time.Duration
+	// Rules name the records that matter (nil: none).
+	Rules *rules.Set
 	// Cluster names the cluster on every record.
 	Cluster *record.Cluster
 	Log     *slog.Logger
@@ -93,6 +97,7 @@ func New(o Options) *Pipeline {
 	}
 	p.cluster.Store(o.Cluster)
 	var next emitter = keep{history: o.History, cluster: &p.cluster, next: gate}
+	next = judge{rules: o.Rules, cluster: &p.cluster, metrics: o.Metrics, next: next}
 	if o.Identities != nil {
 		p.identify = newIdentify(o.Identities, o.IdentityWait, next, o.Holds)
 		if o.Metrics != nil {
@@ -146,6 +151,8 @@ func (p *Pipeline) Handle(ev watcher.Event) {
 	// passes every record on to
 	// 3b. identify: the user who made it, when a source said (or waits
 	// for it, briefly); then
+	// 3c. judge: the rules it matches (a drop rule keeps only the
+	// object's state); then
 	// 4. keep: the history keeps it with the object's states; then
 	// 5. the gate: the leader emits, a follower holds the record for a
 	// takeover; and the gate to

@@ -80,6 +80,13 @@ type Change struct {
 	// Cluster is where the object lives, so that records of several
 	// clusters can meet in one log stack, topic or channel.
 	Cluster *Cluster `json:"cluster,omitempty"`
+	// Rules are the names of the configured rules (docs/rules.md) the
+	// record matched, Severity the highest of their severities (info,
+	// warning, critical), and Summary the most severe matched rule's
+	// summary, when it has one.
+	Rules    []string `json:"rules,omitempty"`
+	Severity string   `json:"severity,omitempty"`
+	Summary  string   `json:"summary,omitempty"`
 }
 
 // Cluster names a cluster: Name as people call it (the kubeconfig

@@ -306,17 +306,20 @@ func (h *Handler) types(w http.ResponseWriter, r *http.Request, _ *authnv1.UserI
 }
 
 // parseQuery reads a records query: select (repeatable), namespace,
-// user, from, until, limit, after.
+// user, rule, severity, from, until, limit, after.
 func parseQuery(r *http.Request) (history.Query, error) {
 	v, err := queryOf(r)
 	if err != nil {
 		return history.Query{}, err
 	}
-	q := history.Query{Namespace: v.Get("namespace"), After: v.Get("after"), User: v.Get("user")}
+	q := history.Query{Namespace: v.Get("namespace"), After: v.Get("after"), User: v.Get("user"), Rule: v.Get("rule"), Severity: v.Get("severity")}
 	if err := checkNamespace(q.Namespace); err != nil {
 		return q, err
 	}
 	if err := checkUser(q.User); err != nil {
+		return q, err
+	}
+	if err := CheckRuleFilter(q.Rule, q.Severity); err != nil {
 		return q, err
 	}
 	if q.After != "" {

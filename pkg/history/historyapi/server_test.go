@@ -188,6 +188,9 @@ func TestBadQueriesAre400(t *testing.T) {
 		{"a long name", "select=configmaps/" + strings.Repeat("x", 300)},
 		{"a long user", "user=" + strings.Repeat("u", 2000)},
 		{"a user with a control character", "user=alice%0A"},
+		{"a rule that is no glob", "rule=rbac-%5B"},
+		{"a long rule", "rule=" + strings.Repeat("r", 300)},
+		{"an unknown severity", "severity=high"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := authz.reviewCount()
@@ -247,6 +250,43 @@ func TestRecordsOfOneUser(t *testing.T) {
 	page, err := remote.Records(context.Background(), history.Query{Namespace: "mine", User: "alice"})
 	if err != nil || len(page.Records) != 2 {
 		t.Errorf("the client's query for alice: %d records, %v; want 2", len(page.Records), err)
+	}
+}
+
+// rule= and severity= keep the records the rules named, as far as the
+// caller may see them; the command line's client sends them.
+func TestRecordsOfARule(t *testing.T) {
+	authz := viewerOf("mine")
+	judged := func(e history.Entry, severity string, rules ...string) history.Entry {
+		e.Change.Rules, e.Change.Severity = rules, severity
+		return e
+	}
+	base, _, _ := apiServer(t, authz,
+		judged(entry("mine", "a", 1, nil, map[string]any{"k": "1"}), "warning", "image-changed"),
+		entry("mine", "b", 2, nil, map[string]any{"k": "2"}),
+		judged(entry("theirs", "c", 3, nil, map[string]any{"k": "3"}), "critical", "image-changed"),
+		judged(entry("mine", "d", 4, nil, map[string]any{"k": "4"}), "critical", "rbac-admin"))
+	for query, want := range map[string]string{"rule=image-changed": "[a]", "rule=rbac-*": "[d]", "severity=warning": "[a d]", "severity=critical": "[d]", "": "[a b d]"} {
+		code, body := get(t, base+RecordsPath+"?namespace=mine&"+query, "viewer-token")
+		var page struct {
+			Records []record.Change `json:"records"`
+		}
+		_ = json.Unmarshal([]byte(body), &page)
+		var names []string
+		for _, c := range page.Records {
+			names = append(names, c.Name)
+		}
+		if code != http.StatusOK || fmt.Sprint(names) != want {
+			t.Errorf("%s: %d %v, want %s", query, code, names, want)
+		}
+	}
+	remote, err := NewRemote(base, &rest.Config{BearerToken: "viewer-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := remote.Records(context.Background(), history.Query{Namespace: "mine", Rule: "image-*", Severity: "warning"})
+	if err != nil || len(page.Records) != 1 {
+		t.Errorf("the client's query for image-*: %d records, %v; want 1", len(page.Records), err)
 	}
 }
 

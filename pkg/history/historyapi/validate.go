@@ -12,7 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/kubediff/kubediff/pkg/glob"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 // maxParameters is the most query parameters a request may send: far
@@ -57,6 +59,24 @@ const maxUserName = 1024
 func checkUser(name string) error {
 	if len(name) > maxUserName || strings.ContainsFunc(name, unicode.IsControl) || !utf8.ValidString(name) {
 		return fmt.Errorf("user: want a user's name as the API server authenticated it (alice, system:serviceaccount:NAMESPACE:NAME), at most %d bytes of text", maxUserName)
+	}
+	return nil
+}
+
+// maxRuleName bounds a rule name or glob a query may send: rules are
+// named in a config file, and no name needs more.
+const maxRuleName = 253
+
+// CheckRuleFilter refuses a rule pattern no rule can have (too long, a
+// control character, a glob that is not one) and a severity that is none
+// ("" is every rule, every severity): the history API's rule and
+// severity, and the MCP tools'.
+func CheckRuleFilter(rule, severity string) error {
+	if len(rule) > maxRuleName || strings.ContainsFunc(rule, unicode.IsControl) || !utf8.ValidString(rule) || glob.Valid([]string{rule}) != nil {
+		return fmt.Errorf("rule: want a rule's name or a glob (image-changed, rbac-*), at most %d bytes of text", maxRuleName)
+	}
+	if record.SeverityRank(severity) < 0 {
+		return fmt.Errorf("severity: want one of %s (at least)", strings.Join(record.Severities, ", "))
 	}
 	return nil
 }

@@ -23,6 +23,8 @@ type listInput struct {
 	Name      string `json:"name,omitempty" jsonschema:"only objects of this name (with type)"`
 	Manager   string `json:"manager,omitempty" jsonschema:"only changes by a field manager whose name contains this: kubectl, helm, argocd"`
 	User      string `json:"user,omitempty" jsonschema:"only changes whose request this user sent, named exactly as the API server authenticated them: alice, system:serviceaccount:NAMESPACE:NAME"`
+	Rule      string `json:"rule,omitempty" jsonschema:"only changes that matched this configured rule: a name or a glob, such as image-changed or rbac-*"`
+	Severity  string `json:"severity,omitempty" jsonschema:"only changes whose rules' severity is at least this: info, warning, critical"`
 	Field     string `json:"field,omitempty" jsonschema:"only changes to a field whose path contains this: spec.replicas, image"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"most records to read (default 50, at most 500)"`
 	Cursor    string `json:"cursor,omitempty" jsonschema:"next, from the previous page"`
@@ -35,15 +37,18 @@ type listOutput struct {
 
 // entry is one change, or a controller's burst of them.
 type entry struct {
-	Time      string `json:"time"`
-	Type      string `json:"type" jsonschema:"added, updated, deleted, or burst"`
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-	By        string `json:"by,omitempty" jsonschema:"the field manager that made the change"`
-	User      string `json:"user,omitempty" jsonschema:"the user whose request made the change, when an identity source said"`
-	Fields    string `json:"fields,omitempty" jsonschema:"the changed fields"`
-	Burst     *burst `json:"burst,omitempty"`
+	Time      string   `json:"time"`
+	Type      string   `json:"type" jsonschema:"added, updated, deleted, or burst"`
+	Kind      string   `json:"kind"`
+	Namespace string   `json:"namespace,omitempty"`
+	Name      string   `json:"name"`
+	By        string   `json:"by,omitempty" jsonschema:"the field manager that made the change"`
+	User      string   `json:"user,omitempty" jsonschema:"the user whose request made the change, when an identity source said"`
+	Fields    string   `json:"fields,omitempty" jsonschema:"the changed fields"`
+	Rules     []string `json:"rules,omitempty" jsonschema:"the configured rules the change matched"`
+	Severity  string   `json:"severity,omitempty" jsonschema:"the highest severity of those rules: info, warning, critical"`
+	Summary   string   `json:"summary,omitempty" jsonschema:"the most severe rule's summary of the change"`
+	Burst     *burst   `json:"burst,omitempty"`
 }
 
 // burst sums up a controller's quick changes to the objects it owns.
@@ -67,7 +72,10 @@ func (t tools) listChanges(ctx context.Context, _ *mcp.CallToolRequest, in listI
 	if err != nil {
 		return nil, listOutput{}, err
 	}
-	q.After, q.User = in.Cursor, in.User
+	if err := historyapi.CheckRuleFilter(in.Rule, in.Severity); err != nil {
+		return nil, listOutput{}, err
+	}
+	q.After, q.User, q.Rule, q.Severity = in.Cursor, in.User, in.Rule, in.Severity
 	recs, next, err := t.read(ctx, q, limitOf(in.Limit), func(c record.Change) bool {
 		return (in.Manager == "" || c.Manager != nil && strings.Contains(c.Manager.Name, in.Manager)) &&
 			(in.Field == "" || strings.Contains(c.Changed, in.Field))
@@ -159,7 +167,8 @@ func fold(recs []record.Change) []entry {
 }
 
 func single(c record.Change) entry {
-	e := entry{Time: c.Time.String(), Type: c.Type, Kind: c.Kind, Namespace: c.Namespace, Name: c.Name, Fields: c.Changed}
+	e := entry{Time: c.Time.String(), Type: c.Type, Kind: c.Kind, Namespace: c.Namespace, Name: c.Name, Fields: c.Changed,
+		Rules: c.Rules, Severity: c.Severity, Summary: c.Summary}
 	if c.Manager != nil {
 		e.By = c.Manager.Name
 	}
@@ -186,6 +195,14 @@ func joined(e entry, c record.Change) entry {
 	}
 	if e.User == "" && c.User != nil {
 		e.User = c.User.Name
+	}
+	for _, name := range c.Rules {
+		if !slices.Contains(e.Rules, name) {
+			e.Rules = append(e.Rules, name)
+		}
+	}
+	if record.SeverityRank(c.Severity) > record.SeverityRank(e.Severity) {
+		e.Severity, e.Summary = c.Severity, c.Summary
 	}
 	return e
 }

@@ -125,3 +125,55 @@ func TestToolsFilterAndNameTheUser(t *testing.T) {
 		t.Errorf("object_changes of web: %+v, want 3, the second by the ServiceAccount, the last by no one known", changes.Changes)
 	}
 }
+
+// TestListChangesFiltersAndNamesTheRules: list_changes, asked through the
+// SDK's client for a rule (a name or a glob) or a severity, answers the
+// records the rules named, each with its rules and severity; a severity
+// that is none is refused.
+func TestListChangesFiltersAndNamesTheRules(t *testing.T) {
+	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "h.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	judged := func(e history.Entry, severity string, rules ...string) history.Entry {
+		e.Change.Rules, e.Change.Severity = rules, severity
+		return e
+	}
+	entries := []history.Entry{judged(scaled(at, 1, "web", 0, nil), "warning", "replicas-to-zero"), scaled(at, 2, "api", 2, nil),
+		judged(scaled(at, 3, "db", 0, nil), "critical", "replicas-to-zero", "prod-db")}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		return history.Write(tx, entries, history.Policy{Retention: 24 * time.Hour, MaxBytes: 1 << 30}, at)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error { return history.WriteTypes(tx, []change.Resource{deployments}) }); err != nil {
+		t.Fatal(err)
+	}
+	s := session(t, historyapi.Local{Reader: history.NewReader(db, nil)}, at.Add(10*time.Minute))
+	summary := func(changes []entry) string {
+		var out []string
+		for _, e := range changes {
+			out = append(out, fmt.Sprintf("%s%v:%s", e.Name, e.Rules, e.Severity))
+		}
+		return fmt.Sprint(out)
+	}
+	for args, want := range map[[2]string]string{
+		{"", ""}:                        "[web[replicas-to-zero]:warning api[]: db[replicas-to-zero prod-db]:critical]",
+		{"replicas-*", ""}:              "[web[replicas-to-zero]:warning db[replicas-to-zero prod-db]:critical]",
+		{"prod-db", ""}:                 "[db[replicas-to-zero prod-db]:critical]",
+		{"", "critical"}:                "[db[replicas-to-zero prod-db]:critical]",
+		{"replicas-to-zero", "warning"}: "[web[replicas-to-zero]:warning db[replicas-to-zero prod-db]:critical]",
+	} {
+		var out listOutput
+		call(t, s, "list_changes", map[string]any{"namespace": "shop", "rule": args[0], "severity": args[1]}, &out)
+		if got := summary(out.Changes); got != want {
+			t.Errorf("list_changes rule=%q severity=%q: %s, want %s", args[0], args[1], got, want)
+		}
+	}
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_changes", Arguments: map[string]any{"severity": "urgent"}})
+	if err != nil || !res.IsError {
+		t.Errorf("severity urgent: %v %+v, want a tool error", err, res)
+	}
+}

@@ -194,11 +194,25 @@ func logRecord(c record.Change) (otellog.Record, error) {
 	r.SetEventName("kubediff.change")
 	r.SetTimestamp(time.Time(c.Time))
 	r.SetObservedTimestamp(time.Now())
-	r.SetSeverity(otellog.SeverityInfo)
-	r.SetSeverityText("INFO")
+	severity, text := logSeverity(c.Severity)
+	r.SetSeverity(severity)
+	r.SetSeverityText(text)
 	r.SetBody(attribute.StringValue(string(body)))
 	r.AddAttributes(Attributes(c)...)
 	return r, nil
+}
+
+// logSeverity is the log record's severity: INFO, or for a record a
+// warning rule matched WARN, for a critical one ERROR, so that a log
+// stack's severity filters and colours show what the rules said.
+func logSeverity(severity string) (otellog.Severity, string) {
+	switch severity {
+	case record.SeverityCritical:
+		return otellog.SeverityError, "ERROR"
+	case record.SeverityWarning:
+		return otellog.SeverityWarn, "WARN"
+	}
+	return otellog.SeverityInfo, "INFO"
 }
 
 // semconvKinds are the kinds the semantic conventions name attributes
@@ -238,6 +252,13 @@ func Attributes(c record.Change) []attribute.KeyValue {
 	}
 	if c.AfterGap {
 		attrs = append(attrs, attribute.Bool("kubediff.after_gap", true))
+	}
+	if len(c.Rules) > 0 {
+		attrs = append(attrs, attribute.String("kubediff.rules", strings.Join(c.Rules, ",")),
+			attribute.String("kubediff.severity", c.Severity))
+	}
+	if c.Summary != "" {
+		attrs = append(attrs, attribute.String("kubediff.summary", c.Summary))
 	}
 	return append(attrs, clusterAttributes(c.Cluster)...)
 }

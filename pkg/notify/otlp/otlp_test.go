@@ -164,7 +164,8 @@ func exportsEveryRecord(t *testing.T, protocol string) {
 	records := []record.Change{
 		{ID: "u1/7/updated", Time: at, Type: record.Updated, APIVersion: "apps/v1", Kind: "Deployment", Resource: "deployments", Namespace: "prod", Name: "web",
 			UID: "u1", ResourceVersion: "7", Changed: "spec.template.spec.containers[name=nginx].image", Manager: &record.Manager{Name: "kubectl-set"},
-			User: &record.User{Name: "alice", Groups: []string{"dev", "system:authenticated"}, UserAgent: "kubectl/v1.31.0", SourceIP: "192.0.2.7"}},
+			User:  &record.User{Name: "alice", Groups: []string{"dev", "system:authenticated"}, UserAgent: "kubectl/v1.31.0", SourceIP: "192.0.2.7"},
+			Rules: []string{"image-changed", "prod-images"}, Severity: "warning", Summary: "web now runs nginx:1.28"},
 		{ID: "u2/8/added", Time: at, Type: record.Added, APIVersion: "v1", Kind: "Pod", Resource: "pods", Namespace: "prod", Name: "web-1",
 			UID: "u2", ResourceVersion: "8", Owner: &record.Owner{Kind: "ReplicaSet", Name: "web-5d"}},
 		{ID: "u3/9/deleted", Time: at, Type: record.Deleted, APIVersion: "v1", Kind: "Node", Resource: "nodes", Name: "node-1", UID: "u3", ResourceVersion: "9", AfterGap: true},
@@ -190,7 +191,8 @@ func exportsEveryRecord(t *testing.T, protocol string) {
 	want := []map[string]string{
 		{"kubediff.id": "u1/7/updated", "kubediff.type": "updated", "k8s.namespace.name": "prod", "k8s.deployment.name": "web", "k8s.deployment.uid": "u1",
 			"k8s.object.kind": "Deployment", "kubediff.changed": "spec.template.spec.containers[name=nginx].image", "kubediff.manager": "kubectl-set",
-			"kubediff.user": "alice", "kubediff.user.groups": "dev,system:authenticated", "user_agent.original": "kubectl/v1.31.0", "client.address": "192.0.2.7"},
+			"kubediff.user": "alice", "kubediff.user.groups": "dev,system:authenticated", "user_agent.original": "kubectl/v1.31.0", "client.address": "192.0.2.7",
+			"kubediff.rules": "image-changed,prod-images", "kubediff.severity": "warning", "kubediff.summary": "web now runs nginx:1.28"},
 		{"kubediff.type": "added", "k8s.pod.name": "web-1", "kubediff.owner": "ReplicaSet/web-5d"},
 		{"kubediff.type": "deleted", "k8s.node.name": "node-1", "k8s.object.resource_version": "9"},
 	}
@@ -205,7 +207,11 @@ func exportsEveryRecord(t *testing.T, protocol string) {
 		if err := json.Unmarshal([]byte(lr.Body.GetStringValue()), &body); err != nil || body.ID != records[i].ID {
 			t.Errorf("record %d: body is not the record's JSON: %v %q", i, err, lr.Body.GetStringValue())
 		}
-		if lr.TimeUnixNano != uint64(time.Time(at).UnixNano()) || lr.SeverityText != "INFO" || lr.EventName != "kubediff.change" {
+		severity := map[int]string{0: "WARN"}[i] // what the rules said; INFO for no rule
+		if severity == "" {
+			severity = "INFO"
+		}
+		if lr.TimeUnixNano != uint64(time.Time(at).UnixNano()) || lr.SeverityText != severity || lr.EventName != "kubediff.change" {
 			t.Errorf("record %d: time %d, severity %q, event %q", i, lr.TimeUnixNano, lr.SeverityText, lr.EventName)
 		}
 		if rcv.resources[i]["service.name"] != "kubediff" || rcv.resources[i]["service.version"] != "v1.2.3" {

@@ -185,8 +185,14 @@ func message(sections []section) ([]slack.Block, string) {
 	return blocks, strings.Join(titles, "; ")
 }
 
+// title names the record, after what the rules said of it when they
+// matched: "[warning: image-changed] updated Deployment shop/web".
 func title(c record.Change) string {
-	return fmt.Sprintf("%s %s %s", c.Type, c.Kind, c.ObjectName())
+	t := fmt.Sprintf("%s %s %s", c.Type, c.Kind, c.ObjectName())
+	if j := c.Judgement(); j != "" {
+		t = "[" + j + "] " + t
+	}
+	return t
 }
 
 // sectionText lists a record's sentences of access and changed fields,
@@ -207,6 +213,9 @@ func sectionText(c record.Change, withTitle bool) string {
 		meta = append(meta, "by *"+escape(c.Manager.Name)+"*")
 	}
 	head = append(head, strings.Join(meta, " "))
+	if c.Summary != "" {
+		head = append(head, "_"+escape(c.Summary)+"_")
+	}
 	text := strings.Join(head, "\n")
 	// What access an RBAC change gave or took away comes first: it is
 	// what a reviewer reads the record for.

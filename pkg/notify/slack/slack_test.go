@@ -216,6 +216,28 @@ func TestMessageSaysTheAccessGainedFirst(t *testing.T) {
 	}
 }
 
+// A record the rules named leads with its severity and rules, in the
+// header a notification shows, and carries the rule's summary.
+func TestMessageNamesTheRulesMatched(t *testing.T) {
+	api := &slackAPI{}
+	sink, err := New(Options{Token: token, Channel: "#changes", APIURL: start(t, api)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := update("web", 1)
+	c.Rules, c.Severity, c.Summary = []string{"replicas-to-zero"}, "critical", "Deployment prod/web scaled to zero"
+	deliver(t, sink, []record.Change{c})
+	text := ""
+	for _, p := range api.delivered() {
+		text += allText(p)
+	}
+	for _, want := range []string{"[critical: replicas-to-zero] updated Deployment", "_Deployment prod/web scaled to zero_"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("message lacks %q: %s", want, text)
+		}
+	}
+}
+
 func TestRetryAfterIsHonoured(t *testing.T) {
 	api := &slackAPI{limit: map[int]string{1: "2"}}
 	sink, _ := New(Options{Token: token, Channel: "#changes", APIURL: start(t, api)})

@@ -103,9 +103,15 @@ func encodeText(w *bufio.Writer, c record.Change, p palette) error {
 	if c.AfterGap {
 		by += " " + p.dim + "(seen after a gap)" + p.reset
 	}
+	if j := c.Judgement(); j != "" {
+		by += " " + severityColor(c.Severity, p) + "[" + printable(j) + "]" + p.reset
+	}
 	fmt.Fprintf(w, "%s%s%s %s%-7s%s %s%s %s%s%s\n",
 		p.dim, c.Time, p.reset, typeColor, printable(c.Type), p.reset, p.bold, printable(c.Kind), printable(c.ObjectName()), p.reset, by)
-	// What access an RBAC change gave or took away comes first: it is
+	if c.Summary != "" {
+		fmt.Fprintf(w, "  %s» %s%s\n", severityColor(c.Severity, p), printable(c.Summary), p.reset)
+	}
+	// What access an RBAC change gave or took away comes next: it is
 	// what a reviewer reads the record for.
 	for _, sentence := range c.Access {
 		fmt.Fprintf(w, "  %s» %s%s\n", p.bold, printable(sentence), p.reset)
@@ -127,6 +133,18 @@ func encodeText(w *bufio.Writer, c record.Change, p palette) error {
 		}
 	}
 	return nil
+}
+
+// severityColor is the colour of what the rules said: red for critical,
+// yellow for warning, dim for info.
+func severityColor(severity string, p palette) string {
+	switch severity {
+	case record.SeverityCritical:
+		return p.bold + p.red
+	case record.SeverityWarning:
+		return p.yellow
+	}
+	return p.dim
 }
 
 // writeLines shows a replaced multi-line string as its line counts and

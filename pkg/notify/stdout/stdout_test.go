@@ -136,3 +136,21 @@ func TestTextWithoutColorHasNoEscapes(t *testing.T) {
 		t.Fatal("uncoloured text output contains escape sequences")
 	}
 }
+
+// A record the rules named says so on its first line, with its severity,
+// and the summary of the most severe rule under it.
+func TestTextNamesTheRulesTheRecordMatched(t *testing.T) {
+	var buf bytes.Buffer
+	c := records[1]
+	c.Rules, c.Severity, c.Summary = []string{"image-changed-in-prod", "prod-team"}, "warning", "Deployment prod/web: image now nginx:1.28"
+	if err := NewText(&buf, false).Notify(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(buf.String(), "\n")
+	if !strings.HasSuffix(lines[0], " [warning: image-changed-in-prod, prod-team]") {
+		t.Errorf("first line %q does not end with the rules", lines[0])
+	}
+	if lines[1] != "  » Deployment prod/web: image now nginx:1.28" {
+		t.Errorf("second line %q, want the summary", lines[1])
+	}
+}

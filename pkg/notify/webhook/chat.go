@@ -29,7 +29,8 @@ type Section struct {
 	Title string
 	// Detail is the API version and who made the change, the user and
 	// the field manager as far as known: "apps/v1 by alice
-	// (kubectl-edit)", "apps/v1 by kubectl-edit".
+	// (kubectl-edit)", "apps/v1 by kubectl-edit", then the summary of
+	// the most severe rule the record matched, when it has one.
 	Detail string
 	// Access are the sentences of what access an RBAC change gave or
 	// took away ("alice gains cluster-admin through ClusterRoleBinding
@@ -65,8 +66,15 @@ func recordSection(c record.Change) Section {
 	if c.AfterGap {
 		detail += " (seen after a gap)"
 	}
+	if c.Summary != "" {
+		detail += " — " + c.Summary
+	}
+	title := fmt.Sprintf("%s %s %s", c.Type, c.Kind, c.ObjectName())
+	if j := c.Judgement(); j != "" {
+		title = "[" + j + "] " + title
+	}
 	s := Section{
-		Title:  cut(visible.String(fmt.Sprintf("%s %s %s", c.Type, c.Kind, c.ObjectName())), maxTitle),
+		Title:  cut(visible.String(title), maxTitle),
 		Detail: cut(visible.String(detail), maxChatDetail),
 		Record: c,
 	}

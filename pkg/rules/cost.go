@@ -1,0 +1,265 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/checker"
+	"github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/parser"
+	"k8s.io/apiserver/pkg/cel/library"
+
+	"github.com/kubediff/kubediff/pkg/record"
+)
+
+// maxValueSize bounds every string, list and map a rule can see: no
+// object is larger than the API server takes in one request (3 MiB, the
+// bound it assumes itself for CRD fields without one), and a record's
+// values come from two such objects.
+const maxValueSize = 2 * 3 << 20
+
+// plan is how a rule is evaluated. Tracking CEL's cost costs about four
+// times the evaluation of a cheap rule, and kubediff evaluates every
+// rule on every record: a rule that cannot exceed CostLimit, whatever the
+// record (its worst case, estimated as the API server estimates CRD
+// rules, is within it), runs untracked. Another runs tracked, behind its
+// guard when it has one: the cheap conjuncts of a rule "a && b && c"
+// (those whose worst case is within the limit) run untracked first, and
+// when they say false the rule does not match, as CEL's && says whatever
+// the other conjuncts would; otherwise the whole rule runs tracked.
+//
+// A rule that reads only the record (not object or oldObject) costs what
+// the record's sizes make it cost; most records are small (see
+// smallRecord), and on a small record such a rule runs untracked when its
+// worst case on a small record is within the limit.
+type plan struct {
+	prefilter prefilter
+	program   cel.Program // tracked unless cheap
+	guard     cel.Program // nil: none
+	small     cel.Program // untracked, for a small record; nil: none
+}
+
+// eval evaluates the rule on act.
+func (p plan) eval(act *activation) (any, error) {
+	if p.guard != nil {
+		if out, _, err := p.guard.Eval(act); err == nil && out == types.False {
+			return types.False, nil
+		}
+	}
+	prg := p.program
+	if p.small != nil && act.small() {
+		prg = p.small
+	}
+	out, _, err := prg.Eval(act)
+	return out, err
+}
+
+// newPlan checks a rule's cost and plans its evaluation.
+func newPlan(env *cel.Env, checked *cel.Ast) (plan, error) {
+	est, err := estimate(env, checked, noSizes{})
+	if err != nil {
+		return plan{}, err
+	}
+	if est.Min > CostLimit {
+		return plan{}, fmt.Errorf("costs at least %d to evaluate, over the limit of %d per evaluation", est.Min, CostLimit)
+	}
+	if cheap(env, checked) {
+		prg, err := env.Program(checked, untrackedOptions()...)
+		return plan{prefilter: prefilterOf(checked), program: prg}, err
+	}
+	prg, err := env.Program(checked, programOptions()...)
+	if err != nil {
+		return plan{}, err
+	}
+	p := plan{prefilter: prefilterOf(checked), program: prg, guard: guardOf(env, checked)}
+	if readsOnlyRecord(checked) && cheapOn(env, checked, smallSizes{}) {
+		if p.small, err = env.Program(checked, untrackedOptions()...); err != nil {
+			return plan{}, err
+		}
+	}
+	return p, nil
+}
+
+// readsOnlyRecord says whether checked reads no object's state.
+func readsOnlyRecord(checked *cel.Ast) bool {
+	for _, ref := range checked.NativeRep().ReferenceMap() {
+		if ref.Name == "object" || ref.Name == "oldObject" {
+			return false
+		}
+	}
+	return true
+}
+
+// guardOf compiles the cheap conjuncts of checked, untracked; nil when
+// it has none, or when all are (checked is cheap then).
+func guardOf(env *cel.Env, checked *cel.Ast) cel.Program {
+	native := checked.NativeRep()
+	var cheapParts []string
+	for _, e := range conjuncts(native.Expr()) {
+		text, err := parser.Unparse(e, native.SourceInfo())
+		if err != nil {
+			continue // not a guard: it stays in the whole rule
+		}
+		part, iss := env.Compile(text)
+		if iss.Err() != nil || part.OutputType() != cel.BoolType || !cheap(env, part) {
+			continue
+		}
+		cheapParts = append(cheapParts, "("+text+")")
+	}
+	if len(cheapParts) == 0 {
+		return nil
+	}
+	guard, iss := env.Compile(strings.Join(cheapParts, " && "))
+	if iss.Err() != nil || !cheap(env, guard) {
+		return nil
+	}
+	prg, err := env.Program(guard, untrackedOptions()...)
+	if err != nil {
+		return nil
+	}
+	return prg
+}
+
+// conjuncts flattens e's top-level &&.
+func conjuncts(e ast.Expr) []ast.Expr {
+	if e.Kind() == ast.CallKind && e.AsCall().FunctionName() == operators.LogicalAnd {
+		var out []ast.Expr
+		for _, arg := range e.AsCall().Args() {
+			out = append(out, conjuncts(arg)...)
+		}
+		return out
+	}
+	return []ast.Expr{e}
+}
+
+// cheap says whether checked's worst case is within CostLimit whatever
+// the record.
+func cheap(env *cel.Env, checked *cel.Ast) bool {
+	return cheapOn(env, checked, boundedSizes{})
+}
+
+func cheapOn(env *cel.Env, checked *cel.Ast, sizes checker.CostEstimator) bool {
+	est, err := estimate(env, checked, sizes)
+	return err == nil && est.Max <= CostLimit
+}
+
+func estimate(env *cel.Env, checked *cel.Ast, sizes checker.CostEstimator) (checker.CostEstimate, error) {
+	est, err := env.EstimateCost(checked, &library.CostEstimator{SizeEstimator: sizes}, checker.PresenceTestHasCost(false))
+	if err != nil {
+		return est, fmt.Errorf("estimating its cost: %w", err)
+	}
+	return est, nil
+}
+
+// noSizes leaves sizes unknown: a minimum cost then counts only what
+// every evaluation does.
+type noSizes struct{}
+
+func (noSizes) EstimateSize(checker.AstNode) *checker.SizeEstimate { return nil }
+func (noSizes) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
+	return nil
+}
+
+// boundedSizes bounds every size by maxValueSize.
+type boundedSizes struct{}
+
+func (boundedSizes) EstimateSize(checker.AstNode) *checker.SizeEstimate {
+	return &checker.SizeEstimate{Min: 0, Max: maxValueSize}
+}
+func (boundedSizes) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
+	return nil
+}
+
+// The sizes of a small record: strings of at most smallString bytes (a
+// record cuts a value's string over 4 KiB to an excerpt), lists and maps
+// of at most smallEntries.
+const (
+	smallString  = 8 << 10
+	smallEntries = 256
+	// smallWalk bounds the values smallRecord looks at: a record with
+	// more is not small.
+	smallWalk = 4096
+)
+
+// smallSizes bounds sizes as a small record has them.
+type smallSizes struct{}
+
+func (smallSizes) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
+	if n.Type() != nil && n.Type().Kind() == types.StringKind {
+		return &checker.SizeEstimate{Min: 0, Max: smallString}
+	}
+	return &checker.SizeEstimate{Min: 0, Max: smallEntries}
+}
+func (smallSizes) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
+	return nil
+}
+
+// smallRecord says whether every string of c is at most smallString
+// bytes and every list and map at most smallEntries long, values of the
+// changes included.
+func smallRecord(c *record.Change) bool {
+	budget := smallWalk
+	strs := []string{c.Type, c.APIVersion, c.Kind, c.Resource, c.Namespace, c.Name, c.UID, c.ResourceVersion, c.Changed}
+	if c.Manager != nil {
+		strs = append(strs, c.Manager.Name, c.Manager.Operation, c.Manager.Subresource, c.Manager.Time)
+	}
+	if c.User != nil {
+		strs = append(strs, c.User.Name)
+		strs = append(strs, c.User.Groups...)
+		if len(c.User.Groups) > smallEntries {
+			return false
+		}
+	}
+	for k, v := range c.Labels {
+		strs = append(strs, k, v)
+	}
+	if len(c.Labels) > smallEntries || len(c.Changes) > smallEntries {
+		return false
+	}
+	for _, fc := range c.Changes {
+		strs = append(strs, fc.Op, fc.Path, fc.Field)
+		if !smallValue(fc.From, &budget) || !smallValue(fc.To, &budget) {
+			return false
+		}
+	}
+	for _, s := range strs {
+		if len(s) > smallString {
+			return false
+		}
+	}
+	return true
+}
+
+// smallValue says whether v is small, spending budget on the values it
+// looks at.
+func smallValue(v any, budget *int) bool {
+	if *budget--; *budget < 0 {
+		return false
+	}
+	switch v := v.(type) {
+	case string:
+		return len(v) <= smallString
+	case map[string]any:
+		if len(v) > smallEntries {
+			return false
+		}
+		for k, e := range v {
+			if len(k) > smallString || !smallValue(e, budget) {
+				return false
+			}
+		}
+	case []any:
+		if len(v) > smallEntries {
+			return false
+		}
+		for _, e := range v {
+			if !smallValue(e, budget) {
+				return false
+			}
+		}
+	}
+	return true
+}
