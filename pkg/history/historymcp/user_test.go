@@ -78,22 +78,9 @@ func TestToolsFilterAndNameTheUser(t *testing.T) {
 	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
 	alice := &record.User{Name: "alice", Groups: []string{"dev"}}
 	deployer := &record.User{Name: "system:serviceaccount:ci:deployer", ServiceAccount: &record.ServiceAccount{Namespace: "ci", Name: "deployer"}}
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "h.db"), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
 	entries := []history.Entry{scaled(at, 1, "web", 5, alice), scaled(at, 2, "web", 6, deployer), scaled(at, 3, "api", 2, nil),
 		scaled(at, 4, "api", 3, alice), scaled(at, 5, "web", 7, nil)}
-	if err := db.Update(func(tx *bolt.Tx) error {
-		return history.Write(tx, entries, history.Policy{Retention: 24 * time.Hour, MaxBytes: 1 << 30}, at)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Update(func(tx *bolt.Tx) error { return history.WriteTypes(tx, []change.Resource{deployments}) }); err != nil {
-		t.Fatal(err)
-	}
-	s := session(t, historyapi.Local{Reader: history.NewReader(db, nil)}, at.Add(10*time.Minute))
+	s := session(t, keptHistory(t, at, entries), at.Add(10*time.Minute))
 
 	summary := func(changes []entry) string {
 		var out []string
@@ -132,26 +119,13 @@ func TestToolsFilterAndNameTheUser(t *testing.T) {
 // that is none is refused.
 func TestListChangesFiltersAndNamesTheRules(t *testing.T) {
 	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "h.db"), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
 	judged := func(e history.Entry, severity string, rules ...string) history.Entry {
 		e.Change.Rules, e.Change.Severity = rules, severity
 		return e
 	}
 	entries := []history.Entry{judged(scaled(at, 1, "web", 0, nil), "warning", "replicas-to-zero"), scaled(at, 2, "api", 2, nil),
 		judged(scaled(at, 3, "db", 0, nil), "critical", "replicas-to-zero", "prod-db")}
-	if err := db.Update(func(tx *bolt.Tx) error {
-		return history.Write(tx, entries, history.Policy{Retention: 24 * time.Hour, MaxBytes: 1 << 30}, at)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Update(func(tx *bolt.Tx) error { return history.WriteTypes(tx, []change.Resource{deployments}) }); err != nil {
-		t.Fatal(err)
-	}
-	s := session(t, historyapi.Local{Reader: history.NewReader(db, nil)}, at.Add(10*time.Minute))
+	s := session(t, keptHistory(t, at, entries), at.Add(10*time.Minute))
 	summary := func(changes []entry) string {
 		var out []string
 		for _, e := range changes {
@@ -176,4 +150,23 @@ func TestListChangesFiltersAndNamesTheRules(t *testing.T) {
 	if err != nil || !res.IsError {
 		t.Errorf("severity urgent: %v %+v, want a tool error", err, res)
 	}
+}
+
+// keptHistory is a history of Deployments holding entries, written at at.
+func keptHistory(t *testing.T, at time.Time, entries []history.Entry) historyapi.Local {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "h.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Update(func(tx *bolt.Tx) error {
+		if err := history.Write(tx, entries, history.Policy{Retention: 24 * time.Hour, MaxBytes: 1 << 30}, at); err != nil {
+			return err
+		}
+		return history.WriteTypes(tx, []change.Resource{deployments})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return historyapi.Local{Reader: history.NewReader(db, nil)}
 }
