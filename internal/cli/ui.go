@@ -63,6 +63,10 @@ func uiHandler(cmd *cobra.Command, stderr io.Writer) (http.Handler, func(), erro
 		return nil, nil, err
 	}
 	if remote != nil {
+		// A page that could only say "Bad Gateway": refuse to start.
+		if err := remote.Ping(cmd.Context()); err != nil {
+			return nil, nil, err
+		}
 		mux.Handle("/api/", remote.Proxy())
 		return mux, func() {}, nil
 	}

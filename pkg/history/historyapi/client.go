@@ -55,7 +55,9 @@ func NewRemoteThroughAPIServer(rc *rest.Config, prefix, apiService string) (*Rem
 }
 
 // ErrNoToken says the kubeconfig's user has no bearer token to send.
-var ErrNoToken = errors.New("your kubeconfig's user has no bearer token (it signs in with a client certificate): the history API checks callers with TokenReview, so use a kubeconfig with a token, such as one made by `kubectl create token`")
+var ErrNoToken = errors.New("your kubeconfig's user has no bearer token to send (it signs in with a client certificate, as kind's and minikube's do), " +
+	"and kubediff checks callers with TokenReview: use --via-apiserver (the chart's apiService.enabled), or a ServiceAccount's token " +
+	"(`kubectl create token NAME`; the recipe is in docs/history.md, \"Client certificates\")")
 
 // NewRemote asks the kubediff at server (http://host:port) as rc's user.
 func NewRemote(server string, rc *rest.Config) (*Remote, error) {
@@ -148,7 +150,7 @@ func (r *Remote) get(ctx context.Context, path string, v url.Values, read func(i
 	}
 	resp, err := r.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("kubediff at %s: %w", r.base.Redacted(), err)
+		return r.unreachable(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
@@ -165,6 +167,27 @@ func (r *Remote) get(ctx context.Context, path string, v url.Values, read func(i
 		return history.ErrBeforeHistory
 	}
 	return fmt.Errorf("kubediff at %s: %s", r.base.Redacted(), strings.TrimSpace(e.Error))
+}
+
+// Ping asks the running kubediff for one cheap answer (its types), so that
+// a command serving its page can refuse to start when it does not answer.
+func (r *Remote) Ping(ctx context.Context) error {
+	var out json.RawMessage
+	return r.get(ctx, TypesPath, url.Values{"name": {"namespaces"}}, func(body io.Reader) error { return json.NewDecoder(body).Decode(&out) })
+}
+
+// unreachable says that the kubediff at base did not answer, and what to
+// check.
+func (r *Remote) unreachable(err error) error {
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		err = urlErr.Err
+	}
+	hint := "is kubediff running with this --http-address?"
+	if r.trim != "" {
+		hint = r.hint
+	}
+	return fmt.Errorf("kubediff at %s does not answer (%w): %s", r.base.Redacted(), err, hint)
 }
 
 func setIf(v url.Values, key, value string) {
@@ -197,6 +220,11 @@ func (r *Remote) Proxy() http.Handler {
 			pr.Out.Header.Del("Authorization")
 			pr.Out.Header.Del("Cookie")
 			r.nameCluster(pr.Out)
+		},
+		// The page shows the error's sentence: a bare "Bad Gateway" said
+		// nothing of which kubediff did not answer or why.
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			writeError(w, http.StatusBadGateway, "Unreachable", r.unreachable(err))
 		},
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
