@@ -172,11 +172,11 @@ func openHistory(cmd *cobra.Command, stderr io.Writer) (historyapi.Source, func(
 	if err != nil || remote != nil {
 		return remote, func() {}, err
 	}
-	reader, closeDB, err := openStateHistory(dir)
+	src, err := app.OpenStateDir(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	return historyapi.Local{Reader: reader}, func() { _ = closeDB() }, nil
+	return src, func() {}, nil
 }
 
 // historyFlags reads where the history is: a running kubediff, asked as

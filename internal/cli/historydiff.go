@@ -11,11 +11,7 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/history/historyapi"
-	"github.com/kubediff/kubediff/pkg/state"
 )
-
-// openStateHistory reads a state dir's history.
-var openStateHistory = state.OpenHistory
 
 // runDiff prints how the object changed between --from and --to.
 func runDiff(cmd *cobra.Command, src historyapi.Source, arg string, out io.Writer) error {

@@ -17,9 +17,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubediff/kubediff/pkg/history/historyapi"
+	"github.com/kubediff/kubediff/internal/app"
 	"github.com/kubediff/kubediff/pkg/history/historyui"
-	"github.com/kubediff/kubediff/pkg/state"
 )
 
 func newUICommand(stdout, stderr io.Writer) *cobra.Command {
@@ -70,12 +69,12 @@ func uiHandler(cmd *cobra.Command, stderr io.Writer) (http.Handler, func(), erro
 		mux.Handle("/api/", remote.Proxy())
 		return mux, func() {}, nil
 	}
-	reader, closeDB, err := state.OpenHistory(dir)
+	stateDir, err := app.OpenStateDir(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	historyapi.NewHandler(reader, nil).Register(mux)
-	return mux, func() { _ = closeDB() }, nil
+	mux.Handle("/api/", stateDir.Handler())
+	return mux, func() {}, nil
 }
 
 // serveUI serves h on addr until ctx is done, guarded for you alone

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -30,9 +31,9 @@ type Remote struct {
 	// ("": the first, or its only one).
 	Cluster string
 	// trim is the part of the API's paths base replaces (through the API
-	// server: BasePath), and hint what to check when the answer is not
-	// kubediff's.
-	trim, hint string
+	// server: BasePath), hint what to check when the answer is not
+	// kubediff's, and down what to check when nothing answers.
+	trim, hint, down string
 }
 
 // NewRemoteThroughAPIServer asks the kubediff registered as an aggregated
@@ -50,8 +51,10 @@ func NewRemoteThroughAPIServer(rc *rest.Config, prefix, apiService string) (*Rem
 	if host.Path == "" {
 		host.Path = "/" // else JoinPath makes a relative path, which the proxy would send as it is
 	}
-	return &Remote{base: host.JoinPath(prefix), client: &http.Client{Transport: rt, Timeout: time.Minute}, trim: BasePath,
-		hint: fmt.Sprintf("is kubediff's APIService registered and available? kubectl get apiservice %s", apiService)}, nil
+	r := &Remote{base: host.JoinPath(prefix), client: &http.Client{Transport: rt, Timeout: time.Minute}, trim: BasePath,
+		hint: fmt.Sprintf("is kubediff's APIService registered and available? kubectl get apiservice %s", apiService)}
+	r.down = r.hint
+	return r, nil
 }
 
 // ErrNoToken says the kubeconfig's user has no bearer token to send.
@@ -79,7 +82,20 @@ func NewRemote(server string, rc *rest.Config) (*Remote, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Remote{base: base, client: &http.Client{Transport: rt, Timeout: time.Minute}, hint: "is it kubediff, with a state dir?"}, nil
+	return &Remote{base: base, client: &http.Client{Transport: rt, Timeout: time.Minute}, hint: "is it kubediff, with a state dir?", down: "is kubediff running with this --http-address?"}, nil
+}
+
+// NewSocketRemote asks the kubediff running with a state dir through the
+// unix socket it serves there (state.SocketPath): no credentials, as the
+// socket is only for those who may read the state dir.
+func NewSocketRemote(path string) *Remote {
+	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", path)
+	}
+	base := &url.URL{Scheme: "http", Host: "kubediff", Path: "/"}
+	return &Remote{base: base, client: &http.Client{Transport: &http.Transport{DialContext: dial}, Timeout: time.Minute},
+		hint: "is it kubediff?", down: "is kubediff still running with this state dir?"}
 }
 
 // Records implements Source.
@@ -183,11 +199,7 @@ func (r *Remote) unreachable(err error) error {
 	if errors.As(err, &urlErr) {
 		err = urlErr.Err
 	}
-	hint := "is kubediff running with this --http-address?"
-	if r.trim != "" {
-		hint = r.hint
-	}
-	return fmt.Errorf("kubediff at %s does not answer (%w): %s", r.base.Redacted(), err, hint)
+	return fmt.Errorf("kubediff at %s does not answer (%w): %s", r.base.Redacted(), err, r.down)
 }
 
 func setIf(v url.Values, key, value string) {
