@@ -8,13 +8,20 @@ LDFLAGS  := -s -w -X github.com/kubediff/kubediff/internal/cli.version=$(VERSION
 TESTENV  := .testenv/bin
 export KUBEBUILDER_ASSETS := $(abspath $(TESTENV))
 
-.PHONY: all build dist testenv peers helm browser tools test unit demo bench microbench vet lint tidy-check lint-dockerfile fmt clean
+.PHONY: all build install dist testenv peers helm browser tools test unit demo bench microbench vet lint tidy-check lint-dockerfile fmt clean
 
 all: build
 
 ## build: static kubediff binary in bin/, version stamped
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/kubediff ./cmd/kubediff
+
+## install: bin/kubediff into $(PREFIX)/bin (default /usr/local), with kubectl-kubediff beside it for kubectl
+PREFIX  ?= /usr/local
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 bin/kubediff $(DESTDIR)$(PREFIX)/bin/kubediff
+	ln -sf kubediff $(DESTDIR)$(PREFIX)/bin/kubectl-kubediff
 
 ## testenv: local control plane (etcd, kube-apiserver, kubectl, controller manager, scheduler, KWOK) built from Go modules
 TESTENV_BINS := $(addprefix $(TESTENV)/,etcd kube-apiserver kubectl kube-controller-manager kube-scheduler kwok)
