@@ -112,8 +112,8 @@ func (s *readmeSession) run(command string) {
 		s.openPage(command)
 	default:
 		out := s.shell(command)
-		if strings.HasPrefix(command, "kubediff history") && s.kept != "" && !strings.Contains(out, "created ConfigMap "+s.ns+"/"+s.kept) {
-			s.t.Errorf("%s: lists no creation of %s/%s:\n%s", command, s.ns, s.kept, out)
+		if strings.HasPrefix(command, "kubediff history") && s.kept != "" && !strings.Contains(out, "added ConfigMap "+s.ns+"/"+s.kept) {
+			s.t.Errorf("%s: lists no addition of %s/%s:\n%s", command, s.ns, s.kept, out)
 		}
 	}
 }
@@ -152,7 +152,7 @@ func (s *readmeSession) startWatch(command string) {
 	name := fmt.Sprintf("first-hour-%d", s.changes)
 	createConfigMap(s.t, s.ns, name)
 	eventually(s.t, command+" to print the change", func() bool {
-		return strings.Contains(stdout.String(), "created ConfigMap "+s.ns+"/"+name)
+		return strings.Contains(stdout.String(), "added ConfigMap "+s.ns+"/"+name)
 	})
 	if strings.Contains(command, "--state-dir") {
 		s.kept = name

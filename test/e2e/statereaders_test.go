@@ -40,7 +40,7 @@ func TestReadersNeverLockTheWriterOut(t *testing.T) {
 	w.waitRecords("ConfigMap", ns, "second", 2)
 	eventually(t, "history on the dir to list the new records", func() bool {
 		out, code := cliOutput(t, "history", "--state-dir", dir, "-n", ns, "-o", "text")
-		return code == 0 && strings.Contains(out, "created ConfigMap "+ns+"/second") && strings.Contains(out, "updated ConfigMap "+ns+"/second")
+		return code == 0 && strings.Contains(out, "added ConfigMap "+ns+"/second") && strings.Contains(out, "updated ConfigMap "+ns+"/second")
 	})
 	if out, code := cliOutput(t, "get", "cm/second", "-n", ns, "--at", "0s", "--state-dir", dir); code != 0 || !strings.Contains(out, `v: "1"`) {
 		t.Errorf("get on the dir of a running watcher: exit %d\n%s", code, out)
