@@ -8,7 +8,7 @@ LDFLAGS  := -s -w -X github.com/kubediff/kubediff/internal/cli.version=$(VERSION
 TESTENV  := .testenv/bin
 export KUBEBUILDER_ASSETS := $(abspath $(TESTENV))
 
-.PHONY: all build install dist testenv peers helm browser tools test unit demo bench microbench vet lint tidy-check lint-dockerfile fmt clean
+.PHONY: all build install chart-schema dist testenv peers helm browser tools test unit demo bench microbench vet lint tidy-check lint-dockerfile fmt clean
 
 all: build
 
@@ -22,6 +22,10 @@ install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 bin/kubediff $(DESTDIR)$(PREFIX)/bin/kubediff
 	ln -sf kubediff $(DESTDIR)$(PREFIX)/bin/kubectl-kubediff
+
+## chart-schema: the config part of charts/kubediff/values.schema.json, generated from pkg/config's types
+chart-schema:
+	$(GO) run ./hack/chartschema charts/kubediff/values.schema.json
 
 ## testenv: local control plane (etcd, kube-apiserver, kubectl, controller manager, scheduler, KWOK) built from Go modules
 TESTENV_BINS := $(addprefix $(TESTENV)/,etcd kube-apiserver kubectl kube-controller-manager kube-scheduler kwok)

@@ -21,6 +21,8 @@ var (
 	ChangeTypes = []string{"added", "updated", "deleted"}
 )
 
+//go:generate go run ../../hack/chartschema ../../charts/kubediff/values.schema.json
+
 // enums are the keys (dotted, "[]" for a list's items) that take one of
 // a few words.
 var enums = map[string][]string{
@@ -38,7 +40,8 @@ var enums = map[string][]string{
 
 // SchemaRules is a sink type's config that also says, as JSON Schema,
 // which of its keys must be set (what its Validate refuses without them),
-// for the chart's values.schema.json.
+// for the chart's values.schema.json; its "properties+" narrows some
+// keys' schemas (an enum of the words Validate accepts).
 type SchemaRules interface {
 	SchemaRules() map[string]any
 }
@@ -103,6 +106,12 @@ func sinkSchema() map[string]any {
 		}
 		if rules, ok := sc.(SchemaRules); ok {
 			for k, v := range rules.SchemaRules() {
+				if k == "properties+" { // narrower schemas of some keys
+					for name, narrower := range v.(map[string]any) {
+						props[name] = narrower
+					}
+					continue
+				}
 				own[k] = v
 			}
 		}

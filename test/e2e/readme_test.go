@@ -105,7 +105,12 @@ func (s *readmeSession) run(command string) {
 	case strings.HasPrefix(command, "cd "):
 		s.dir = filepath.Join(s.dir, strings.TrimPrefix(command, "cd "))
 	case strings.HasPrefix(command, "git clone "):
-		s.shell(strings.Replace(command, "https://github.com/kubediff/kubediff", repoRoot(s.t), 1))
+		// This checkout stands for GitHub's, under the same last name.
+		origin := filepath.Join(s.t.TempDir(), "kubediff")
+		if err := os.Symlink(repoRoot(s.t), origin); err != nil {
+			s.t.Fatal(err)
+		}
+		s.shell(strings.Replace(command, "https://github.com/kubediff/kubediff", origin, 1))
 	case strings.HasPrefix(command, "kubediff watch"):
 		s.startWatch(command)
 	case strings.HasPrefix(command, "kubediff ui"):

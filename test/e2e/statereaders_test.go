@@ -38,8 +38,15 @@ func TestReadersNeverLockTheWriterOut(t *testing.T) {
 	})
 	setConfigMap(t, ns, "second", "1")
 	w.waitRecords("ConfigMap", ns, "second", 2)
+	var listed string
+	defer func() {
+		if t.Failed() {
+			t.Logf("history on the dir printed:\n%s", listed)
+		}
+	}()
 	eventually(t, "history on the dir to list the new records", func() bool {
 		out, code := cliOutput(t, "history", "--state-dir", dir, "-n", ns, "-o", "text")
+		listed = out
 		return code == 0 && strings.Contains(out, "added ConfigMap "+ns+"/second") && strings.Contains(out, "updated ConfigMap "+ns+"/second")
 	})
 	if out, code := cliOutput(t, "get", "cm/second", "-n", ns, "--at", "0s", "--state-dir", dir); code != 0 || !strings.Contains(out, `v: "1"`) {
