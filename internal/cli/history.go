@@ -110,6 +110,7 @@ Exits 1 when the object did not exist then.`,
 	f.String("at", "", "the moment: RFC 3339 (fractional seconds allowed) or a duration ago such as 15m")
 	f.StringP("output", "o", "yaml", "yaml or json")
 	markUnbound(cmd, "namespace", "at", "output")
+	completeWords(cmd, "output", "yaml", "json")
 	_ = cmd.MarkFlagRequired("at")
 	return cmd
 }

@@ -141,6 +141,7 @@ or text on stdout. Operational logs go to stderr.`,
 	for _, cmd := range root.Commands() {
 		cmd.Example = strings.ReplaceAll(cmd.Example, "  kubediff ", "  "+name+" ")
 	}
+	registerCompletions(root)
 	markRuntimeErrors(root)
 	return root
 }

@@ -117,7 +117,7 @@ func (s *readmeSession) run(command string) {
 		s.openPage(command)
 	default:
 		out := s.shell(command)
-		if strings.HasPrefix(command, "kubediff history") && s.kept != "" && !strings.Contains(out, "added ConfigMap "+s.ns+"/"+s.kept) {
+		if strings.HasPrefix(command, "kubediff history") && s.kept != "" && !addedLine(s.ns, s.kept).MatchString(out) {
 			s.t.Errorf("%s: lists no addition of %s/%s:\n%s", command, s.ns, s.kept, out)
 		}
 	}
@@ -157,7 +157,7 @@ func (s *readmeSession) startWatch(command string) {
 	name := fmt.Sprintf("first-hour-%d", s.changes)
 	createConfigMap(s.t, s.ns, name)
 	eventually(s.t, command+" to print the change", func() bool {
-		return strings.Contains(stdout.String(), "added ConfigMap "+s.ns+"/"+name)
+		return addedLine(s.ns, name).MatchString(stdout.String())
 	})
 	if strings.Contains(command, "--state-dir") {
 		s.kept = name
@@ -202,4 +202,9 @@ func (s *readmeSession) openPage(command string) {
 	if code != 200 || (s.kept != "" && !strings.Contains(body, `"name":"`+s.kept+`"`)) {
 		s.t.Errorf("the page's records: %d %s", code, body)
 	}
+}
+
+// addedLine matches the text output's line of a ConfigMap's creation.
+func addedLine(ns, name string) *regexp.Regexp {
+	return regexp.MustCompile(`added +ConfigMap ` + regexp.QuoteMeta(ns+"/"+name) + `\b`)
 }

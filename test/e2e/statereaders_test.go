@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/http"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -47,7 +48,7 @@ func TestReadersNeverLockTheWriterOut(t *testing.T) {
 	eventually(t, "history on the dir to list the new records", func() bool {
 		out, code := cliOutput(t, "history", "--state-dir", dir, "-n", ns, "-o", "text")
 		listed = out
-		return code == 0 && strings.Contains(out, "added ConfigMap "+ns+"/second") && strings.Contains(out, "updated ConfigMap "+ns+"/second")
+		return code == 0 && regexp.MustCompile(`added +ConfigMap `+ns+`/second`).MatchString(out) && strings.Contains(out, "updated ConfigMap "+ns+"/second")
 	})
 	if out, code := cliOutput(t, "get", "cm/second", "-n", ns, "--at", "0s", "--state-dir", dir); code != 0 || !strings.Contains(out, `v: "1"`) {
 		t.Errorf("get on the dir of a running watcher: exit %d\n%s", code, out)
