@@ -122,4 +122,3 @@ func sinkSchema() map[string]any {
 	}
 	return map[string]any{"type": "object", "required": []string{"name", "type"}, "properties": common, "allOf": perType}
 }
-

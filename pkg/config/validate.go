@@ -231,8 +231,6 @@ func checkSafeAnnotations(key string, patterns []string) []error {
 	return errs
 }
 
-func oneOf(s string, allowed ...string) bool { return slices.Contains(allowed, s) }
-
 // notOneOf is the error of a key whose value is not one of allowed.
 func notOneOf(key, value string, allowed []string) []error {
 	if slices.Contains(allowed, value) {
