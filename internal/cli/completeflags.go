@@ -111,14 +111,17 @@ func fixed(words []string) cobra.CompletionFunc {
 	}
 }
 
-// wordsIn are the words of candidates that text names.
+// wordsIn are the words of candidates that text names, in its order.
 func wordsIn(text string, candidates []string) []string {
+	at := map[string]int{}
 	var out []string
 	for _, w := range candidates {
-		if regexp.MustCompile(`\b` + w + `\b`).MatchString(text) {
+		if loc := regexp.MustCompile(`\b` + w + `\b`).FindStringIndex(text); loc != nil {
+			at[w] = loc[0]
 			out = append(out, w)
 		}
 	}
+	slices.SortFunc(out, func(a, b string) int { return at[a] - at[b] })
 	return out
 }
 

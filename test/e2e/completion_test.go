@@ -35,8 +35,8 @@ func TestCompletionInARealBash(t *testing.T) {
 		want []string
 	}{
 		{"kubediff watch configm", []string{"configmaps"}},
-		{"kubediff get configmaps/sett -n " + ns, []string{"configmaps/settings"}},
-		{"kubediff diff configmaps/ -n " + ns, []string{"configmaps/settings"}},
+		{"kubediff get -n " + ns + " configmaps/sett", []string{"configmaps/settings"}},
+		{"kubediff diff -n " + ns + " configmaps/", []string{"configmaps/settings"}},
 		{"kubediff history deploym", []string{"deployments"}},
 		{"kubediff history -n " + ns[:len(ns)-3], []string{ns}},
 		{"kubediff watch --exclude-namespace " + ns[:len(ns)-3], []string{ns}},
@@ -60,7 +60,7 @@ func TestCompletionInARealBash(t *testing.T) {
 		})
 	}
 	kubectlBin := filepath.Join(repoRoot(t), ".testenv", "bin", "kubectl")
-	cmd := exec.Command(kubectlBin, "__complete", "kubediff", "get", "configmaps/sett", "-n", ns)
+	cmd := exec.Command(kubectlBin, "__complete", "kubediff", "get", "-n", ns, "configmaps/sett")
 	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "KUBECONFIG="+env.Kubeconfig)
 	if got, err := cmd.Output(); err != nil || !strings.HasPrefix(string(got), "configmaps/settings\n") {
 		t.Errorf("kubectl __complete kubediff get configmaps/sett: %v\n%s", err, got)
@@ -102,7 +102,7 @@ printf '%s\n' "${COMPREPLY[@]}"`
 	var words []string
 	for w := range strings.Lines(string(out)) {
 		if w = strings.TrimSpace(w); w != "" {
-			words = append(words, w)
+			words = append(words, strings.ReplaceAll(w, `\,`, ",")) // bash quotes what it inserts
 		}
 	}
 	return words

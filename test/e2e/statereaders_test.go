@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestReadersNeverLockTheWriterOut: a `kubediff ui --state-dir` left
@@ -32,6 +33,7 @@ func TestReadersNeverLockTheWriterOut(t *testing.T) {
 
 	w := startBinary(t, "watch", "-n", ns, "--state-dir", dir) // fails the test unless it syncs
 	w.logOnFailure()
+	before := time.Now().UTC().Format(time.RFC3339Nano)
 	createConfigMap(t, ns, "second")
 	w.waitRecords("ConfigMap", ns, "second", 1)
 	eventually(t, "the open page to show the running watcher's new record", func() bool {
@@ -53,7 +55,7 @@ func TestReadersNeverLockTheWriterOut(t *testing.T) {
 	if out, code := cliOutput(t, "get", "cm/second", "-n", ns, "--at", "0s", "--state-dir", dir); code != 0 || !strings.Contains(out, `v: "1"`) {
 		t.Errorf("get on the dir of a running watcher: exit %d\n%s", code, out)
 	}
-	if out, code := cliOutput(t, "diff", "cm/second", "-n", ns, "--from", "10m", "--state-dir", dir); code != 0 || !strings.Contains(out, `+  v: "1"`) {
+	if out, code := cliOutput(t, "diff", "cm/second", "-n", ns, "--from", before, "--state-dir", dir); code != 0 || !strings.Contains(out, `+  v: "1"`) {
 		t.Errorf("diff on the dir of a running watcher: exit %d\n%s", code, out)
 	}
 
