@@ -42,6 +42,11 @@ func connect(cmd *cobra.Command) (*app.Clients, []string) {
 	if err != nil {
 		return nil, nil
 	}
+	// The history commands' -n is their own (no config key): the
+	// namespace whose objects to offer all the same.
+	if f := cmd.Flags().Lookup("namespace"); f != nil && isUnbound(f) && f.Changed {
+		return cl, []string{f.Value.String()}
+	}
 	return cl, cfg.Namespaces
 }
 
