@@ -18,7 +18,7 @@ func BenchmarkJudge20Rules(b *testing.B) {
 	}
 	var doc struct {
 		Rules    []Spec   `json:"rules"`
-		RulePack []string `json:"rulePack"`
+		RulePack []PackEntry `json:"rulePack"`
 	}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		b.Fatal(err)
