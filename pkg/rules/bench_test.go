@@ -17,7 +17,7 @@ func BenchmarkJudge20Rules(b *testing.B) {
 		b.Fatal(err)
 	}
 	var doc struct {
-		Rules    []Spec   `json:"rules"`
+		Rules    []Spec      `json:"rules"`
 		RulePack []PackEntry `json:"rulePack"`
 	}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
