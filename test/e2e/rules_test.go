@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/kubediff/kubediff/pkg/record"
 )
@@ -226,32 +227,36 @@ rules:
 	kubectl(t, "", "-n", ns, "create", "configmap", "unsafe", "--from-literal=flag=1", "--from-literal=mode=unsafe")
 	w.waitRecords("ConfigMap", ns, "unsafe", 1)
 
+	// A reviewer who may read ConfigMaps there (the history checks it).
+	reviewer := serviceAccountKubeconfig(t, ns, "reviewer",
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list"}}, ns)
 	browser := newBrowser(t)
-	page := startUI(t, "--server", httpAddress(t, w))
+	page := startUI(t, "--server", httpAddress(t, w), "--kubeconfig", reviewer)
 	base := strings.TrimSuffix(page, page[strings.Index(page, "/open?"):])
 	inBrowser(t, browser, "sign in", chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS(".legend")))
 	for _, tc := range []struct {
 		query string
-		marks []string // each mark's title ends so
+		marks []string // each mark's ConfigMap, and what its title ends with
 	}{
-		{"", []string{"plain", "flagged [warning: cm-flagged]", "unsafe [critical: cm-flagged, cm-unsafe]"}},
-		{"&severity=critical", []string{"unsafe [critical: cm-flagged, cm-unsafe]"}},
-		{"&rule=cm-f*", []string{"flagged [warning: cm-flagged]", "unsafe [critical: cm-flagged, cm-unsafe]"}},
-		{"&rule=cm-unsafe&severity=warning", []string{"unsafe [critical: cm-flagged, cm-unsafe]"}},
+		{"", []string{"plain", "kubectl-create", "flagged", "[warning: cm-flagged]", "unsafe", "[critical: cm-flagged, cm-unsafe]"}},
+		{"&severity=critical", []string{"unsafe", "[critical: cm-flagged, cm-unsafe]"}},
+		{"&rule=cm-f*", []string{"flagged", "[warning: cm-flagged]", "unsafe", "[critical: cm-flagged, cm-unsafe]"}},
+		{"&rule=cm-unsafe&severity=warning", []string{"unsafe", "[critical: cm-flagged, cm-unsafe]"}},
 	} {
 		inBrowser(t, browser, "timeline "+tc.query, chromedp.Navigate(base+"/?namespace="+ns+tc.query), chromedp.WaitVisible(chromedp.CSS(".legend")))
 		marks := browserValue(t, browser, "the marks", chromedp.Evaluate[[]string](
-			`[...document.querySelectorAll(".mark")].map((m) => m.className + " | " + m.title).sort((a, b) => a.localeCompare(b))`))
-		if len(marks) != len(tc.marks) {
-			t.Errorf("?%s: marks %q, want %d", tc.query, marks, len(tc.marks))
+			`[...document.querySelectorAll(".mark")].map((m) => m.className + " | " + m.title)`))
+		if len(marks) != len(tc.marks)/2 {
+			t.Errorf("?%s: marks %q, want %d", tc.query, marks, len(tc.marks)/2)
 			continue
 		}
-		for _, want := range tc.marks {
-			if !slices.ContainsFunc(marks, func(m string) bool { return strings.HasSuffix(m, "ConfigMap "+want) }) {
-				t.Errorf("?%s: no mark titled ...%q in %q", tc.query, want, marks)
+		for i := 0; i < len(tc.marks); i += 2 {
+			name, ends := tc.marks[i], tc.marks[i+1]
+			if !slices.ContainsFunc(marks, func(m string) bool { return strings.Contains(m, "ConfigMap "+name+" ") && strings.HasSuffix(m, ends) }) {
+				t.Errorf("?%s: no mark of %s ending %q in %q", tc.query, name, ends, marks)
 			}
 		}
-		if tc.query == "" && !slices.ContainsFunc(marks, func(m string) bool { return strings.Contains(m, "severity-critical |") }) {
+		if tc.query == "" && !slices.ContainsFunc(marks, func(m string) bool { return strings.HasPrefix(m, "mark added severity-critical |") }) {
 			t.Errorf("no mark ringed critical: %q", marks)
 		}
 	}
