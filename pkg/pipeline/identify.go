@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/identity"
 	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/release"
 	"github.com/kubediff/kubediff/pkg/state"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
@@ -35,10 +36,10 @@ const identifyTick = 100 * time.Millisecond
 // release its object belongs to, between coalesce and judge. A source
 // may say who made a write after the watch delivered it (the audit
 // webhook posts in batches about a second apart), and the watch of
-// release Secrets or Applications may deliver the state written before
-// a write after the write itself, so a record whose writes are not
-// noted yet, or whose release may not be, waits for them, up to wait
-// and releaseWait; one that was not named by then goes on without a
+// release Secrets or Applications may deliver the state a release tool
+// wrote just before its write after the write itself, so a record whose
+// writes are not noted yet, or whose release may not be, waits for
+// them, up to wait and releaseWait; one that was not named by then goes on without a
 // user, or with the release as last seen. An object's later records and
 // quiet states wait behind it, so its history keeps its order; other
 // objects' records pass.
@@ -125,7 +126,9 @@ func (s *identify) nameUser(w *waitingRecord) {
 }
 
 // nameRelease names the release w's object belongs to, and says in
-// w.releasePending whether a state written before it may still come.
+// w.releasePending whether to wait for a state written before it: only
+// for a write a release tool made (the state it wrote just before may
+// still be on its way); other writes name the state seen.
 func (s *identify) nameRelease(w *waitingRecord) {
 	obj := w.ev.Object()
 	if s.releases == nil || obj == nil {
@@ -133,7 +136,8 @@ func (s *identify) nameRelease(w *waitingRecord) {
 	}
 	r, settled := s.releases.Release(obj, w.c.ResourceVersion)
 	w.c.Release = r
-	w.releasePending = !settled && s.releaseWait > 0
+	applied := w.c.Manager != nil && release.Applier(w.c.Manager.Name)
+	w.releasePending = !settled && applied && s.releaseWait > 0
 }
 
 func (s *identify) keepState(ev watcher.Event, c record.Change) {

@@ -135,9 +135,10 @@ func helmRevision(rev, rv int) *unstructured.Unstructured {
 		"namespace": "day", "resourceVersion": fmt.Sprint(rv), "labels": map[string]any{"owner": "helm", "name": "web", "version": fmt.Sprint(rev), "status": "deployed"}}}}
 }
 
-// A record whose object a Helm release applied waits, up to its wait,
-// for the Secrets' watch to reach its write: the revision Helm wrote
-// just before it may come after it. Records of other objects pass.
+// A record of Helm's write to an object of its release waits, up to its
+// wait, for the Secrets' watch to reach its write: the revision Helm
+// wrote just before it may come after it. Records of other objects, and
+// of others' writes, pass.
 func TestIdentifyWaitsForTheReleaseBeforeAWrite(t *testing.T) {
 	book, out := release.NewBook(), &released{}
 	s := newIdentify(nil, 0, out, nil)
@@ -149,6 +150,7 @@ func TestIdentifyWaitsForTheReleaseBeforeAWrite(t *testing.T) {
 		ev, c := configMapWrite(name, from, to)
 		ev.New = ev.Old.DeepCopy()
 		ev.New.SetAnnotations(map[string]string{"meta.helm.sh/release-name": "web", "meta.helm.sh/release-namespace": "day"})
+		c.Manager = &record.Manager{Name: "helm"}
 		return ev, c
 	}
 	book.Observe("", "secrets", helmRevision(1, 10))
@@ -171,9 +173,15 @@ func TestIdentifyWaitsForTheReleaseBeforeAWrite(t *testing.T) {
 		t.Fatalf("once the Secrets' watch passed b's write: %s, want %s", got, want)
 	}
 	one(helmWrite("c", 30, 31))
+	scaled, c := helmWrite("d", 31, 32)
+	c.Manager = &record.Manager{Name: "kube-controller-manager"}
+	one(scaled, c) // not Helm's write: no state of the release is coming
+	if got, want := out.String(), "[a@12 rev 1 plain@13 rev 0 b@21 rev 2 d@32 rev 2]"; got != want {
+		t.Fatalf("before c's wait ended: %s, want %s", got, want)
+	}
 	now = now.Add(5 * time.Second)
 	s.releaseDue(false)
-	if got, want := out.String(), "[a@12 rev 1 plain@13 rev 0 b@21 rev 2 c@31 rev 2]"; got != want {
+	if got, want := out.String(), "[a@12 rev 1 plain@13 rev 0 b@21 rev 2 d@32 rev 2 c@31 rev 2]"; got != want {
 		t.Fatalf("after the wait: %s, want %s", got, want)
 	}
 }

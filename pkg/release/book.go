@@ -133,7 +133,22 @@ func (b *Book) Release(obj *unstructured.Unstructured, rv string) (r *record.Rel
 	if m.kind == kindHelm {
 		return b.helmAt(m, version), settled
 	}
-	return b.objectAt(m, version), settled
+	r = b.objectAt(m, version)
+	// An instance label naming no known Application is a Helm chart's
+	// (or anyone's) label: nothing is coming.
+	return r, settled || r == nil
+}
+
+// Applier says whether manager, a field manager, is one release tools
+// apply objects as (Helm, Argo CD, Flux): a write made as one is part of
+// a release, whose state was written just before it and may still be
+// on its way.
+func Applier(manager string) bool {
+	switch manager {
+	case "helm", "argocd-controller", "argocd-application-controller", "kustomize-controller", "helm-controller":
+		return true
+	}
+	return false
 }
 
 // sourceOf is the type whose watch delivers m's states. The caller

@@ -124,6 +124,14 @@ func TestMarks(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
+	if _, settled := b.Release(object(nil, map[string]any{instanceLabel: "web"}), "60"); !settled {
+		t.Error("an instance label naming no known Application waits for one")
+	}
+	for manager, want := range map[string]bool{"helm": true, "argocd-controller": true, "kustomize-controller": true, "kubectl": false, "": false} {
+		if Applier(manager) != want {
+			t.Errorf("Applier(%q) = %v", manager, !want)
+		}
+	}
 }
 
 // Argo CD writes the running operation (with the revision to sync)

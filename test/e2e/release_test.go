@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/kubediff/kubediff/pkg/record"
 )
@@ -112,9 +115,56 @@ func TestHelmUpgradeNamesItsRevisionAndChart(t *testing.T) {
 	if _, code := cliOutput(t, "history", "--release", "Web App", "-n", ns, "--server", server, "--kubeconfig", env.Kubeconfig); code != 2 {
 		t.Errorf("history --release 'Web App': exit %d, want 2 (a usage error)", code)
 	}
+	releaseInMCP(t, server, ns)
+	releaseOnThePage(t, server, ns)
 	for where, text := range map[string]string{"stdout": w.stdout.String(), "stderr": w.stderr.String(), "history": out} {
 		if strings.Contains(text, releaseCanary) {
 			t.Errorf("the chart's password value appears in %s", where)
 		}
+	}
+}
+
+// releaseInMCP: MCP's list_changes, through the SDK's client, lists the
+// release's changes and names the release on each.
+func releaseInMCP(t *testing.T, server, ns string) {
+	t.Helper()
+	var out struct {
+		Changes []struct {
+			Kind, Name string
+			Release    *record.Release
+		}
+	}
+	callTool(t, mcpSession(t, "--server", server, "--kubeconfig", env.Kubeconfig), "list_changes",
+		map[string]any{"namespace": ns, "from": "15m", "release": "web"}, &out)
+	revisions := map[int]int{}
+	for _, c := range out.Changes {
+		if c.Release == nil || c.Release.Name != "web" || strings.Contains(c.Name, "unrelated") {
+			t.Errorf("list_changes release=web answers %s %s of release %+v", c.Kind, c.Name, c.Release)
+			continue
+		}
+		revisions[c.Release.Revision]++
+	}
+	if revisions[1] != 3 || revisions[2] != 3 {
+		t.Errorf("list_changes release=web: %d changes of revision 1 and %d of revision 2, want 3 and 3", revisions[1], revisions[2])
+	}
+}
+
+// releaseOnThePage: the timeline page, filtered by the release, shows
+// its six changes and not the unrelated ConfigMap's; the Deployment's
+// page names the revision and chart of its upgrade.
+func releaseOnThePage(t *testing.T, server, ns string) {
+	t.Helper()
+	browser := newBrowser(t)
+	page := startUI(t, "--server", server, "--kubeconfig", env.Kubeconfig)
+	base := strings.TrimSuffix(page, regexp.MustCompile(`/open\?.*$`).FindString(page))
+	inBrowser(t, browser, "open", chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("main")))
+	inBrowser(t, browser, "timeline of the release", chromedp.Navigate(base+"/?namespace="+ns+"&release=web"), chromedp.WaitVisible(chromedp.CSS(".legend")))
+	if text := mainText(t, browser); !strings.Contains(text, "6 changes") || strings.Contains(text, "unrelated") {
+		t.Errorf("the timeline filtered to release web:\n%s", text)
+	}
+	screenshot(t, browser, "release")
+	inBrowser(t, browser, "the Deployment's page", chromedp.Navigate(base+"/?object=deployments.apps/web&namespace="+ns), chromedp.WaitVisible(chromedp.CSS(".record")))
+	if text := mainText(t, browser); !strings.Contains(text, "by helm (release web rev 2, chart web-1.4.2)") {
+		t.Errorf("the Deployment's page does not name the upgrade's release:\n%s", text)
 	}
 }
