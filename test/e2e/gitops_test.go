@@ -65,6 +65,7 @@ spec:
 func TestApplicationSyncNamesItsGitRevision(t *testing.T) {
 	installReleaseCRDs(t)
 	ns := newNamespace(t)
+	viewer := releaseViewer(t, ns)
 	w := startWatch(t, "-n", ns, "--state-dir", t.TempDir())
 	w.logOnFailure()
 	app := fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
@@ -89,8 +90,13 @@ spec:
 	}
 	server := httpAddress(t, w)
 	var out string
+	defer func() {
+		if t.Failed() {
+			t.Logf("history's last answer:\n%s", out)
+		}
+	}()
 	eventually(t, "the Application's records in the history", func() bool {
-		out, _ = cliOutput(t, "history", "--release", "shop", "-n", ns, "-o", "text", "--server", server, "--kubeconfig", env.Kubeconfig)
+		out, _ = cliOutput(t, "history", "--release", "shop", "-n", ns, "-o", "text", "--server", server, "--kubeconfig", viewer)
 		return strings.Count(out, "Deployment "+ns+"/web") == 2
 	})
 	want := fmt.Sprintf("by argocd-controller (Application %s/shop, revision %s (Running))", ns, second[:12])
@@ -137,6 +143,7 @@ data: {level: %q}
 func TestKustomizationNamesItsAppliedRevision(t *testing.T) {
 	installReleaseCRDs(t)
 	ns := newNamespace(t)
+	viewer := releaseViewer(t, ns)
 	w := startWatch(t, "-n", ns, "--state-dir", t.TempDir())
 	w.logOnFailure()
 	ks := fmt.Sprintf(`apiVersion: kustomize.toolkit.fluxcd.io/v1
@@ -161,8 +168,13 @@ spec:
 	}
 	server := httpAddress(t, w)
 	var out string
+	defer func() {
+		if t.Failed() {
+			t.Logf("history's last answer:\n%s", out)
+		}
+	}()
 	eventually(t, "the Kustomization's records in the history", func() bool {
-		out, _ = cliOutput(t, "history", "--release", ns+"/apps", "-n", ns, "-o", "text", "--server", server, "--kubeconfig", env.Kubeconfig)
+		out, _ = cliOutput(t, "history", "--release", ns+"/apps", "-n", ns, "-o", "text", "--server", server, "--kubeconfig", viewer)
 		return strings.Count(out, "ConfigMap "+ns+"/shop-settings") == 2
 	})
 	line := fmt.Sprintf("updated ConfigMap %s/shop-settings by kustomize-controller (Kustomization %s/apps, revision main@sha1:%s (Reconciling))", ns, ns, sha("9e8d7c6b")[:12])

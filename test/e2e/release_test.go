@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/kubediff/kubediff/pkg/record"
 )
@@ -58,6 +59,14 @@ func helmIn(t *testing.T, ns string, args ...string) {
 	}
 }
 
+// releaseViewer is a kubeconfig with the token of a ServiceAccount that
+// may read every type the release tests write in ns.
+func releaseViewer(t *testing.T, ns string) string {
+	t.Helper()
+	reads := rbacv1.PolicyRule{APIGroups: []string{"", "apps", "argoproj.io", "kustomize.toolkit.fluxcd.io"}, Resources: []string{"*"}, Verbs: []string{"get", "list"}}
+	return serviceAccountKubeconfig(t, ns, "release-viewer", reads, ns)
+}
+
 // TestHelmUpgradeNamesItsRevisionAndChart: a release installed and
 // upgraded with the Helm the project builds names, on every record of
 // the objects it applied, the revision Helm was applying and its chart
@@ -66,6 +75,7 @@ func helmIn(t *testing.T, ns string, args ...string) {
 // them; the chart's values (a password) appear nowhere.
 func TestHelmUpgradeNamesItsRevisionAndChart(t *testing.T) {
 	ns := newNamespace(t)
+	viewer := releaseViewer(t, ns)
 	w := startWatch(t, "-n", ns, "--state-dir", t.TempDir())
 	w.logOnFailure()
 	chart := writeChart(t, t.TempDir(), "1.4.1")
@@ -101,22 +111,27 @@ func TestHelmUpgradeNamesItsRevisionAndChart(t *testing.T) {
 
 	server := httpAddress(t, w)
 	var out string
+	defer func() {
+		if t.Failed() {
+			t.Logf("history's last answer:\n%s", out)
+		}
+	}()
 	eventually(t, "the release's records in the history", func() bool {
-		out, _ = cliOutput(t, "history", "--release", ns+"/web", "-n", ns, "-o", "text", "--server", server, "--kubeconfig", env.Kubeconfig)
+		out, _ = cliOutput(t, "history", "--release", ns+"/web", "-n", ns, "-o", "text", "--server", server, "--kubeconfig", viewer)
 		return strings.Count(out, "by helm (release web rev") == 6
 	})
 	wantLine := fmt.Sprintf("updated Deployment %s/web by helm (release web rev 2, chart web-1.4.2)", ns)
 	if !strings.Contains(out, wantLine) || strings.Contains(out, "unrelated") {
 		t.Errorf("history --release %s/web:\n%s\nwant the release's six records (%q among them), not the unrelated ConfigMap", ns, out, wantLine)
 	}
-	if other, code := cliOutput(t, "history", "--release", "api", "-n", ns, "--server", server, "--kubeconfig", env.Kubeconfig); code != 0 || other != "" {
+	if other, code := cliOutput(t, "history", "--release", "api", "-n", ns, "--server", server, "--kubeconfig", viewer); code != 0 || other != "" {
 		t.Errorf("history --release api (exit %d):\n%s", code, other)
 	}
-	if _, code := cliOutput(t, "history", "--release", "Web App", "-n", ns, "--server", server, "--kubeconfig", env.Kubeconfig); code != 2 {
+	if _, code := cliOutput(t, "history", "--release", "Web App", "-n", ns, "--server", server, "--kubeconfig", viewer); code != 2 {
 		t.Errorf("history --release 'Web App': exit %d, want 2 (a usage error)", code)
 	}
-	releaseInMCP(t, server, ns)
-	releaseOnThePage(t, server, ns)
+	releaseInMCP(t, server, viewer, ns)
+	releaseOnThePage(t, server, viewer, ns)
 	for where, text := range map[string]string{"stdout": w.stdout.String(), "stderr": w.stderr.String(), "history": out} {
 		if strings.Contains(text, releaseCanary) {
 			t.Errorf("the chart's password value appears in %s", where)
@@ -126,7 +141,7 @@ func TestHelmUpgradeNamesItsRevisionAndChart(t *testing.T) {
 
 // releaseInMCP: MCP's list_changes, through the SDK's client, lists the
 // release's changes and names the release on each.
-func releaseInMCP(t *testing.T, server, ns string) {
+func releaseInMCP(t *testing.T, server, viewer, ns string) {
 	t.Helper()
 	var out struct {
 		Changes []struct {
@@ -134,7 +149,7 @@ func releaseInMCP(t *testing.T, server, ns string) {
 			Release    *record.Release
 		}
 	}
-	callTool(t, mcpSession(t, "--server", server, "--kubeconfig", env.Kubeconfig), "list_changes",
+	callTool(t, mcpSession(t, "--server", server, "--kubeconfig", viewer), "list_changes",
 		map[string]any{"namespace": ns, "from": "15m", "release": "web"}, &out)
 	revisions := map[int]int{}
 	for _, c := range out.Changes {
@@ -152,10 +167,10 @@ func releaseInMCP(t *testing.T, server, ns string) {
 // releaseOnThePage: the timeline page, filtered by the release, shows
 // its six changes and not the unrelated ConfigMap's; the Deployment's
 // page names the revision and chart of its upgrade.
-func releaseOnThePage(t *testing.T, server, ns string) {
+func releaseOnThePage(t *testing.T, server, viewer, ns string) {
 	t.Helper()
 	browser := newBrowser(t)
-	page := startUI(t, "--server", server, "--kubeconfig", env.Kubeconfig)
+	page := startUI(t, "--server", server, "--kubeconfig", viewer)
 	base := strings.TrimSuffix(page, regexp.MustCompile(`/open\?.*$`).FindString(page))
 	inBrowser(t, browser, "open", chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("main")))
 	inBrowser(t, browser, "timeline of the release", chromedp.Navigate(base+"/?namespace="+ns+"&release=web"), chromedp.WaitVisible(chromedp.CSS(".legend")))
