@@ -52,7 +52,9 @@ func TestPackRulesOnRealObjects(t *testing.T) {
 	w := startBinary(t, "watch", "--config", cfg)
 	w.logOnFailure()
 	cleanup := func(args ...string) {
-		t.Cleanup(func() { _, _ = cliKubectl(append([]string{"delete", "--ignore-not-found", "--wait=false"}, args...)...) })
+		t.Cleanup(func() {
+			_, _ = cliKubectl(append([]string{"delete", "--ignore-not-found", "--wait=false"}, args...)...)
+		})
 	}
 	for _, ns := range []string{prod, dev} {
 		kubectl(t, "", "create", "namespace", ns)
