@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/cel-go/common/types"
@@ -83,5 +84,53 @@ func TestThePrefilterSkipsOnlyRulesThatWouldNotMatch(t *testing.T) {
 		if want := r.Name == "value-or-x" || r.Name == "not-replicas" || r.Name == "negated" || r.Name == "or"; want != (len(r.plan.prefilter) == 0) {
 			t.Errorf("%s: %d prefilter requirements", r.Name, len(r.plan.prefilter))
 		}
+	}
+}
+
+// The objects' filter skips a rule only where the rule says false, on
+// objects with and without the keys, null values, lists, and no object.
+func TestTheObjectFilterSkipsOnlyRulesThatWouldNotMatch(t *testing.T) {
+	set, err := Compile([]Spec{
+		{Name: "has", When: `has(object.data.mode) && object.data.mode == "unsafe"`},
+		{Name: "in-map", When: `record.kind == "ConfigMap" && "mode" in object.data`},
+		{Name: "in-list", When: `"keep" in object.metadata.finalizers`},
+		{Name: "old", When: `has(oldObject.spec.replicas)`},
+		{Name: "null", When: `has(object.spec.replicas) && object.spec.replicas == null`},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := []Input{
+		{Object: map[string]any{"data": map[string]any{"mode": "unsafe"}}},
+		{Object: map[string]any{"data": map[string]any{"k": "v"}}},
+		{Object: map[string]any{"data": nil}},
+		{Object: map[string]any{"metadata": map[string]any{"finalizers": []any{"keep", "other"}}}},
+		{Object: map[string]any{"metadata": map[string]any{"finalizers": []any{"other"}}}},
+		{Object: map[string]any{"spec": map[string]any{"replicas": nil}}, OldObject: map[string]any{"spec": map[string]any{"replicas": int64(2)}}},
+		{OldObject: map[string]any{"spec": map[string]any{}}},
+		{},
+	}
+	matched := 0
+	for i, in := range inputs {
+		in.Record = &record.Change{Type: record.Updated, Kind: "ConfigMap"}
+		got := set.Judge(in).Rules
+		var want []string
+		act := &activation{change: in.Record, recordVal: celRecord(in.Record, nil, nil), object: adapt(in.Object), oldObject: adapt(in.OldObject)}
+		for _, r := range set.rules {
+			if out, err := r.plan.eval(act); err == nil && out == types.True {
+				want = append(want, r.Name)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("input %d: rules %v with the filter, %v without", i, got, want)
+		}
+		matched += len(want)
+	}
+	filters := 0
+	for _, r := range set.rules {
+		filters += len(r.plan.objects)
+	}
+	if matched < 5 || filters != 5 {
+		t.Errorf("%d matches, %d object filters: the test proves little", matched, filters)
 	}
 }
