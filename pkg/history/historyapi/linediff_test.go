@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/history/blame"
 )
 
 // fakeSource holds one object's states: a ConfigMap whose value v is the
@@ -117,4 +118,8 @@ func TestUnifiedFormat(t *testing.T) {
 	if got := unified(a, a, same, "x", "y"); got != "" {
 		t.Errorf("no change: %q", got)
 	}
+}
+
+func (fakeSource) Blame(context.Context, history.ObjectID, time.Time, bool) (blame.Blame, error) {
+	return blame.Blame{}, history.ErrNotFound
 }

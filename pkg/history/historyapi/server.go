@@ -19,6 +19,7 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/history/blame"
 )
 
 // Source answers history queries: a state dir (Local) or a running
@@ -27,6 +28,9 @@ type Source interface {
 	Records(ctx context.Context, q history.Query) (history.Page, error)
 	At(ctx context.Context, id history.ObjectID, t time.Time) ([]byte, error)
 	Resolve(ctx context.Context, name string) ([]discovery.Resource, error)
+	// Blame says which kept change last changed each line of the
+	// object's YAML at t (as watch shows it; every field kept with all).
+	Blame(ctx context.Context, id history.ObjectID, t time.Time, all bool) (blame.Blame, error)
 }
 
 // Local is a Source reading a history directly.
@@ -52,6 +56,11 @@ func (l Local) Resolve(_ context.Context, name string) ([]discovery.Resource, er
 	return l.Reader.Resolve(name)
 }
 
+// Blame implements Source.
+func (l Local) Blame(_ context.Context, id history.ObjectID, t time.Time, all bool) (blame.Blame, error) {
+	return blameOf(l.Reader, id, t, all)
+}
+
 // Paths of the API.
 const (
 	BasePath    = "/api/v1/history"
@@ -59,6 +68,7 @@ const (
 	ObjectPath  = BasePath + "/object"
 	TypesPath   = BasePath + "/types"
 	DiffPath    = BasePath + "/diff"
+	BlamePath   = BasePath + "/blame"
 )
 
 // Handler serves the API.
@@ -81,6 +91,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+ObjectPath, h.authenticated(h.object))
 	mux.HandleFunc("GET "+TypesPath, h.authenticated(h.types))
 	mux.HandleFunc("GET "+DiffPath, h.authenticated(h.diff))
+	mux.HandleFunc("GET "+BlamePath, h.authenticated(h.blame))
 }
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo)
@@ -237,6 +248,45 @@ func (h *Handler) diff(w http.ResponseWriter, r *http.Request, user *authnv1.Use
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = w.Write(text)
+}
+
+// blame answers which kept change last changed each line of the object
+// at at (default: now), as JSON, through watch's rules unless all=true.
+func (h *Handler) blame(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) {
+	v, id, ok := h.allowedObject(w, r, user)
+	if !ok {
+		return
+	}
+	at, err := optionalMoment(v.Get("at"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequest", err)
+		return
+	}
+	body, err := h.turns.inTurn(r.Context(), func() ([]byte, error) {
+		b, err := blameOf(h.reader, id, at, v.Get("all") == "true")
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(b)
+	})
+	if err != nil {
+		writeStateError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// optionalMoment reads an RFC 3339 at; none is now.
+func optionalMoment(s string) (time.Time, error) {
+	if s == "" {
+		return time.Now(), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return t, errors.New("at: want an RFC 3339 time")
+	}
+	return t, nil
 }
 
 // allowedObject reads the query and the object it names (object,

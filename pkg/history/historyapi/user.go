@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/history/blame"
 )
 
 // ErrForbidden says the caller's RBAC does not let them list the type
@@ -54,18 +55,35 @@ func (u UserSource) Records(ctx context.Context, q history.Query) (history.Page,
 
 // At implements Source.
 func (u UserSource) At(ctx context.Context, id history.ObjectID, t time.Time) ([]byte, error) {
+	if err := u.mayList(ctx, id); err != nil {
+		return nil, err
+	}
+	return read(ctx, u.turns, func() ([]byte, error) { return u.Reader.At(id, t) })
+}
+
+// Blame implements Source.
+func (u UserSource) Blame(ctx context.Context, id history.ObjectID, t time.Time, all bool) (blame.Blame, error) {
+	if err := u.mayList(ctx, id); err != nil {
+		return blame.Blame{}, err
+	}
+	return read(ctx, u.turns, func() (blame.Blame, error) { return blameOf(u.Reader, id, t, all) })
+}
+
+// mayList is nil when the user may list the object's type in its
+// namespace, else why not.
+func (u UserSource) mayList(ctx context.Context, id history.ObjectID) error {
 	group, resource, namespace, _ := id.Parts()
 	if err := checkNamespace(namespace); err != nil {
-		return nil, err
+		return err
 	}
 	ok, err := u.Access.MayList(ctx, u.User, group, resource, namespace)
 	switch {
 	case err != nil:
-		return nil, err
+		return err
 	case !ok:
-		return nil, ErrForbidden
+		return ErrForbidden
 	}
-	return read(ctx, u.turns, func() ([]byte, error) { return u.Reader.At(id, t) })
+	return nil
 }
 
 // Resolve implements Source.
