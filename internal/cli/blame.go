@@ -61,6 +61,7 @@ field kept. Exits 1 when the object did not exist then.`,
 	f.StringP("output", "o", "text", "text (the YAML, each line annotated) or json (for tools)")
 	f.Bool("all", false, "show every field kept, managedFields and resourceVersion included")
 	markUnbound(cmd, "namespace", "at", "output", "all")
+	addCompletion(cmd, true)
 	return cmd
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/history/blame"
+	"github.com/kubediff/kubediff/pkg/history/restore"
 )
 
 // Remote is a Source asking a running kubediff, as the user of a
@@ -123,6 +124,15 @@ func (r *Remote) Blame(ctx context.Context, id history.ObjectID, t time.Time, al
 	return b, err
 }
 
+// Restore implements Source.
+func (r *Remote) Restore(ctx context.Context, id history.ObjectID, t time.Time) (restore.Manifest, error) {
+	v := objectValues(id)
+	setTime(v, "at", t)
+	var m restore.Manifest
+	err := r.get(ctx, RestorePath, v, func(body io.Reader) error { return json.NewDecoder(body).Decode(&m) })
+	return m, err
+}
+
 // objectValues name an object as the API's object and namespace.
 func objectValues(id history.ObjectID) url.Values {
 	group, resource, namespace, name := id.Parts()
@@ -182,6 +192,8 @@ func (r *Remote) get(ctx context.Context, path string, v url.Values, read func(i
 		return history.ErrNotFound
 	case "BeforeHistory":
 		return history.ErrBeforeHistory
+	case "Incomplete":
+		return fmt.Errorf("%w%s", restore.ErrIncomplete, strings.TrimPrefix(strings.TrimSpace(e.Error), restore.ErrIncomplete.Error()))
 	}
 	return fmt.Errorf("kubediff at %s: %s", r.base.Redacted(), strings.TrimSpace(e.Error))
 }
