@@ -212,4 +212,3 @@ func objectLabel(u *unstructured.Unstructured) string {
 	}
 	return u.GetKind() + " " + u.GetNamespace() + "/" + u.GetName()
 }
-
