@@ -21,12 +21,13 @@ func (b Blame) WriteText(w io.Writer) error {
 			width[c] = max(width[c], len([]rune(cols[i][c])))
 		}
 	}
+	// A bufio.Writer keeps its first error and returns it from Flush.
 	out := bufio.NewWriter(w)
 	for i, l := range b.Lines {
 		for c, text := range cols[i] {
-			out.WriteString(text + strings.Repeat(" ", width[c]-len([]rune(text))+1))
+			_, _ = out.WriteString(text + strings.Repeat(" ", width[c]-len([]rune(text))+1))
 		}
-		out.WriteString("│ " + l.Text + "\n")
+		_, _ = out.WriteString("│ " + l.Text + "\n")
 	}
 	return out.Flush()
 }
