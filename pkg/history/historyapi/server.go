@@ -223,13 +223,8 @@ func writeQueryError(w http.ResponseWriter, err error) {
 }
 
 func (h *Handler) object(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) {
-	v, id, ok := h.allowedObject(w, r, user)
+	_, id, at, ok := h.allowedObjectAt(w, r, user, true)
 	if !ok {
-		return
-	}
-	at, err := time.Parse(time.RFC3339Nano, v.Get("at"))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "BadRequest", errors.New("at: want an RFC 3339 time"))
 		return
 	}
 	raw, err := h.turns.inTurn(r.Context(), func() ([]byte, error) { return h.reader.At(id, at) })
@@ -276,13 +271,8 @@ func (h *Handler) diff(w http.ResponseWriter, r *http.Request, user *authnv1.Use
 // blame answers which kept change last changed each line of the object
 // at at (default: now), as JSON, through watch's rules unless all=true.
 func (h *Handler) blame(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) {
-	v, id, ok := h.allowedObject(w, r, user)
+	v, id, at, ok := h.allowedObjectAt(w, r, user, false)
 	if !ok {
-		return
-	}
-	at, err := optionalMoment(v.Get("at"))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "BadRequest", err)
 		return
 	}
 	body, err := h.turns.inTurn(r.Context(), func() ([]byte, error) {
@@ -305,13 +295,8 @@ func (h *Handler) blame(w http.ResponseWriter, r *http.Request, user *authnv1.Us
 // warnings as comments (format=yaml, the page's download); 409 when the
 // kept state is incomplete.
 func (h *Handler) restore(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) {
-	v, id, ok := h.allowedObject(w, r, user)
+	v, id, at, ok := h.allowedObjectAt(w, r, user, true)
 	if !ok {
-		return
-	}
-	at, err := time.Parse(time.RFC3339Nano, v.Get("at"))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "BadRequest", errors.New("at: want an RFC 3339 time"))
 		return
 	}
 	m, err := restoreFrom(r.Context(), h.SourceFor(user), h.rules, id, at)
@@ -344,16 +329,22 @@ func safeFileName(name string) string {
 	}, name)
 }
 
-// optionalMoment reads an RFC 3339 at; none is now.
-func optionalMoment(s string) (time.Time, error) {
-	if s == "" {
-		return time.Now(), nil
+// allowedObjectAt is allowedObject and the moment at (RFC 3339; when
+// not required, now by default).
+func (h *Handler) allowedObjectAt(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo, required bool) (url.Values, history.ObjectID, time.Time, bool) {
+	v, id, ok := h.allowedObject(w, r, user)
+	if !ok {
+		return nil, "", time.Time{}, false
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
+	if v.Get("at") == "" && !required {
+		return v, id, time.Now(), true
+	}
+	at, err := time.Parse(time.RFC3339Nano, v.Get("at"))
 	if err != nil {
-		return t, errors.New("at: want an RFC 3339 time")
+		writeError(w, http.StatusBadRequest, "BadRequest", errors.New("at: want an RFC 3339 time"))
+		return nil, "", at, false
 	}
-	return t, nil
+	return v, id, at, true
 }
 
 // allowedObject reads the query and the object it names (object,

@@ -13,11 +13,7 @@ import (
 )
 
 func (t tools) objectBlame(ctx context.Context, _ *mcp.CallToolRequest, in objectAtInput) (*mcp.CallToolResult, any, error) {
-	at, err := t.moment("at", in.At)
-	if err != nil {
-		return nil, nil, err
-	}
-	id, err := historyapi.ResolveObject(ctx, t.src, in.Type, in.Name, in.Namespace)
+	id, at, err := t.objectMoment(ctx, in.objectInput, in.At)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -44,11 +40,7 @@ func (t tools) restorePreview(ctx context.Context, _ *mcp.CallToolRequest, in re
 	if in.At == "" {
 		return nil, nil, errors.New("at is needed")
 	}
-	at, err := t.moment("at", in.At)
-	if err != nil {
-		return nil, nil, err
-	}
-	id, err := historyapi.ResolveObject(ctx, t.src, in.Type, in.Name, in.Namespace)
+	id, at, err := t.objectMoment(ctx, in.objectInput, in.At)
 	if err != nil {
 		return nil, nil, err
 	}
