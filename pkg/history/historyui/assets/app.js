@@ -100,8 +100,8 @@ function fillFilters() {
 async function timeline() {
   const until = moment(params.get("until"), new Date());
   const from = moment(params.get("from"), new Date(until - 36e5));
-  const query = [["namespace", params.get("namespace")], ["user", params.get("user")], ["release", params.get("release")],
-    ["from", iso(from)], ["until", iso(until)]];
+  const query = [["namespace", params.get("namespace")], ["user", params.get("user")], ["rule", params.get("rule")],
+    ["severity", params.get("severity")], ["release", params.get("release")], ["from", iso(from)], ["until", iso(until)]];
   const kind = params.get("kind"), name = params.get("name");
   if (kind) query.push(["select", (await selector(kind)) + (name ? "/" + name : "")]);
   const manager = params.get("manager") || "", field = params.get("field") || "";
@@ -114,9 +114,11 @@ async function timeline() {
 }
 
 function legend(recs, from, until) {
+  const named = recs.filter((c) => c.severity).length;
   return el("div", { class: "legend", role: "note" }, el("strong", {}, `${recs.length} changes, ${clock(from)} – ${clock(until)}`),
     el("span", { class: "added" }, "added"), el("span", { class: "updated" }, "updated"),
-    el("span", { class: "deleted" }, "deleted"), el("span", { class: "burst" }, "folded burst"), zoomLink(recs, from, until));
+    el("span", { class: "deleted" }, "deleted"), el("span", { class: "burst" }, "folded burst"),
+    named ? el("span", { class: "ringed" }, `named by a rule (${named})`) : null, zoomLink(recs, from, until));
 }
 
 // zoomLink narrows the window to where the changes are, when they crowd
@@ -206,14 +208,19 @@ function by(c) {
   return who ? `${who} (${notes.join(", ")})` : notes.join(", ");
 }
 
+// judged says what the rules said of a change, as text output does:
+// "[warning: image-changed, rbac-admin-binding]"; "" when no rule matched.
+const judged = (c) => (c.rules && c.rules.length ? `[${c.severity}: ${c.rules.join(", ")}]` : "");
+
 const objectName = (o) => `${o.kind} ${o.namespace ? o.namespace + "/" : ""}${o.name}`;
 
 function lane(recs, from, until, href, burst) {
   const span = until - from || 1;
   return el("div", { class: "lane" }, recs.map((c) => {
     const left = Math.min(100, Math.max(0, ((Date.parse(c.time) - from) / span) * 100));
-    const what = `${c.time} ${c.type} ${c.kind} ${c.name}${c.changed ? ": " + c.changed : ""}${by(c) ? " by " + by(c) : ""}`;
-    const mark = el("a", { class: "mark " + (burst ? "burst" : c.type), href: href(c), title: what, "aria-label": what });
+    const what = `${c.time} ${c.type} ${c.kind} ${c.name}${c.changed ? ": " + c.changed : ""}${by(c) ? " by " + by(c) : ""}${judged(c) ? " " + judged(c) : ""}`;
+    const severity = c.severity ? " severity-" + c.severity : ""; // a ring: the rules named it
+    const mark = el("a", { class: "mark " + (burst ? "burst" : c.type) + severity, href: href(c), title: what, "aria-label": what });
     mark.style.left = left + "%"; // CSSOM: allowed by the page's content security policy
     return mark;
   }));
@@ -291,7 +298,9 @@ function drawRecord(c) {
   // is what a reviewer reads the record for.
   const access = (c.access || []).map((sentence) => el("li", {}, sentence));
   return el("article", { class: "record" },
-    el("h3", {}, el("span", { class: c.type }, c.type), ` ${c.time}`, by(c) ? el("span", { class: "dim" }, ` by ${by(c)}`) : null),
+    el("h3", {}, el("span", { class: c.type }, c.type), ` ${c.time}`, by(c) ? el("span", { class: "dim" }, ` by ${by(c)}`) : null,
+      judged(c) ? el("span", { class: "severity " + c.severity, title: "the rules this change matched" }, ` ${judged(c)}`) : null),
+    c.summary ? el("p", { class: "summary" }, c.summary) : null,
     access.length ? el("ul", { class: "access", "aria-label": "access" }, access) : null,
     fields.length ? el("ul", { class: "fields" }, fields) : null);
 }
