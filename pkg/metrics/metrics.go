@@ -49,6 +49,12 @@ type Metrics struct {
 	// the cost limit, or an error), which count as not matched.
 	RuleMatches  *prometheus.CounterVec
 	RuleFailures *prometheus.CounterVec
+	// ReleaseRecords counts the records naming the release their object
+	// belongs to, by tool (helm, argocd, flux) and whether its state was
+	// known (a revision, commit or chart) or only its name, from the
+	// object's marks (docs/why.md): "unknown" says kubediff does not see
+	// the release's Secrets or Applications.
+	ReleaseRecords *prometheus.CounterVec
 
 	namespaces topLabels
 }
@@ -110,11 +116,14 @@ func newOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metrics 
 		RuleFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kubediff_rule_failures_total", Help: "Evaluations of a rule that failed (over the cost limit, or an error), counted as not matched, by rule.",
 		}, []string{"rule"}),
+		ReleaseRecords: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kubediff_release_records_total", Help: "Change records naming the release their object belongs to, by tool and state: known (its revision, commit or chart) or unknown (its name alone).",
+		}, []string{"tool", "state"}),
 		namespaces: newTopLabels(maxNamespaceLabels),
 	}
 	m.APIServerConnected.Set(1)
 	registerer.MustRegister(m.EventsObserved, m.RecordsEmitted, m.WatchesRunning, m.LastSync, m.Leader, m.APIServerConnected,
-		m.Changes, m.RuleMatches, m.RuleFailures)
+		m.Changes, m.RuleMatches, m.RuleFailures, m.ReleaseRecords)
 	return m
 }
 
