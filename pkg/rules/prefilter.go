@@ -155,8 +155,8 @@ func stringTest(call ast.CallExpr) func(*record.Change) bool {
 	return func(c *record.Change) bool { return test(fieldOf(c, field)) }
 }
 
-// presence reads has(record.user), has(record.manager), has(record.owner)
-// and has(record.cluster).
+// presence reads has(record.user), has(record.manager), has(record.owner),
+// has(record.release) and has(record.cluster).
 func presence(e ast.Expr) func(*record.Change) bool {
 	sel := e.AsSelect()
 	if !sel.IsTestOnly() || sel.Operand().Kind() != ast.IdentKind || sel.Operand().AsIdent() != "record" {
@@ -165,6 +165,8 @@ func presence(e ast.Expr) func(*record.Change) bool {
 	switch sel.FieldName() {
 	case "user":
 		return func(c *record.Change) bool { return c.User != nil }
+	case "release":
+		return func(c *record.Change) bool { return c.Release != nil }
 	case "manager":
 		return func(c *record.Change) bool { return c.Manager != nil }
 	case "owner":
