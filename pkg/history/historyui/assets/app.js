@@ -255,7 +255,62 @@ async function objectPage() {
   if (!recs.length) return show(back, el("p", { class: "status" }, `No changes kept for ${object}.`));
   const first = recs[0];
   const title = el("h2", {}, `${first.kind} ${namespace ? namespace + "/" : ""}${first.name}`);
-  show(back, title, compareForm(object, namespace, recs), el("div", { id: "records" }, recs.map(drawRecord)));
+  // A deleted object is blamed and restored as it was before its deletion.
+  const last = recs[recs.length - 1];
+  const when = last.type === "deleted" && recs.length > 1 ? recs[recs.length - 2].time : new Date().toISOString();
+  show(back, title, blameSection(object, namespace, when), restoreSection(object, namespace, when, first.name),
+    compareForm(object, namespace, recs), el("div", { id: "records" }, recs.map(drawRecord)));
+}
+
+// momentForm is a form of one moment that runs act with it.
+function momentForm(label, at, button, act) {
+  const input = el("input", { name: "at", size: "26", value: at });
+  const form = el("form", { class: "moment", "aria-label": label }, el("label", {}, "at", input), el("button", { type: "submit" }, button));
+  form.addEventListener("submit", (e) => { e.preventDefault(); act(exact(input.value)); });
+  return form;
+}
+
+// blameSection shows each line of the object with the change that last
+// changed it, as `kubediff blame` prints it.
+function blameSection(object, namespace, at) {
+  const out = el("pre", { id: "blame", "aria-live": "polite" });
+  const run = async (when) => {
+    try {
+      const b = await api("blame", [["object", object], ["namespace", namespace], ["at", when]]);
+      out.replaceChildren(...b.lines.map((l) => el("span", { class: "blame-line" },
+        el("span", { class: "dim", title: l.record || "" }, blamedBy(l, b)), l.text + "\n")));
+    } catch (err) {
+      out.replaceChildren(el("span", { class: "error" }, err.message));
+    }
+  };
+  run(at);
+  return el("section", {}, el("h3", {}, "Who last changed each line"), momentForm("Blame at a moment", at, "Blame", run), out);
+}
+
+// blamedBy is a blamed line's origin, padded to one width.
+function blamedBy(l, b) {
+  const origins = { quiet: `${l.time} quiet change`, beforeHistory: "older than the history", unwalked: `unchanged in the ${b.walked} newest changes` };
+  const text = origins[l.origin] || `${l.time} ${l.by || "-"}`;
+  return text.padEnd(48).slice(0, 48) + " │ ";
+}
+
+// restoreSection offers the manifest that puts the object back as it was
+// at a moment, as `kubediff restore` prints it, to download.
+function restoreSection(object, namespace, at, name) {
+  const out = el("pre", { id: "restore", "aria-live": "polite" });
+  const run = async (when) => {
+    try {
+      const yaml = await api("restore", [["object", object], ["namespace", namespace], ["at", when], ["format", "yaml"]]);
+      out.replaceChildren(yaml);
+      const link = el("a", { href: URL.createObjectURL(new Blob([yaml], { type: "application/yaml" })), download: `${name}.restore.yaml` });
+      link.click();
+    } catch (err) {
+      out.replaceChildren(el("span", { class: "error" }, err.message));
+    }
+  };
+  return el("section", {}, el("h3", {}, "Restore manifest"),
+    el("p", { class: "dim" }, "For server-side apply: kubectl apply --server-side -f FILE, or kubediff restore --apply."),
+    momentForm("Restore manifest at a moment", at, "Download restore manifest", run), out);
 }
 
 function compareForm(object, namespace, recs) {
