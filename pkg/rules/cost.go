@@ -223,6 +223,9 @@ func smallRecord(c *record.Change) bool {
 			return false
 		}
 	}
+	if r := c.Release; r != nil {
+		strs = append(strs, r.Tool, r.Kind, r.Namespace, r.Name, r.Status, r.Chart, r.AppVersion, r.GitRevision, r.StartedAt, r.FinishedAt)
+	}
 	for k, v := range c.Labels {
 		strs = append(strs, k, v)
 	}

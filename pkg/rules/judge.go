@@ -207,6 +207,9 @@ func recordValue(c *record.Change) map[string]any {
 		}
 		v["user"] = user
 	}
+	if r := c.Release; r != nil {
+		v["release"] = releaseValue(r)
+	}
 	if cl := c.Cluster; cl != nil {
 		v["cluster"] = map[string]any{"name": cl.Name, "id": cl.ID}
 	}

@@ -178,8 +178,8 @@ func stringFunc(call ast.CallExpr) func(string) bool {
 	return test
 }
 
-// presence reads has(record.user), has(record.manager), has(record.owner)
-// and has(record.cluster).
+// presence reads has(record.user), has(record.manager), has(record.owner),
+// has(record.release) and has(record.cluster).
 func presence(e ast.Expr) func(*record.Change) bool {
 	sel := e.AsSelect()
 	if !sel.IsTestOnly() || sel.Operand().Kind() != ast.IdentKind || sel.Operand().AsIdent() != "record" {
@@ -188,6 +188,8 @@ func presence(e ast.Expr) func(*record.Change) bool {
 	switch sel.FieldName() {
 	case "user":
 		return func(c *record.Change) bool { return c.User != nil }
+	case "release":
+		return func(c *record.Change) bool { return c.Release != nil }
 	case "manager":
 		return func(c *record.Change) bool { return c.Manager != nil }
 	case "owner":
