@@ -7,9 +7,12 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/history/blame"
 	"github.com/kubediff/kubediff/pkg/history/historyapi"
+	"github.com/kubediff/kubediff/pkg/history/restore"
 	"github.com/kubediff/kubediff/pkg/state"
 )
 
@@ -17,12 +20,16 @@ import (
 // kubediff out of it: each query asks the kubediff running with the dir
 // through its socket (serveStateSocket) or, with none running, opens the
 // file read-only for that query alone, so that a page left open does not
-// keep a watcher from starting.
-type StateDir struct{ Dir string }
+// keep a watcher from starting. Rules are the diff rules the history was
+// kept under (historyapi.Local).
+type StateDir struct {
+	Dir   string
+	Rules *diff.Differ
+}
 
 // OpenStateDir checks that dir holds a kubediff state and reads it.
-func OpenStateDir(dir string) (StateDir, error) {
-	return StateDir{Dir: dir}, state.CheckHistory(dir)
+func OpenStateDir(dir string, rules *diff.Differ) (StateDir, error) {
+	return StateDir{Dir: dir, Rules: rules}, state.CheckHistory(dir)
 }
 
 // Records implements historyapi.Source.
@@ -40,6 +47,16 @@ func (s StateDir) Resolve(ctx context.Context, name string) ([]discovery.Resourc
 	return read(s, func(src historyapi.Source) ([]discovery.Resource, error) { return src.Resolve(ctx, name) })
 }
 
+// Blame implements historyapi.Source.
+func (s StateDir) Blame(ctx context.Context, id history.ObjectID, t time.Time, all bool) (blame.Blame, error) {
+	return read(s, func(src historyapi.Source) (blame.Blame, error) { return src.Blame(ctx, id, t, all) })
+}
+
+// Restore implements historyapi.Source.
+func (s StateDir) Restore(ctx context.Context, id history.ObjectID, t time.Time) (restore.Manifest, error) {
+	return read(s, func(src historyapi.Source) (restore.Manifest, error) { return src.Restore(ctx, id, t) })
+}
+
 // Handler serves the history API of the state dir (for `kubediff ui`),
 // each request answered as StateDir answers a query.
 func (s StateDir) Handler() http.Handler {
@@ -55,7 +72,9 @@ func (s StateDir) Handler() http.Handler {
 		}
 		defer func() { _ = closeDB() }()
 		mux := http.NewServeMux()
-		historyapi.NewHandler(reader, nil).Register(mux)
+		api := historyapi.NewHandler(reader, nil)
+		api.SetRules(s.Rules)
+		api.Register(mux)
 		mux.ServeHTTP(w, r)
 	})
 }
@@ -85,5 +104,5 @@ func read[T any](s StateDir, query func(historyapi.Source) (T, error)) (T, error
 		return zero, err
 	}
 	defer func() { _ = closeDB() }()
-	return query(historyapi.Local{Reader: reader})
+	return query(historyapi.Local{Reader: reader, Rules: s.Rules})
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/kubediff/kubediff/pkg/config"
 	"github.com/kubediff/kubediff/pkg/history/historyapi"
 	"github.com/kubediff/kubediff/pkg/state"
 )
@@ -20,11 +21,11 @@ import (
 // equal: only its owner may open it (0600, in the dir), and it answers
 // what reading the file would, without access reviews. A path too long
 // for a socket only costs readers that way in (a warning says so).
-func serveStateSocket(st *state.Store, dir string, log *slog.Logger) (stop func()) {
+func serveStateSocket(st *state.Store, cfg config.Config, log *slog.Logger) (stop func()) {
 	if st == nil {
 		return func() {}
 	}
-	path := state.SocketPath(dir)
+	path := state.SocketPath(cfg.State.Dir)
 	_ = os.Remove(path) // a killed kubediff's: this one holds the dir's lock
 	ln, err := net.Listen("unix", path)
 	if err == nil {
@@ -38,7 +39,11 @@ func serveStateSocket(st *state.Store, dir string, log *slog.Logger) (stop func(
 		return func() {}
 	}
 	mux := http.NewServeMux()
-	historyapi.NewHandler(st.History(), nil).Register(mux)
+	api := historyapi.NewHandler(st.History(), nil)
+	if rules, err := DiffRules(cfg); err == nil { // validated with the config
+		api.SetRules(rules)
+	}
+	api.Register(mux)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {

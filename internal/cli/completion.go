@@ -114,7 +114,7 @@ func knownTypes(ctx context.Context, cmd *cobra.Command, cl *app.Clients) []disc
 	if dir == "" {
 		return nil
 	}
-	src, err := app.OpenStateDir(dir)
+	src, err := openStateDir(cmd, dir)
 	if err != nil {
 		return nil
 	}

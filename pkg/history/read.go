@@ -59,7 +59,10 @@ type Query struct {
 	// least it (record.Severities).
 	Rule     string
 	Severity string
-	Visible  *Grants
+	// Release, when set, keeps the records of objects that release
+	// applied (record.Release.Named: its name or namespace/name).
+	Release string
+	Visible *Grants
 }
 
 // DefaultLimit is a page's size when the query does not say.
@@ -109,7 +112,7 @@ func (r *Reader) Records(q Query) (Page, error) {
 		var last []byte // the key of the page's last record
 		for k := range keys {
 			id, line, _ := bytes.Cut(b.records.Get(k), []byte{0})
-			if len(line) == 0 || !q.selects(ObjectID(id)) || !q.madeBy(line) || !q.judged(line) {
+			if len(line) == 0 || !q.selects(ObjectID(id)) || !q.madeBy(line) || !q.judged(line) || !q.released(line) {
 				continue // a state kept without a record, or not asked for
 			}
 			if len(page.Records) == limit {
@@ -243,6 +246,25 @@ func (q Query) madeBy(line []byte) bool {
 		User *record.User `json:"user"`
 	}
 	return json.Unmarshal(line, &c) == nil && c.User.Named(q.User)
+}
+
+// releaseKey is how a kept record's JSON names its release: a record
+// without it is passed over without being decoded.
+var releaseKey = []byte(`"release":{`)
+
+// released says whether the record (a kept JSON line) names the release
+// q asks for, or q asks for none.
+func (q Query) released(line []byte) bool {
+	if q.Release == "" {
+		return true
+	}
+	if !bytes.Contains(line, releaseKey) {
+		return false
+	}
+	var c struct {
+		Release *record.Release `json:"release"`
+	}
+	return json.Unmarshal(line, &c) == nil && c.Release.Named(q.Release)
 }
 
 // rulesKey is how a kept record's JSON names the rules it matched: a

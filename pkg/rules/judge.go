@@ -50,12 +50,12 @@ func (s *Set) Judge(in Input) Verdict {
 	best, summaryRank := 0, 0
 	var data map[string]any // the summaries' data, made when one is needed
 	for _, r := range s.rules {
-		if !r.plan.prefilter.admits(in.Record) {
+		if !r.plan.prefilter.admits(in.Record) || !r.plan.objects.admits(&in) {
 			continue
 		}
 		if act == nil {
 			// Made of CEL values once for every rule, not by each rule that reads them.
-			act = &activation{change: in.Record, recordVal: &lazyRecord{c: in.Record},
+			act = &activation{change: in.Record, recordVal: &lazyRecord{c: in.Record, old: in.OldObject, new: in.Object},
 				object: adapt(in.Object), oldObject: adapt(in.OldObject)}
 		}
 		out, err := r.plan.eval(act)
@@ -187,6 +187,7 @@ func recordValue(c *record.Change) map[string]any {
 		"type": c.Type, "apiVersion": c.APIVersion, "kind": c.Kind, "resource": c.Resource,
 		"namespace": c.Namespace, "name": c.Name, "uid": c.UID, "resourceVersion": c.ResourceVersion,
 		"afterGap": c.AfterGap, "changed": c.Changed, "changes": changesValue(c.Changes),
+		"access": stringsOrEmpty(c.Access),
 	}
 	labels := c.Labels
 	if labels == nil {
@@ -205,6 +206,9 @@ func recordValue(c *record.Change) map[string]any {
 			user["serviceAccount"] = map[string]any{"namespace": sa.Namespace, "name": sa.Name}
 		}
 		v["user"] = user
+	}
+	if r := c.Release; r != nil {
+		v["release"] = releaseValue(r)
 	}
 	if cl := c.Cluster; cl != nil {
 		v["cluster"] = map[string]any{"name": cl.Name, "id": cl.ID}

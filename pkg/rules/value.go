@@ -14,7 +14,7 @@ import (
 // values once per record: every rule then reads its fields without
 // converting them again. A field that is unknown (no user, no manager)
 // is left out, so that has(record.user) is false.
-func celRecord(c *record.Change) ref.Val {
+func celRecord(c *record.Change, old, new map[string]any) ref.Val {
 	a := types.DefaultTypeAdapter
 	m := map[ref.Val]ref.Val{
 		keyType: types.String(c.Type), keyAPIVersion: types.String(c.APIVersion), keyKind: types.String(c.Kind),
@@ -32,8 +32,15 @@ func celRecord(c *record.Change) ref.Val {
 	if c.User != nil {
 		m[keyUser] = celUser(c.User)
 	}
+	if c.Release != nil {
+		m[keyRelease] = celRelease(c.Release)
+	}
 	if cl := c.Cluster; cl != nil {
 		m[keyCluster] = strings2(keyName, cl.Name, keyID, cl.ID)
+	}
+	m[keyAccess] = types.NewStringList(a, stringsOrEmpty(c.Access))
+	if rbac, ok := celRBAC(c, old, new); ok {
+		m[keyRBAC] = rbac
 	}
 	return types.NewRefValMap(a, m)
 }
@@ -50,6 +57,19 @@ func celUser(u *record.User) ref.Val {
 		user[keyServiceAccount] = strings2(keyNamespace, sa.Namespace, keyName, sa.Name)
 	}
 	return types.NewRefValMap(a, user)
+}
+
+// celRelease is the release as rules see it: every field, "" or 0 when
+// unknown.
+func celRelease(r *record.Release) ref.Val {
+	return types.NewStringInterfaceMap(types.DefaultTypeAdapter, releaseValue(r))
+}
+
+// releaseValue is the release as rules and summaries read it.
+func releaseValue(r *record.Release) map[string]any {
+	return map[string]any{"tool": r.Tool, "kind": r.Kind, "namespace": r.Namespace, "name": r.Name, "revision": int64(r.Revision),
+		"status": r.Status, "chart": r.Chart, "appVersion": r.AppVersion, "gitRevision": r.GitRevision,
+		"startedAt": r.StartedAt, "finishedAt": r.FinishedAt}
 }
 
 func strings2(k1 ref.Val, v1 string, k2 ref.Val, v2 string) ref.Val {
@@ -76,7 +96,8 @@ var (
 	keyAfterGap, keyChanged, keyChanges, keyLabels    = types.String("afterGap"), types.String("changed"), types.String("changes"), types.String("labels")
 	keyOwner, keyManager, keyUser, keyCluster         = types.String("owner"), types.String("manager"), types.String("user"), types.String("cluster")
 	keyOperation, keySubresource, keyTime, keyGroups  = types.String("operation"), types.String("subresource"), types.String("time"), types.String("groups")
-	keyServiceAccount, keyID                          = types.String("serviceAccount"), types.String("id")
+	keyServiceAccount, keyID, keyAccess, keyRBAC      = types.String("serviceAccount"), types.String("id"), types.String("access"), types.String("rbac")
+	keyRelease                                        = types.String("release")
 	keyOp, keyPath, keyField, keyFrom, keyTo          = types.String("op"), types.String("path"), types.String("field"), types.String("from"), types.String("to")
 )
 
@@ -85,9 +106,10 @@ var (
 // kind costs that much and no more. What reads the record whole
 // (iterating it, comparing it) gets celRecord.
 type lazyRecord struct {
-	c       *record.Change
-	changes ref.Val       // made on first read
-	whole   traits.Mapper // made on first need
+	c        *record.Change
+	old, new map[string]any // the object's states, for record.rbac
+	changes  ref.Val        // made on first read
+	whole    traits.Mapper  // made on first need
 }
 
 var _ traits.Mapper = (*lazyRecord)(nil)
@@ -123,6 +145,12 @@ func (r *lazyRecord) Find(key ref.Val) (ref.Val, bool) {
 		return optional(c.Manager != nil, func() ref.Val { return celManager(c.Manager) })
 	case "user":
 		return optional(c.User != nil, func() ref.Val { return celUser(c.User) })
+	case "release":
+		return optional(c.Release != nil, func() ref.Val { return celRelease(c.Release) })
+	case "access":
+		return types.NewStringList(types.DefaultTypeAdapter, stringsOrEmpty(c.Access)), true
+	case "rbac":
+		return celRBAC(c, r.old, r.new)
 	}
 	return r.mapper().Find(key)
 }
@@ -152,7 +180,7 @@ func (r *lazyRecord) Contains(key ref.Val) ref.Val {
 
 func (r *lazyRecord) mapper() traits.Mapper {
 	if r.whole == nil {
-		r.whole = celRecord(r.c).(traits.Mapper)
+		r.whole = celRecord(r.c, r.old, r.new).(traits.Mapper)
 	}
 	return r.whole
 }

@@ -102,7 +102,8 @@ function fillFilters() {
 async function timeline() {
   const until = moment(params.get("until"), new Date(), "until");
   const from = moment(params.get("from"), new Date(until - 36e5), "from");
-  const query = [["namespace", params.get("namespace")], ["user", params.get("user")], ["from", iso(from)], ["until", iso(until)]];
+  const query = [["namespace", params.get("namespace")], ["user", params.get("user")], ["rule", params.get("rule")],
+    ["severity", params.get("severity")], ["release", params.get("release")], ["from", iso(from)], ["until", iso(until)]];
   const kind = params.get("kind"), name = params.get("name");
   if (kind) query.push(["select", (await selector(kind)) + (name ? "/" + name : "")]);
   const manager = params.get("manager") || "", field = params.get("field") || "";
@@ -115,9 +116,11 @@ async function timeline() {
 }
 
 function legend(recs, from, until) {
+  const named = recs.filter((c) => c.severity).length;
   return el("div", { class: "legend", role: "note" }, el("strong", {}, `${recs.length} changes, ${clock(from)} – ${clock(until)}`),
     el("span", { class: "added" }, "added"), el("span", { class: "updated" }, "updated"),
-    el("span", { class: "deleted" }, "deleted"), el("span", { class: "burst" }, "folded burst"), zoomLink(recs, from, until));
+    el("span", { class: "deleted" }, "deleted"), el("span", { class: "burst" }, "folded burst"),
+    named ? el("span", { class: "ringed" }, `named by a rule (${named})`) : null, zoomLink(recs, from, until));
 }
 
 // zoomLink narrows the window to where the changes are, when they crowd
@@ -181,11 +184,35 @@ function objectLink(o) {
 // and namespaced name, anyone else by the name the API server gave.
 const userName = (u) => (u.serviceAccount ? `ServiceAccount ${u.serviceAccount.namespace}/${u.serviceAccount.name}` : u.name);
 
-// by names who made a change: the user, with the field manager beside it.
+// shortRevision shortens a full commit hash, alone or after "sha1:", to
+// 12 digits, as text output does.
+const shortRevision = (rev) => rev.replace(/^(.*[:@])?([0-9a-f]{40,})$/, (_, prefix, hash) => (prefix || "") + hash.slice(0, 12));
+
+// releaseText names the release an object belongs to as text output
+// does: "release web rev 7, chart web-1.4.2", "Application argocd/shop,
+// revision 4f1c2a9d0e1b (Succeeded)".
+function releaseText(r) {
+  const parts = [r.kind ? `${r.kind} ${r.namespace ? r.namespace + "/" : ""}${r.name}` : `release ${r.name}${r.revision ? " rev " + r.revision : ""}`];
+  if (r.chart) parts.push("chart " + r.chart);
+  if (r.gitRevision) parts.push("revision " + shortRevision(r.gitRevision));
+  return parts.join(", ") + (r.kind && r.status ? ` (${r.status})` : "");
+}
+
+// by names who made a change as text output does: the user, with the
+// field manager and the release beside it.
 function by(c) {
   const user = c.user ? userName(c.user) : "", manager = c.manager ? c.manager.name : "";
-  return user && manager ? `${user} (${manager})` : user || manager;
+  const notes = [];
+  if (user && manager) notes.push(manager);
+  if (c.release) notes.push(releaseText(c.release));
+  const who = user || manager;
+  if (!notes.length) return who;
+  return who ? `${who} (${notes.join(", ")})` : notes.join(", ");
 }
+
+// judged says what the rules said of a change, as text output does:
+// "[warning: image-changed, rbac-admin-binding]"; "" when no rule matched.
+const judged = (c) => (c.rules && c.rules.length ? `[${c.severity}: ${c.rules.join(", ")}]` : "");
 
 const objectName = (o) => `${o.kind} ${o.namespace ? o.namespace + "/" : ""}${o.name}`;
 
@@ -193,8 +220,9 @@ function lane(recs, from, until, href, burst) {
   const span = until - from || 1;
   return el("div", { class: "lane" }, recs.map((c) => {
     const left = Math.min(100, Math.max(0, ((Date.parse(c.time) - from) / span) * 100));
-    const what = `${c.time} ${c.type} ${c.kind} ${c.name}${c.changed ? ": " + c.changed : ""}${by(c) ? " by " + by(c) : ""}`;
-    const mark = el("a", { class: "mark " + (burst ? "burst" : c.type), href: href(c), title: what, "aria-label": what });
+    const what = `${c.time} ${c.type} ${c.kind} ${c.name}${c.changed ? ": " + c.changed : ""}${by(c) ? " by " + by(c) : ""}${judged(c) ? " " + judged(c) : ""}`;
+    const severity = c.severity ? " severity-" + c.severity : ""; // a ring: the rules named it
+    const mark = el("a", { class: "mark " + (burst ? "burst" : c.type) + severity, href: href(c), title: what, "aria-label": what });
     mark.style.left = left + "%"; // CSSOM: allowed by the page's content security policy
     return mark;
   }));
@@ -229,7 +257,62 @@ async function objectPage() {
   if (!recs.length) return show(back, el("p", { class: "status" }, `No changes kept for ${object}.`));
   const first = recs[0];
   const title = el("h2", {}, `${first.kind} ${namespace ? namespace + "/" : ""}${first.name}`);
-  show(back, title, compareForm(object, namespace, recs), el("div", { id: "records" }, recs.map(drawRecord)));
+  // A deleted object is blamed and restored as it was before its deletion.
+  const last = recs[recs.length - 1];
+  const when = last.type === "deleted" && recs.length > 1 ? recs[recs.length - 2].time : new Date().toISOString();
+  show(back, title, blameSection(object, namespace, when), restoreSection(object, namespace, when, first.name),
+    compareForm(object, namespace, recs), el("div", { id: "records" }, recs.map(drawRecord)));
+}
+
+// momentForm is a form of one moment that runs act with it.
+function momentForm(label, at, button, act) {
+  const input = el("input", { name: "at", size: "26", value: at });
+  const form = el("form", { class: "moment", "aria-label": label }, el("label", {}, "at", input), el("button", { type: "submit" }, button));
+  form.addEventListener("submit", (e) => { e.preventDefault(); act(exact(input.value)); });
+  return form;
+}
+
+// blameSection shows each line of the object with the change that last
+// changed it, as `kubediff blame` prints it.
+function blameSection(object, namespace, at) {
+  const out = el("pre", { id: "blame", "aria-live": "polite" });
+  const run = async (when) => {
+    try {
+      const b = await api("blame", [["object", object], ["namespace", namespace], ["at", when]]);
+      out.replaceChildren(...b.lines.map((l) => el("span", { class: "blame-line" },
+        el("span", { class: "dim", title: l.record || "" }, blamedBy(l, b)), l.text + "\n")));
+    } catch (err) {
+      out.replaceChildren(el("span", { class: "error" }, err.message));
+    }
+  };
+  run(at);
+  return el("section", {}, el("h3", {}, "Who last changed each line"), momentForm("Blame at a moment", at, "Blame", run), out);
+}
+
+// blamedBy is a blamed line's origin, padded to one width.
+function blamedBy(l, b) {
+  const origins = { quiet: `${l.time} quiet change`, beforeHistory: "older than the history", unwalked: `unchanged in the ${b.walked} newest changes` };
+  const text = origins[l.origin] || `${l.time} ${l.by || "-"}`;
+  return text.padEnd(48).slice(0, 48) + " │ ";
+}
+
+// restoreSection offers the manifest that puts the object back as it was
+// at a moment, as `kubediff restore` prints it, to download.
+function restoreSection(object, namespace, at, name) {
+  const out = el("pre", { id: "restore", "aria-live": "polite" });
+  const run = async (when) => {
+    try {
+      const yaml = await api("restore", [["object", object], ["namespace", namespace], ["at", when], ["format", "yaml"]]);
+      out.replaceChildren(yaml);
+      const link = el("a", { href: URL.createObjectURL(new Blob([yaml], { type: "application/yaml" })), download: `${name}.restore.yaml` });
+      link.click();
+    } catch (err) {
+      out.replaceChildren(el("span", { class: "error" }, err.message));
+    }
+  };
+  return el("section", {}, el("h3", {}, "Restore manifest"),
+    el("p", { class: "dim" }, "For server-side apply: kubectl apply --server-side -f FILE, or kubediff restore --apply."),
+    momentForm("Restore manifest at a moment", at, "Download restore manifest", run), out);
 }
 
 function compareForm(object, namespace, recs) {
@@ -272,7 +355,9 @@ function drawRecord(c) {
   // is what a reviewer reads the record for.
   const access = (c.access || []).map((sentence) => el("li", {}, sentence));
   return el("article", { class: "record" },
-    el("h3", {}, el("span", { class: c.type }, c.type), ` ${c.time}`, by(c) ? el("span", { class: "dim" }, ` by ${by(c)}`) : null),
+    el("h3", {}, el("span", { class: c.type }, c.type), ` ${c.time}`, by(c) ? el("span", { class: "dim" }, ` by ${by(c)}`) : null,
+      judged(c) ? el("span", { class: "severity " + c.severity, title: "the rules this change matched" }, ` ${judged(c)}`) : null),
+    c.summary ? el("p", { class: "summary" }, c.summary) : null,
     access.length ? el("ul", { class: "access", "aria-label": "access" }, access) : null,
     fields.length ? el("ul", { class: "fields" }, fields) : null);
 }
