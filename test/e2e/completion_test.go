@@ -37,6 +37,8 @@ func TestCompletionInARealBash(t *testing.T) {
 		{"kubediff watch configm", []string{"configmaps"}},
 		{"kubediff get -n " + ns + " configmaps/sett", []string{"configmaps/settings"}},
 		{"kubediff diff -n " + ns + " configmaps/", []string{"configmaps/settings"}},
+		{"kubediff blame -n " + ns + " configmaps/se", []string{"configmaps/settings"}},
+		{"kubediff restore -n " + ns + " configmaps/se", []string{"configmaps/settings"}},
 		{"kubediff history deploym", []string{"deployments"}},
 		{"kubediff history -n " + ns[:len(ns)-3], []string{ns}},
 		{"kubediff watch --exclude-namespace " + ns[:len(ns)-3], []string{ns}},
