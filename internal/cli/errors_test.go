@@ -3,25 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// deadServer is the URL of a loopback port that was just free: nothing
-// answers there.
-func deadServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return "http://" + addr
-}
+// deadServer is the URL of a loopback port where nothing answers.
+func deadServer(t *testing.T) string { return "http://" + freeAddress(t) }
 
 // Each error a newcomer meets in the first hour says what is wrong and
 // what to do, once, with the exit code docs/configuration.md gives.
