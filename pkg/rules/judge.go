@@ -50,7 +50,7 @@ func (s *Set) Judge(in Input) Verdict {
 	best, summaryRank := 0, 0
 	var data map[string]any // the summaries' data, made when one is needed
 	for _, r := range s.rules {
-		if !r.plan.prefilter.admits(in.Record) {
+		if !r.plan.prefilter.admits(in.Record) || !r.plan.objects.admits(&in) {
 			continue
 		}
 		if act == nil {
