@@ -59,6 +59,7 @@ type program struct {
 	watcher  *watcher.Watcher
 	warnings *warningLogger // the API server's warnings, logged once
 	book     *identity.Book // who made each write; nil without a source
+	objects  *objectLookup  // the objects Events regard
 	// retryConnect: one of several clusters, tried again while it cannot
 	// be reached rather than failing the others (fleet.go).
 	retryConnect bool
@@ -142,7 +143,10 @@ func (p *program) assemble(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	p.objects = &objectLookup{}
+	p.objects.learn(p.plan)
 	p.pipeline = pipeline.New(pipeline.Options{Differ: p.differ, Router: p.sinks.router, Metrics: p.metrics, Cluster: recordCluster(p.cfg, cluster), Rules: ruleSet,
+		Events:            eventOptions(p.cfg, p.state, p.objects),
 		ExcludeNamespaces: p.cfg.ExcludeNamespaces, OwnLeases: ownLeases(le), Identities: identities, IdentityWait: p.cfg.Identity.Wait,
 		Election: le.Enabled, HoldRecords: le.HoldRecords, Holds: stateHolds(p.state), History: historyKeeper(p.state), Log: p.log})
 	if p.elector, err = newElector(le, p.clients, p.pipeline.Gate(), p.metrics, p.log); err != nil {
@@ -158,6 +162,7 @@ func (p *program) assemble(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	p.objects.watcher.Store(p.watcher)
 	p.metrics.AddTypeHealth(func() (resources, namespaces []string) {
 		for _, f := range p.watcher.Failing() {
 			resources, namespaces = append(resources, f.Resource), append(namespaces, f.Namespace)
@@ -211,7 +216,8 @@ func (p *program) run(ctx context.Context, serve serveFunc) error {
 	}
 	background.Go(func() { p.pipeline.Run(ctx) })
 	keepTypeNames(p.state, p.plan, p.log)
-	targets := &targetSync{watcher: p.watcher, listKeys: p.listKeys, metrics: p.metrics, health: health, log: p.log, warned: map[string]bool{}, warnings: p.warnings}
+	targets := &targetSync{watcher: p.watcher, listKeys: p.listKeys, metrics: p.metrics, health: health, log: p.log, warned: map[string]bool{}, warnings: p.warnings,
+		learn: p.objects.learn}
 	targets.start(ctx, p.plan, func() { synced.Store(true) })
 	background.Go(func() { targets.follow(ctx, p.planner, p.clients, p.cfg.RediscoveryInterval) })
 	if p.elector != nil {

@@ -190,6 +190,12 @@ func (c Config) checkDelivery() []error {
 	if _, _, err := c.History.Bounds(); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := c.History.EventRetention(); err != nil {
+		errs = append(errs, err)
+	}
+	if !oneOf(c.Events, EventsNone, EventsWarnings, EventsAll) {
+		errs = append(errs, fmt.Errorf("events (--events): %q is not one of none, warnings, all", c.Events))
+	}
 	if c.DrainTimeout < 0 {
 		errs = append(errs, fmt.Errorf("drainTimeout: %s is negative", c.DrainTimeout))
 	}
