@@ -98,7 +98,9 @@ func (p *program) runAll(ctx context.Context, stdout io.Writer, serve serveFunc)
 	if err := p.connectRetrying(ctx); err != nil {
 		return err
 	}
-	if p.sinks, err = startSinks(ctx, p.cfg, p.plan.All, p.state, stdout, p.log); err != nil {
+	p.objects = &objectLookup{}
+	p.objects.learn(p.plan)
+	if p.sinks, err = startSinks(ctx, p.cfg, p.plan.All, p.state, stdout, p.objects.outcome, p.log); err != nil {
 		return err
 	}
 	defer p.sinks.drain(p.cfg.DrainTimeout, p.log)
@@ -143,8 +145,6 @@ func (p *program) assemble(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.objects = &objectLookup{}
-	p.objects.learn(p.plan)
 	p.pipeline = pipeline.New(pipeline.Options{Differ: p.differ, Router: p.sinks.router, Metrics: p.metrics, Cluster: recordCluster(p.cfg, cluster), Rules: ruleSet,
 		Events:            eventOptions(p.cfg, p.state, p.objects),
 		ExcludeNamespaces: p.cfg.ExcludeNamespaces, OwnLeases: ownLeases(le), Identities: identities, IdentityWait: p.cfg.Identity.Wait,

@@ -3,6 +3,7 @@ package app
 import (
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -12,6 +13,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/pipeline"
 	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/rollout"
 	"github.com/kubediff/kubediff/pkg/state"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
@@ -91,4 +93,14 @@ func (l *objectLookup) Object(r change.Resource, namespace, name string) *unstru
 		return nil
 	}
 	return w.Object(r.GVR.Group, r.GVR.Resource, namespace, name)
+}
+
+// outcome says how a workload's rollout stands now (fold.Outcome), from
+// the object as the watcher caches it.
+func (l *objectLookup) outcome(kind, namespace, name string, _ time.Time) string {
+	r, ok := l.Resource("apps/v1", kind)
+	if !ok {
+		return ""
+	}
+	return rollout.Outcome(l.Object(r, namespace, name))
 }

@@ -59,7 +59,32 @@ type Query struct {
 	// least it (record.Severities).
 	Rule     string
 	Severity string
-	Visible  *Grants
+	// Events selects the events listed among the records (record.
+	// EventRecord): EventsAll ("" too), EventsWarnings or EventsNone.
+	Events  string
+	Visible *Grants
+}
+
+// Which events a query lists (Query.Events).
+const (
+	EventsAll      = "all"
+	EventsWarnings = "warnings"
+	EventsNone     = "none"
+)
+
+// warningKey is how a kept event's JSON says it is a warning (a record's
+// own type is "event").
+var warningKey = []byte(`"type":"Warning"`)
+
+// listsEvent says whether q lists the event whose JSON is line.
+func (q Query) listsEvent(line []byte) bool {
+	switch q.Events {
+	case EventsNone:
+		return false
+	case EventsWarnings:
+		return bytes.Contains(line, warningKey)
+	}
+	return true
 }
 
 // DefaultLimit is a page's size when the query does not say.
@@ -154,7 +179,7 @@ func (b *readBuckets) wanted(k []byte, q Query) bool {
 		return false
 	}
 	h, line := decodeEvent(v)
-	return q.selectsEvent(h.ids) && q.madeBy(line) && q.judged(line)
+	return q.listsEvent(line) && q.selectsEvent(h.ids) && q.madeBy(line) && q.judged(line)
 }
 
 // scan yields the keys of every record and event from start to end, in

@@ -62,6 +62,12 @@ type Burst struct {
 // moment (pkg/rollout): "" while it is under way or not known.
 type Outcome func(kind, namespace, name string, at time.Time) string
 
+// OutcomeSetter is a folding sink whose bursts can say how their owner's
+// rollout ended.
+type OutcomeSetter interface {
+	SetOutcome(Outcome)
+}
+
 // SetOutcome makes due bursts say how their owner's rollout ended.
 func (f *Folder) SetOutcome(o Outcome) {
 	f.mu.Lock()
