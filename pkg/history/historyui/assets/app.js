@@ -94,18 +94,21 @@ async function records(query) {
 
 function fillFilters() {
   const form = document.getElementById("filters");
-  for (const input of form.elements) if (input.name) input.value = params.get(input.name) || "";
+  for (const input of form.elements) {
+    if (input.name) input.value = params.get(input.name) || (input.tagName === "SELECT" ? input.options[0].value : "");
+  }
 }
 
 async function timeline() {
   const until = moment(params.get("until"), new Date());
   const from = moment(params.get("from"), new Date(until - 36e5));
-  const query = [["namespace", params.get("namespace")], ["user", params.get("user")], ["from", iso(from)], ["until", iso(until)]];
+  const query = [["namespace", params.get("namespace")], ["user", params.get("user")], ["from", iso(from)], ["until", iso(until)],
+    ["events", params.get("events") || "warnings"]];
   const kind = params.get("kind"), name = params.get("name");
   if (kind) query.push(["select", (await selector(kind)) + (name ? "/" + name : "")]);
   const manager = params.get("manager") || "", field = params.get("field") || "";
   const recs = (await records(query)).filter((c) =>
-    (!name || c.name === name) && (!manager || (c.manager && c.manager.name.includes(manager))) &&
+    (!name || kind || c.name === name) && (!manager || (c.manager && c.manager.name.includes(manager))) &&
     (!field || (c.changed || "").includes(field)));
   if (!recs.length) return show(el("p", { class: "status" }, `No changes from ${clock(from)} to ${clock(until)}.`));
   const groups = group(recs);
@@ -113,9 +116,23 @@ async function timeline() {
 }
 
 function legend(recs, from, until) {
-  return el("div", { class: "legend", role: "note" }, el("strong", {}, `${recs.length} changes, ${clock(from)} – ${clock(until)}`),
+  const events = recs.filter((c) => c.event).length;
+  const counts = `${recs.length - events} changes${events ? `, ${events} events` : ""}`;
+  return el("div", { class: "legend", role: "note" }, el("strong", {}, `${counts}, ${clock(from)} – ${clock(until)}`),
     el("span", { class: "added" }, "added"), el("span", { class: "updated" }, "updated"),
-    el("span", { class: "deleted" }, "deleted"), el("span", { class: "burst" }, "folded burst"), zoomLink(recs, from, until));
+    el("span", { class: "deleted" }, "deleted"), el("span", { class: "burst" }, "folded burst"),
+    el("span", { class: "event" }, "event"), el("span", { class: "warning" }, "warning"), zoomLink(recs, from, until));
+}
+
+// said is what a Kubernetes Event said about an object: "Warning
+// FailedCreate: … (×3)".
+const said = (e) => `${e.type} ${e.reason}${e.message ? ": " + e.message : ""}${e.count > 1 ? ` (×${e.count})` : ""}`;
+
+// markClass is a mark's class: an Event's (a warning marked apart) keeps
+// its own in a folded burst, where the changes fold.
+function markClass(c, burst) {
+  if (c.event) return c.event.type === "Warning" ? "event warning" : "event";
+  return burst ? "burst" : c.type;
 }
 
 // zoomLink narrows the window to where the changes are, when they crowd
@@ -191,8 +208,9 @@ function lane(recs, from, until, href, burst) {
   const span = until - from || 1;
   return el("div", { class: "lane" }, recs.map((c) => {
     const left = Math.min(100, Math.max(0, ((Date.parse(c.time) - from) / span) * 100));
-    const what = `${c.time} ${c.type} ${c.kind} ${c.name}${c.changed ? ": " + c.changed : ""}${by(c) ? " by " + by(c) : ""}`;
-    const mark = el("a", { class: "mark " + (burst ? "burst" : c.type), href: href(c), title: what, "aria-label": what });
+    const what = c.event ? `${c.time} ${c.kind} ${c.name}: ${said(c.event)}` :
+      `${c.time} ${c.type} ${c.kind} ${c.name}${c.changed ? ": " + c.changed : ""}${by(c) ? " by " + by(c) : ""}`;
+    const mark = el("a", { class: "mark " + markClass(c, burst), href: href(c), title: what, "aria-label": what });
     mark.style.left = left + "%"; // CSSOM: allowed by the page's content security policy
     return mark;
   }));
@@ -225,9 +243,10 @@ async function objectPage() {
   const recs = await records([["select", object], ["namespace", namespace]]);
   const back = el("a", { href: home }, "← timeline");
   if (!recs.length) return show(back, el("p", { class: "status" }, `No changes kept for ${object}.`));
-  const first = recs[0];
-  const title = el("h2", {}, `${first.kind} ${namespace ? namespace + "/" : ""}${first.name}`);
-  show(back, title, compareForm(object, namespace, recs), el("div", { id: "records" }, recs.map(drawRecord)));
+  const name = object.split("/").slice(1).join("/");
+  const first = recs.find((c) => c.name === name && !c.event) || recs[0];
+  const title = el("h2", {}, `${first.kind} ${namespace ? namespace + "/" : ""}${name}`);
+  show(back, title, compareForm(object, namespace, recs), el("div", { id: "records" }, recs.map((c) => drawRecord(c, name))));
 }
 
 function compareForm(object, namespace, recs) {
@@ -256,7 +275,18 @@ function diffLines(text) {
   });
 }
 
-function drawRecord(c) {
+// drawEvent shows what an Event said about the object, or an object it
+// owns (named then).
+function drawEvent(c, object) {
+  const e = c.event, about = c.name === object ? "" : ` ${c.kind} ${c.name}`;
+  return el("article", { class: "record event" + (e.type === "Warning" ? " warning" : "") },
+    el("h3", {}, el("span", { class: e.type === "Warning" ? "warning" : "event" }, `${e.type.toLowerCase()} ${e.reason}`), ` ${c.time}${about}`,
+      e.reportingController ? el("span", { class: "dim" }, ` by ${e.reportingController}`) : null),
+    el("p", {}, said(e), el("span", { class: "dim" }, ` first ${e.firstTime}, last ${e.lastTime}`)));
+}
+
+function drawRecord(c, object) {
+  if (c.event) return drawEvent(c, object);
   const fields = (c.changes || []).map((fc) => {
     if (fc.lines) {
       const hunks = fc.lines.hunks.flatMap((h) => [`@@ -${h.fromLine},${h.fromCount} +${h.toLine},${h.toCount} @@`, ...h.lines]);
