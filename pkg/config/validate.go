@@ -341,8 +341,8 @@ func (s SinkEntry) validate(key string, seen map[string]bool) []error {
 		}
 	}
 	for _, t := range s.Match.Types {
-		if !oneOf(t, "added", "updated", "deleted") {
-			errs = append(errs, fmt.Errorf("%s.match.types: %q is not one of added, updated, deleted", key, t))
+		if !oneOf(t, "added", "updated", "deleted", "event") {
+			errs = append(errs, fmt.Errorf("%s.match.types: %q is not one of added, updated, deleted, event", key, t))
 		}
 	}
 	if err := glob.Valid(s.Match.Namespaces); err != nil {
