@@ -87,10 +87,10 @@ func (d *Discoverer) Resources(ctx context.Context) (Catalog, error) {
 func eventsAPI(lists []*metav1.APIResourceList) *Resource {
 	var found *Resource
 	for _, r := range listAndWatch(lists) {
-		switch {
-		case r.GVR == schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}:
+		switch r.GVR {
+		case schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}:
 			return &r
-		case r.GVR == schema.GroupVersionResource{Version: "v1", Resource: "events"}:
+		case schema.GroupVersionResource{Version: "v1", Resource: "events"}:
 			found = &r
 		}
 	}

@@ -11,9 +11,9 @@ import (
 func TestReadsBothAPIs(t *testing.T) {
 	eventsAPI := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "events.k8s.io/v1", "kind": "Event",
-		"metadata":   map[string]any{"name": "web-5d.1", "namespace": "shop", "uid": "e1", "resourceVersion": "42"},
-		"regarding":  map[string]any{"apiVersion": "apps/v1", "kind": "ReplicaSet", "namespace": "shop", "name": "web-5d", "uid": "rs1"},
-		"reason":     "FailedCreate", "type": "Warning", "note": "exceeded quota", "reportingController": "replicaset-controller",
+		"metadata":  map[string]any{"name": "web-5d.1", "namespace": "shop", "uid": "e1", "resourceVersion": "42"},
+		"regarding": map[string]any{"apiVersion": "apps/v1", "kind": "ReplicaSet", "namespace": "shop", "name": "web-5d", "uid": "rs1"},
+		"reason":    "FailedCreate", "type": "Warning", "note": "exceeded quota", "reportingController": "replicaset-controller",
 		"deprecatedCount": int64(3), "deprecatedFirstTimestamp": "2026-11-26T10:00:00Z", "deprecatedLastTimestamp": "2026-11-26T10:05:00Z",
 	}}
 	core := &unstructured.Unstructured{Object: map[string]any{

@@ -45,9 +45,9 @@ func (cluster) Object(r change.Resource, namespace, name string) *unstructured.U
 func eventObject(reason, typ string, count int64) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "events.k8s.io/v1", "kind": "Event",
-		"metadata":   map[string]any{"name": "web-5d." + reason, "namespace": "shop", "resourceVersion": "7"},
-		"regarding":  map[string]any{"apiVersion": "apps/v1", "kind": "ReplicaSet", "namespace": "shop", "name": "web-5d", "uid": "rs"},
-		"reason":     reason, "type": typ, "note": "exceeded quota", "deprecatedCount": count,
+		"metadata":  map[string]any{"name": "web-5d." + reason, "namespace": "shop", "resourceVersion": "7"},
+		"regarding": map[string]any{"apiVersion": "apps/v1", "kind": "ReplicaSet", "namespace": "shop", "name": "web-5d", "uid": "rs"},
+		"reason":    reason, "type": typ, "note": "exceeded quota", "deprecatedCount": count,
 	}}
 }
 
