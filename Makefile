@@ -40,7 +40,7 @@ peers: $(TESTENV)/kubewatch
 # cores the browser and control planes of test/e2e beside it slowed its
 # Pods enough to split a Deployment's creation into one record more.
 test: testenv peers helm browser vet
-	$(GO) test -race -count=1 -timeout 25m $$($(GO) list ./... | grep -v /test/living)
+	$(GO) test -race -count=1 -timeout 45m $$($(GO) list ./... | grep -v /test/living)
 	$(GO) test -race -count=1 -timeout 25m ./test/living/
 
 ## browser: Debian's chromium, which the timeline page's tests drive headless (hack/browser.sh)

@@ -74,6 +74,11 @@ func uiHandler(cmd *cobra.Command, stderr io.Writer) (http.Handler, func(), erro
 	return mux, func() { _ = closeDB() }, nil
 }
 
+// uiIdleTimeout closes a browser's keep-alive connection left idle, as
+// kubediff's own HTTP server does: a page left open in a tab holds no
+// connection for ever. A variable, for tests.
+var uiIdleTimeout = time.Minute
+
 // serveUI serves h on addr until ctx is done, guarded for you alone
 // (historyui.Local): it prints a URL that lets one browser in and opens
 // a browser with another.
@@ -95,7 +100,8 @@ func serveUI(ctx context.Context, addr string, h http.Handler, browse bool, stdo
 		}
 		defer remove()
 	}
-	srv := &http.Server{Handler: local, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: local, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 2 * time.Minute, IdleTimeout: uiIdleTimeout}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)

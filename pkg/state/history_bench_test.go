@@ -19,6 +19,8 @@ import (
 // changes are made before the clock starts: the differ's work is the
 // watcher's, not the store's. One op is one change; cpu-vs-without is
 // the CPU per change with history over the run without it just before.
+// quiet-state keeps each change as a state alone (a status-only update
+// the quiet rules keep out of the stream: StateOnly, no record line).
 func BenchmarkFlushHistory(b *testing.B) {
 	for _, kind := range []struct {
 		name string
@@ -26,22 +28,37 @@ func BenchmarkFlushHistory(b *testing.B) {
 	}{{"configmap", changegen.NewConfigMaps}, {"deployment", changegen.NewDeployments}} {
 		b.Run(kind.name, func(b *testing.B) {
 			var without float64 // the baseline, measured first
-			b.Run("without-history", func(b *testing.B) { without = benchFlush(b, kind.new, false) })
-			b.Run("with-history", func(b *testing.B) {
-				with := benchFlush(b, kind.new, true)
-				if without > 0 {
-					b.ReportMetric(with/without, "cpu-vs-without")
-				}
-			})
+			b.Run("without-history", func(b *testing.B) { without = benchFlush(b, kind.new, noHistory) })
+			for _, mode := range []keptAs{asRecord, asQuietState} {
+				b.Run(mode.String(), func(b *testing.B) {
+					with := benchFlush(b, kind.new, mode)
+					if without > 0 {
+						b.ReportMetric(with/without, "cpu-vs-without")
+					}
+				})
+			}
 		})
 	}
 }
 
+// keptAs is how a benchmark's changes reach the history.
+type keptAs int
+
+const (
+	noHistory    keptAs = iota // the history is off
+	asRecord                   // each change a record with its state
+	asQuietState               // each change a state without a record
+)
+
+func (k keptAs) String() string {
+	return [...]string{"without-history", "with-history", "quiet-state"}[k]
+}
+
 // benchFlush runs the steady state and returns the CPU (user and system)
 // per change, in µs.
-func benchFlush(b *testing.B, kind func(int) (*changegen.Stream, error), on bool) float64 {
+func benchFlush(b *testing.B, kind func(int) (*changegen.Stream, error), mode keptAs) float64 {
 	const objects, pool, perFlush = 1000, 2000, 100
-	s, target := storeWithObjects(b, kind, objects, on)
+	s, target := storeWithObjects(b, kind, objects, mode != noHistory)
 	stream, err := kind(objects)
 	if err != nil {
 		b.Fatal(err)
@@ -51,6 +68,7 @@ func benchFlush(b *testing.B, kind func(int) (*changegen.Stream, error), on bool
 		if updates[i], err = stream.Next(time.Now()); err != nil {
 			b.Fatal(err)
 		}
+		updates[i].Entry.StateOnly = mode == asQuietState
 	}
 	before := cpuTime()
 	for i := 0; b.Loop(); i++ {

@@ -42,7 +42,9 @@ func TestBrokenConversionWebhookHoldsNothingBack(t *testing.T) {
 	took := time.Since(started)
 	w.logOnFailure()
 	t.Logf("watching %s after start, with the broken type", took.Round(100*time.Millisecond))
-	if took > 20*time.Second {
+	// Held back, the start would wait for the 2-minute sync timeout; a
+	// loaded machine may take a while to start, so the bound is half of it.
+	if took > time.Minute {
 		t.Errorf("watching after %s: a broken type held the others back (want well under the 2-minute sync timeout)", took)
 	}
 	eventually(t, "a warning naming the broken type", func() bool {
