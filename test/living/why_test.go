@@ -1,11 +1,9 @@
 package living
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -127,7 +125,7 @@ func checkWatchText(t *testing.T, out string) {
 func checkWhyMCP(t *testing.T, server, token string) {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "kubediff-living", Version: "v0"}, nil)
-	httpClient := &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}
+	httpClient := &http.Client{Transport: testenv.Bearer{Token: token, Next: http.DefaultTransport}}
 	session, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: server + "/mcp", HTTPClient: httpClient, DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		t.Fatalf("MCP over HTTP: %v", err)
@@ -164,7 +162,7 @@ func checkWhyMCP(t *testing.T, server, token string) {
 // row of the Deployment's burst, and listed on the Deployment's page.
 func checkWhyPage(t *testing.T, server, kubeconfig string) {
 	t.Helper()
-	page := startUI(t, "--server", server, "--kubeconfig", kubeconfig)
+	page := testenv.StartUI(t, binary, deadline, nil, "--no-browser", "--server", server, "--kubeconfig", kubeconfig)
 	base := strings.TrimSuffix(page, regexp.MustCompile(`/open\?.*$`).FindString(page))
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -247,45 +245,6 @@ func servedAt(t *testing.T, stderr string) string {
 		t.Fatalf("no HTTP address logged:\n%s", stderr)
 	}
 	return "http://" + m[1]
-}
-
-// startUI runs `kubediff ui --no-browser` with args and returns the URL
-// it prints.
-func startUI(t *testing.T, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(binary, append([]string{"ui", "--no-browser"}, args...)...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	urls := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		urls <- strings.TrimSpace(strings.TrimPrefix(line, "kubediff history: "))
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	select {
-	case url := <-urls:
-		return url
-	case <-time.After(deadline):
-		t.Fatal("kubediff ui printed no URL")
-	}
-	return ""
-}
-
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
 }
 
 // whyQuota is the namespace and its quota of three Pods.
