@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/kubediff/kubediff/pkg/config"
 	"github.com/kubediff/kubediff/pkg/diff"
@@ -25,6 +26,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/listkeys"
 	"github.com/kubediff/kubediff/pkg/metrics"
 	"github.com/kubediff/kubediff/pkg/pipeline"
+	"github.com/kubediff/kubediff/pkg/release"
 	"github.com/kubediff/kubediff/pkg/state"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
@@ -130,6 +132,12 @@ func (p *program) connect(ctx context.Context) error {
 	return err
 }
 
+// releaseWait bounds how long a record whose object carries a release's
+// marks waits for the release's state written before it (Helm updates
+// its release Secret, Argo CD its Application, just after applying; a
+// busy watch of those types may deliver them after the record).
+const releaseWait = 5 * time.Second
+
 // assemble connects the record path (pipeline, election) to the sinks and
 // builds the watcher that feeds it.
 func (p *program) assemble(ctx context.Context) error {
@@ -148,6 +156,7 @@ func (p *program) assemble(ctx context.Context) error {
 	p.pipeline = pipeline.New(pipeline.Options{Differ: p.differ, Router: p.sinks.router, Metrics: p.metrics, Cluster: recordCluster(p.cfg, cluster), Rules: ruleSet,
 		Events:            eventOptions(p.cfg, p.state, p.objects),
 		ExcludeNamespaces: p.cfg.ExcludeNamespaces, OwnLeases: ownLeases(le), Identities: identities, IdentityWait: p.cfg.Identity.Wait,
+		Releases: release.NewBook(), ReleaseWait: releaseWait,
 		Election: le.Enabled, HoldRecords: le.HoldRecords, Holds: stateHolds(p.state), History: historyKeeper(p.state), Log: p.log})
 	if p.elector, err = newElector(le, p.clients, p.pipeline.Gate(), p.metrics, p.log); err != nil {
 		return err

@@ -37,6 +37,7 @@ Without -n, every namespace.`,
   kubediff history deploy/web -n shop --from 2026-11-23T13:45:00Z --until 2026-11-23T14:05:00Z -o text
   kubediff history --user alice --since 24h -o text
   kubediff history --rule 'rbac-*' --severity warning --since 7d -o text
+  kubediff history --release shop/web --since 24h -o text
   kubediff history configmaps --server http://127.0.0.1:8080 --since 30m`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format, _ := cmd.Flags().GetString("output"); format != "json" && format != "text" {
@@ -66,13 +67,14 @@ Without -n, every namespace.`,
 	f.String("rule", "", "only records that matched this rule (a name or a glob, such as image-changed or rbac-*; docs/rules.md)")
 	f.String("severity", "", "only records whose rules' severity is at least this: info, warning, critical")
 	f.String("events", history.EventsWarnings, "Kubernetes Events listed among the changes of the objects they are about (and their owners'): all, warnings, none (docs/why.md)")
+	f.String("release", "", "only changes of objects this release applied: a Helm release, Argo CD Application, Flux Kustomization or HelmRelease, by NAME or NAMESPACE/NAME (docs/why.md)")
 	f.String("since", "", "only records of the last DURATION (such as 15m, 2h)")
 	f.String("from", "", "only records from TIME (RFC 3339, or a duration ago such as 15m)")
 	f.String("until", "", "only records until TIME (RFC 3339, or a duration ago)")
 	f.StringP("output", "o", "json", "json (as 'watch -o json') or text (as 'watch -o text')")
 	f.String("color", "auto", "colour in text output: auto, always, never")
 	f.Bool("fold", true, "in text output, fold a controller's burst (a rollout's Pods) into one line, as watch did; --fold=false prints every record")
-	markUnbound(cmd, "namespace", "all-namespaces", "user", "rule", "severity", "events", "since", "from", "until", "output", "color", "fold")
+	markUnbound(cmd, "namespace", "all-namespaces", "user", "rule", "severity", "events", "release", "since", "from", "until", "output", "color", "fold")
 	return cmd
 }
 
@@ -244,6 +246,10 @@ func historyQuery(cmd *cobra.Command, src historyapi.Source, args []string) (his
 	q.User, _ = cmd.Flags().GetString("user")
 	q.Rule, _ = cmd.Flags().GetString("rule")
 	q.Severity, _ = cmd.Flags().GetString("severity")
+	q.Release, _ = cmd.Flags().GetString("release")
+	if err := historyapi.CheckReleaseFilter(q.Release); err != nil {
+		return q, usageError{fmt.Errorf("--%w", err)}
+	}
 	if err := glob.Valid([]string{q.Rule}); err != nil {
 		return q, usageError{fmt.Errorf("--rule %q: %w", q.Rule, err)}
 	}

@@ -226,6 +226,28 @@ func TestRecordsOfOneUser(t *testing.T) {
 	}
 }
 
+// Records of the objects one release applied come back, by the
+// release's name or namespace/name; records of no release, or of
+// another, do not.
+func TestRecordsOfOneRelease(t *testing.T) {
+	db := openDB(t)
+	web := &record.Release{Tool: record.ToolHelm, Namespace: "shop", Name: "web", Revision: 7, Chart: "web-1.4.2"}
+	api := &record.Release{Tool: record.ToolArgoCD, Kind: "Application", Namespace: "argocd", Name: "api", GitRevision: "4f1c2a9"}
+	of := func(e Entry, r *record.Release) Entry { e.Change.Release = r; return e }
+	write(t, db, unlimited, t0, of(entryOf("default", "", "a", 1), web), of(entryOf("other", "", "x", 2), api),
+		entryOf("default", "a", "b", 3), of(entryOf("default", "b", "c", 4), web))
+	r := reader(db)
+	for name, want := range map[string]string{"web": "[1 4]", "shop/web": "[1 4]", "argocd/api": "[2]", "api": "[2]", "other/web": "[]", "we": "[]"} {
+		var got []string
+		for _, c := range changesOf(t, r, Query{Release: name}) {
+			got = append(got, c.ResourceVersion)
+		}
+		if fmt.Sprint(got) != want {
+			t.Errorf("release %q: %v, want %s", name, got, want)
+		}
+	}
+}
+
 // A page token names the last record the caller was shown, never the
 // next record kept, which may be one the caller may not see: its time
 // would tell that something changed then.

@@ -61,7 +61,10 @@ type Query struct {
 	Severity string
 	// Events selects the events listed among the records (record.
 	// EventRecord): EventsAll ("" too), EventsWarnings or EventsNone.
-	Events  string
+	Events string
+	// Release, when set, keeps the records of objects that release
+	// applied (record.Release.Named: its name or namespace/name).
+	Release string
 	Visible *Grants
 }
 
@@ -169,7 +172,7 @@ func (b *readBuckets) line(k []byte) []byte {
 func (b *readBuckets) wanted(k []byte, q Query) bool {
 	if v := b.records.Get(k); v != nil {
 		id, line, _ := bytes.Cut(v, []byte{0})
-		return len(line) > 0 && q.selects(ObjectID(id)) && q.madeBy(line) && q.judged(line)
+		return len(line) > 0 && q.selects(ObjectID(id)) && q.madeBy(line) && q.judged(line) && q.released(line)
 	}
 	if b.events == nil {
 		return false
@@ -179,7 +182,7 @@ func (b *readBuckets) wanted(k []byte, q Query) bool {
 		return false
 	}
 	h, line := decodeEvent(v)
-	return q.listsEvent(line) && q.selectsEvent(h.ids) && q.madeBy(line) && q.judged(line)
+	return q.listsEvent(line) && q.selectsEvent(h.ids) && q.madeBy(line) && q.judged(line) && q.released(line)
 }
 
 // scan yields the keys of every record and event from start to end, in
@@ -364,6 +367,25 @@ func (q Query) madeBy(line []byte) bool {
 		User *record.User `json:"user"`
 	}
 	return json.Unmarshal(line, &c) == nil && c.User.Named(q.User)
+}
+
+// releaseKey is how a kept record's JSON names its release: a record
+// without it is passed over without being decoded.
+var releaseKey = []byte(`"release":{`)
+
+// released says whether the record (a kept JSON line) names the release
+// q asks for, or q asks for none.
+func (q Query) released(line []byte) bool {
+	if q.Release == "" {
+		return true
+	}
+	if !bytes.Contains(line, releaseKey) {
+		return false
+	}
+	var c struct {
+		Release *record.Release `json:"release"`
+	}
+	return json.Unmarshal(line, &c) == nil && c.Release.Named(q.Release)
 }
 
 // rulesKey is how a kept record's JSON names the rules it matched: a

@@ -5,8 +5,11 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/kubediff/kubediff/pkg/identity"
 	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/release"
 	"github.com/kubediff/kubediff/pkg/state"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
@@ -18,23 +21,36 @@ type Identities interface {
 	Noted() <-chan struct{}
 }
 
+// Releases name the release behind each record (release.Book), and
+// signal when they observed more.
+type Releases interface {
+	Release(obj *unstructured.Unstructured, resourceVersion string) (*record.Release, bool)
+	Noted() <-chan struct{}
+}
+
 // identifyTick is how often records waiting for who made them are
 // checked against their deadline (a noted write wakes them at once).
 const identifyTick = 100 * time.Millisecond
 
-// identify is the stage that names the user behind each record, between
-// coalesce and keep. A source may say who made a write after the watch
-// delivered it (the audit webhook posts in batches about a second
-// apart), so a record whose writes are not noted yet waits for them, up
-// to wait; one that was not named by then goes on without a user. An
-// object's later records and quiet states wait behind it, so its history
-// keeps its order; other objects' records pass.
+// identify is the stage that names the user behind each record and the
+// release its object belongs to, between coalesce and judge. A source
+// may say who made a write after the watch delivered it (the audit
+// webhook posts in batches about a second apart), and the watch of
+// release Secrets or Applications may deliver the state a release tool
+// wrote just before its write after the write itself, so a record whose
+// writes are not noted yet, or whose release may not be, waits for
+// them, up to wait and releaseWait; one that was not named by then goes on without a
+// user, or with the release as last seen. An object's later records and
+// quiet states wait behind it, so its history keeps its order; other
+// objects' records pass.
 type identify struct {
-	who   Identities
-	wait  time.Duration
-	next  emitter
-	holds StateHolds // nil without a state dir
-	now   func() time.Time
+	who         Identities // nil: no source of identities
+	releases    Releases   // nil: releases are not joined
+	wait        time.Duration
+	releaseWait time.Duration
+	next        emitter
+	holds       StateHolds // nil without a state dir
+	now         func() time.Time
 	// observe counts each record's result (named, unknown, ambiguous)
 	// and how long it waited; nil: not counted.
 	observe func(result string, waited time.Duration)
@@ -50,13 +66,16 @@ type identifyQueue struct {
 }
 
 type waitingRecord struct {
-	ev        watcher.Event
-	c         record.Change
-	query     identity.Query
-	answer    identity.Answer
-	since     time.Time
-	deadline  time.Time
-	stateOnly bool // a quiet state (keepState), waiting only for its turn
+	ev     watcher.Event
+	c      record.Change
+	query  identity.Query
+	answer identity.Answer
+	since  time.Time
+	// userPending and releasePending say what the record still waits
+	// for, each until its deadline.
+	userPending, releasePending bool
+	deadline, releaseDeadline   time.Time
+	stateOnly                   bool // a quiet state (keepState), waiting only for its turn
 }
 
 func newIdentify(who Identities, wait time.Duration, next emitter, holds StateHolds) *identify {
@@ -64,34 +83,61 @@ func newIdentify(who Identities, wait time.Duration, next emitter, holds StateHo
 }
 
 func (s *identify) emit(ev watcher.Event, c record.Change, hops []identity.Hop) {
-	q := queryOf(ev, c, hops)
-	user, answer := s.who.Who(q)
-	if answer == identity.Known {
-		c.User = &user
-	}
+	w := waitingRecord{ev: ev, c: c, query: queryOf(ev, c, hops), answer: identity.Known}
+	s.nameUser(&w)
+	s.nameRelease(&w)
 	s.mu.Lock()
 	queue := s.waiting[c.UID]
 	// A change found after a gap was made while nothing watched: its
 	// writes were noted then or never, waiting would not help.
-	settled := answer != identity.Unknown || c.AfterGap || s.wait <= 0 || s.stopped || c.UID == ""
+	settled := !w.userPending && !w.releasePending || c.AfterGap || s.stopped || c.UID == ""
 	if queue == nil && settled {
 		s.mu.Unlock()
-		s.count(answer, 0)
-		s.next.emit(ev, c, hops)
+		s.count(w.answer, 0)
+		s.next.emit(ev, w.c, hops)
 		return
 	}
 	if queue == nil {
 		queue = &identifyQueue{}
 		s.waiting[c.UID] = queue
 	}
-	now := s.now()
-	deadline := now.Add(s.wait)
+	w.since = s.now()
 	if settled {
-		deadline = time.Time{}
+		w.userPending, w.releasePending = false, false
 	}
-	queue.items = append(queue.items, waitingRecord{ev: ev, c: c, query: q, answer: answer, since: now, deadline: deadline})
+	w.deadline, w.releaseDeadline = w.since.Add(s.wait), w.since.Add(s.releaseWait)
+	queue.items = append(queue.items, w)
 	s.mu.Unlock()
 	s.hold(ev)
+}
+
+// nameUser names w's user if its writes are noted, and says in
+// w.userPending whether it is worth waiting for them.
+func (s *identify) nameUser(w *waitingRecord) {
+	if s.who == nil {
+		return
+	}
+	user, answer := s.who.Who(w.query)
+	w.answer = answer
+	if answer == identity.Known {
+		w.c.User = &user
+	}
+	w.userPending = answer == identity.Unknown && s.wait > 0
+}
+
+// nameRelease names the release w's object belongs to, and says in
+// w.releasePending whether to wait for a state written before it: only
+// for a write a release tool made (the state it wrote just before may
+// still be on its way); other writes name the state seen.
+func (s *identify) nameRelease(w *waitingRecord) {
+	obj := w.ev.Object()
+	if s.releases == nil || obj == nil {
+		return
+	}
+	r, settled := s.releases.Release(obj, w.c.ResourceVersion)
+	w.c.Release = r
+	applied := w.c.Manager != nil && release.Applier(w.c.Manager.Name)
+	w.releasePending = !settled && applied && s.releaseWait > 0
 }
 
 func (s *identify) keepState(ev watcher.Event, c record.Change) {
@@ -152,6 +198,13 @@ func hopOf(ev watcher.Event) identity.Hop {
 func (s *identify) run(ctx context.Context) {
 	tick := time.NewTicker(identifyTick)
 	defer tick.Stop()
+	var noted, observed <-chan struct{} // nil: never
+	if s.who != nil {
+		noted = s.who.Noted()
+	}
+	if s.releases != nil {
+		observed = s.releases.Noted()
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -160,7 +213,8 @@ func (s *identify) run(ctx context.Context) {
 			s.mu.Unlock()
 			s.releaseDue(true)
 			return
-		case <-s.who.Noted():
+		case <-noted:
+		case <-observed:
 		case <-tick.C:
 		}
 		s.releaseDue(false)
@@ -217,27 +271,24 @@ func (s *identify) takeDue(all bool) map[string][]waitingRecord {
 	return batch
 }
 
-// settle names w's user if its writes are noted now, and says whether
-// it may go on. The caller holds mu.
+// settle names w's user and release if they are known now, and says
+// whether it may go on: nothing left to wait for, or its waits ended.
+// The caller holds mu.
 func (s *identify) settle(w *waitingRecord, now time.Time, all bool) bool {
-	if w.answer != identity.Unknown { // settled when it came
-		return true
+	if w.userPending {
+		s.nameUser(w)
+		w.userPending = w.userPending && !all && now.Before(w.deadline)
 	}
-	user, answer := s.who.Who(w.query)
-	w.answer = answer
-	switch answer {
-	case identity.Known:
-		w.c.User = &user
-		return true
-	case identity.Ambiguous:
-		return true
+	if w.releasePending {
+		s.nameRelease(w)
+		w.releasePending = w.releasePending && !all && now.Before(w.releaseDeadline)
 	}
-	return all || !now.Before(w.deadline)
+	return !w.userPending && !w.releasePending
 }
 
 // count observes a record's result and wait.
 func (s *identify) count(answer identity.Answer, waited time.Duration) {
-	if s.observe == nil {
+	if s.observe == nil || s.who == nil {
 		return
 	}
 	result := map[identity.Answer]string{identity.Known: "named", identity.Unknown: "unknown", identity.Ambiguous: "ambiguous"}[answer]

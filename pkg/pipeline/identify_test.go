@@ -2,12 +2,16 @@ package pipeline
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/kubediff/kubediff/pkg/identity"
 	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/release"
 	"github.com/kubediff/kubediff/pkg/state"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
@@ -111,5 +115,73 @@ func TestIdentifyNamesNoOneForWritesOfTwoUsers(t *testing.T) {
 	s.releaseDue(false)
 	if got, want := out.String(), "[a@3 by -]"; got != want {
 		t.Fatalf("a record joining alice's and bob's writes: %s, want no user and no wait: %s", got, want)
+	}
+}
+
+// released collects records as "NAME@VERSION rev REVISION" (0: no release named).
+type released struct{ named }
+
+func (r *released) emit(_ watcher.Event, c record.Change, _ []identity.Hop) {
+	rev := 0
+	if c.Release != nil {
+		rev = c.Release.Revision
+	}
+	r.add(fmt.Sprintf("%s@%s rev %d", c.Name, c.ResourceVersion, rev))
+}
+
+// helmRevision is revision rev of release web as Helm's Secret, written at version rv.
+func helmRevision(rev, rv int) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": fmt.Sprint("sh.helm.release.v1.web.v", rev),
+		"namespace": "day", "resourceVersion": fmt.Sprint(rv), "labels": map[string]any{"owner": "helm", "name": "web", "version": fmt.Sprint(rev), "status": "deployed"}}}}
+}
+
+// A record of Helm's write to an object of its release waits, up to its
+// wait, for the Secrets' watch to reach its write: the revision Helm
+// wrote just before it may come after it. Records of other objects, and
+// of others' writes, pass.
+func TestIdentifyWaitsForTheReleaseBeforeAWrite(t *testing.T) {
+	book, out := release.NewBook(), &released{}
+	s := newIdentify(nil, 0, out, nil)
+	s.releases, s.releaseWait = book, 5*time.Second
+	now := time.Unix(0, 0)
+	s.now = func() time.Time { return now }
+	one := func(ev watcher.Event, c record.Change) { s.emit(ev, c, nil) }
+	helmWrite := func(name string, from, to int) (watcher.Event, record.Change) {
+		ev, c := configMapWrite(name, from, to)
+		ev.New = ev.Old.DeepCopy()
+		ev.New.SetAnnotations(map[string]string{"meta.helm.sh/release-name": "web", "meta.helm.sh/release-namespace": "day"})
+		c.Manager = &record.Manager{Name: "helm"}
+		return ev, c
+	}
+	book.Observe("", "secrets", helmRevision(1, 10))
+	other := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "token", "namespace": "day", "resourceVersion": "15"}}}
+	book.Observe("", "secrets", other) // the Secrets' watch is past a's write
+	one(helmWrite("a", 11, 12))
+	one(configMapWrite("plain", 12, 13))
+	one(helmWrite("b", 20, 21)) // revision 2's Secret (20) not delivered yet
+	if got, want := out.String(), "[a@12 rev 1 plain@13 rev 0]"; got != want {
+		t.Fatalf("before revision 2's Secret came: %s, want %s", got, want)
+	}
+	book.Observe("", "secrets", helmRevision(2, 20))
+	s.releaseDue(false)
+	if got := out.String(); strings.Contains(got, "b@") {
+		t.Fatalf("b went on before the Secrets' watch reached its write: %s", got)
+	}
+	book.Observe("", "secrets", helmRevision(1, 22)) // revision 1 superseded, after b's write
+	s.releaseDue(false)
+	if got, want := out.String(), "[a@12 rev 1 plain@13 rev 0 b@21 rev 2]"; got != want {
+		t.Fatalf("once the Secrets' watch passed b's write: %s, want %s", got, want)
+	}
+	one(helmWrite("c", 30, 31))
+	scaled, c := helmWrite("d", 31, 32)
+	c.Manager = &record.Manager{Name: "kube-controller-manager"}
+	one(scaled, c) // not Helm's write: no state of the release is coming
+	if got, want := out.String(), "[a@12 rev 1 plain@13 rev 0 b@21 rev 2 d@32 rev 2]"; got != want {
+		t.Fatalf("before c's wait ended: %s, want %s", got, want)
+	}
+	now = now.Add(5 * time.Second)
+	s.releaseDue(false)
+	if got, want := out.String(), "[a@12 rev 1 plain@13 rev 0 b@21 rev 2 d@32 rev 2 c@31 rev 2]"; got != want {
+		t.Fatalf("after the wait: %s, want %s", got, want)
 	}
 }

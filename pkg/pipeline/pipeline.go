@@ -8,8 +8,9 @@
 // Each stage is a type with one job: filter (filter.go) drops what the
 // server could not, diff (pkg/diff) makes the record, coalesce
 // (coalesce.go) joins a controller's quick steps, events (events.go)
-// reads a Kubernetes Event as a fact about the object it regards, identify (identify.go)
-// names the user behind each record when a source says, judge (judge.go)
+// reads a Kubernetes Event as a fact about the object it regards,
+// identify (identify.go) names the user behind each record when a source
+// says and the release its object belongs to (pkg/release), judge (judge.go)
 // names the rules each record matches and counts it, keep (keep.go) hands
 // each record to the history, the gate (gate.go) lets
 // only the elected leader emit, and route (route.go) hands the record to
@@ -23,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubediff/kubediff/pkg/diff"
@@ -31,6 +33,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/metrics"
 	"github.com/kubediff/kubediff/pkg/notify"
 	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/release"
 	"github.com/kubediff/kubediff/pkg/rules"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
@@ -68,6 +71,12 @@ type Options struct {
 	// IdentityWait.
 	Identities   Identities
 	IdentityWait time.Duration
+	// Releases name the release each record's object belongs to
+	// (release.Book; nil: not joined), each record waiting for the state
+	// written before it up to ReleaseWait. The cache transform shows the
+	// Book every state of the types that hold releases.
+	Releases    *release.Book
+	ReleaseWait time.Duration
 	// Rules name the records that matter (nil: none).
 	Rules *rules.Set
 	// Events, when set, reads Kubernetes Events as facts about the
@@ -85,8 +94,9 @@ type Pipeline struct {
 	filter   filter
 	differ   *diff.Differ
 	coalesce *coalescer
-	identify *identify   // nil without a source of identities
-	events   *eventFacts // nil: Events are changes like any other
+	identify *identify     // nil without identities or releases
+	releases *release.Book // nil: releases are not joined
+	events   *eventFacts   // nil: Events are changes like any other
 	gate     *Gate
 	cluster  atomic.Pointer[record.Cluster]
 }
@@ -98,16 +108,21 @@ func New(o Options) *Pipeline {
 		gate.Lead(0)
 	}
 	p := &Pipeline{
-		metrics: o.Metrics,
-		filter:  filter{excludeNamespaces: o.ExcludeNamespaces, ownLeases: o.OwnLeases},
-		differ:  o.Differ,
-		gate:    gate,
+		metrics:  o.Metrics,
+		filter:   filter{excludeNamespaces: o.ExcludeNamespaces, ownLeases: o.OwnLeases},
+		differ:   o.Differ,
+		gate:     gate,
+		releases: o.Releases,
 	}
 	p.cluster.Store(o.Cluster)
 	var next emitter = keep{history: o.History, cluster: &p.cluster, next: gate}
 	next = judge{rules: o.Rules, cluster: &p.cluster, metrics: o.Metrics, next: next}
+	if o.Identities != nil || o.Releases != nil {
+		p.identify = newIdentify(nil, o.IdentityWait, next, o.Holds)
+		next = p.identify
+	}
 	if o.Identities != nil {
-		p.identify = newIdentify(o.Identities, o.IdentityWait, next, o.Holds)
+		p.identify.who = o.Identities
 		if o.Metrics != nil {
 			o.Metrics.AddIdentity()
 			p.identify.observe = func(result string, waited time.Duration) {
@@ -115,8 +130,12 @@ func New(o Options) *Pipeline {
 				o.Metrics.IdentityWait.Observe(waited.Seconds())
 			}
 		}
-		next = p.identify
-		gate.settle += o.IdentityWait // a record may wait that much longer before the gate
+	}
+	if o.Releases != nil {
+		p.identify.releases, p.identify.releaseWait = o.Releases, o.ReleaseWait
+	}
+	if p.identify != nil {
+		gate.settle += max(p.identify.wait, p.identify.releaseWait) // a record may wait that much longer before the gate
 	}
 	p.coalesce = newCoalescer(o.Differ, next, o.Holds)
 	if o.Events != nil {
@@ -142,6 +161,9 @@ func (p *Pipeline) NewClusterID(id string) {
 // watches down instead of losing records.
 func (p *Pipeline) Handle(ev watcher.Event) {
 	p.metrics.EventsObserved.WithLabelValues(ev.Resource.GVR.Resource, string(ev.Type)).Inc()
+	if p.releases != nil && ev.Type == watcher.Deleted && release.Source(ev.Resource.GVR.Group, ev.Resource.GVR.Resource) {
+		p.releases.Forget(ev.Resource.GVR.Group, ev.Resource.GVR.Resource, ev.Old)
+	}
 	// 1. Filter what the server could not, and kubediff's own Leases.
 	if p.filter.drops(ev) {
 		return
@@ -169,8 +191,8 @@ func (p *Pipeline) Handle(ev watcher.Event) {
 	// 3. Coalesce: a controller's quick steps on an object become one
 	// record (its state before them diffed against its state after). It
 	// passes every record on to
-	// 3b. identify: the user who made it, when a source said (or waits
-	// for it, briefly); then
+	// 3b. identify: the user who made it, when a source said, and the
+	// release its object belongs to (or waits for them, briefly); then
 	// 3c. judge: the rules it matches (a drop rule keeps only the
 	// object's state); then
 	// 4. keep: the history keeps it with the object's states; then
@@ -195,9 +217,22 @@ func (p *Pipeline) Run(ctx context.Context) {
 // CacheTransform is what each object of type r goes through before the
 // watcher caches it: the diff drops what is never reported and redacts
 // sensitive values, so the cache is smaller, each update has less to
-// compare, and secrets never sit in memory in the clear.
+// compare, and secrets never sit in memory in the clear. The types that
+// hold releases' states (Helm's release Secrets, Applications,
+// Kustomizations, HelmReleases) are shown to the release Book first:
+// it reads a Helm release's chart metadata before its data is redacted.
 func (p *Pipeline) CacheTransform(r discovery.Resource) cache.TransformFunc {
-	return p.differ.CacheTransform(r)
+	transform := p.differ.CacheTransform(r)
+	group, resource := r.GVR.Group, r.GVR.Resource
+	if p.releases == nil || !release.Source(group, resource) {
+		return transform
+	}
+	return func(obj any) (any, error) {
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			p.releases.Observe(group, resource, u)
+		}
+		return transform(obj)
+	}
 }
 
 // Gate is the leader gate, for the election to open and close.

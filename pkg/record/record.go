@@ -67,6 +67,10 @@ type Change struct {
 	// change, from the audit trail or the admission observer (see
 	// docs/identity.md); absent when no source said, never guessed.
 	User *User `json:"user,omitempty"`
+	// Release is the release or sync the object belongs to, when it
+	// carries a Helm, Argo CD or Flux mark, as it stood when the write
+	// was made (see docs/why.md).
+	Release *Release `json:"release,omitempty"`
 	// Access says in sentences what access the change gave or took
 	// away, for a Role, ClusterRole, RoleBinding or ClusterRoleBinding
 	// ("alice gains cluster-admin through ClusterRoleBinding x"), the

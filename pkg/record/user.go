@@ -1,5 +1,7 @@
 package record
 
+import "strings"
+
 // String names the user for people: the name the API server
 // authenticated ("alice"), or for a ServiceAccount its kind and
 // namespaced name ("ServiceAccount shop/deployer"), which reads as
@@ -13,17 +15,31 @@ func (u User) String() string {
 
 // By names who made the change for people: the user with the field
 // manager in parentheses when both are known ("alice (kubectl)"), either
-// alone, or "" when neither is.
+// alone, or "" when neither is; the release the object belongs to joins
+// the parentheses ("helm (release web rev 7, chart web-1.4.2)", "alice
+// (helm, release web rev 7)"), or stands alone when no one is known.
 func (c Change) By() string {
+	var who string
+	var notes []string
 	switch {
-	case c.User != nil && c.Manager != nil:
-		return c.User.String() + " (" + c.Manager.Name + ")"
 	case c.User != nil:
-		return c.User.String()
+		who = c.User.String()
+		if c.Manager != nil {
+			notes = append(notes, c.Manager.Name)
+		}
 	case c.Manager != nil:
-		return c.Manager.Name
+		who = c.Manager.Name
 	}
-	return ""
+	if c.Release != nil {
+		notes = append(notes, c.Release.String())
+	}
+	switch {
+	case len(notes) == 0:
+		return who
+	case who == "":
+		return strings.Join(notes, ", ")
+	}
+	return who + " (" + strings.Join(notes, ", ") + ")"
 }
 
 // Named says whether name names the user: the name the API server

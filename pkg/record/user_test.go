@@ -62,3 +62,31 @@ func TestNamedIsExact(t *testing.T) {
 		}
 	}
 }
+
+func TestByNamesTheRelease(t *testing.T) {
+	helm := &Release{Tool: ToolHelm, Name: "web", Namespace: "shop", Revision: 7, Chart: "web-1.4.2"}
+	app := &Release{Tool: ToolArgoCD, Kind: "Application", Namespace: "argocd", Name: "shop", GitRevision: "4f1c2a9d0e1b2c3d4e5f60718293a4b5c6d7e8f9", Status: "Running"}
+	flux := &Release{Tool: ToolFlux, Kind: "Kustomization", Namespace: "flux-system", Name: "apps", GitRevision: "main@sha1:4f1c2a9d0e1b2c3d4e5f60718293a4b5c6d7e8f9"}
+	for _, tc := range []struct {
+		c    Change
+		want string
+	}{
+		{Change{Manager: &Manager{Name: "helm"}, Release: helm}, "helm (release web rev 7, chart web-1.4.2)"},
+		{Change{User: &User{Name: "alice"}, Manager: &Manager{Name: "helm"}, Release: helm}, "alice (helm, release web rev 7, chart web-1.4.2)"},
+		{Change{Release: &Release{Tool: ToolHelm, Name: "web"}}, "release web"},
+		{Change{Manager: &Manager{Name: "argocd-controller"}, Release: app}, "argocd-controller (Application argocd/shop, revision 4f1c2a9d0e1b (Running))"},
+		{Change{Manager: &Manager{Name: "kustomize-controller"}, Release: flux}, "kustomize-controller (Kustomization flux-system/apps, revision main@sha1:4f1c2a9d0e1b)"},
+	} {
+		if got := tc.c.By(); got != tc.want {
+			t.Errorf("By() = %q, want %q", got, tc.want)
+		}
+	}
+	for name, want := range map[string]bool{"web": true, "shop/web": true, "other/web": false, "we": false, "": false} {
+		if got := helm.Named(name); got != want {
+			t.Errorf("Named(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if (*Release)(nil).Named("web") {
+		t.Error("no release names web")
+	}
+}

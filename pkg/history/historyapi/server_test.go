@@ -191,6 +191,8 @@ func TestBadQueriesAre400(t *testing.T) {
 		{"a rule that is no glob", "rule=rbac-%5B"},
 		{"a long rule", "rule=" + strings.Repeat("r", 300)},
 		{"an unknown severity", "severity=high"},
+		{"a release that is no name", "release=Web%20App"},
+		{"a release in two namespaces", "release=a/b/c"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := authz.reviewCount()
@@ -287,6 +289,40 @@ func TestRecordsOfARule(t *testing.T) {
 	page, err := remote.Records(context.Background(), history.Query{Namespace: "mine", Rule: "image-*", Severity: "warning"})
 	if err != nil || len(page.Records) != 1 {
 		t.Errorf("the client's query for image-*: %d records, %v; want 1", len(page.Records), err)
+	}
+}
+
+// release= keeps the records of the objects one release applied, by
+// its name or namespace/name, as far as the caller may see them; the
+// command line's client sends it.
+func TestRecordsOfARelease(t *testing.T) {
+	authz := viewerOf("mine")
+	of := func(e history.Entry, name string) history.Entry {
+		e.Change.Release = &record.Release{Tool: record.ToolHelm, Namespace: "mine", Name: name, Revision: 2}
+		return e
+	}
+	base, _, _ := apiServer(t, authz,
+		of(entry("mine", "a", 1, nil, map[string]any{"k": "1"}), "web"),
+		entry("mine", "b", 2, nil, map[string]any{"k": "2"}),
+		of(entry("theirs", "c", 3, nil, map[string]any{"k": "3"}), "web"),
+		of(entry("mine", "d", 4, nil, map[string]any{"k": "4"}), "api"))
+	for query, want := range map[string]string{"release=web": "[a]", "release=mine/web": "[a]", "release=api": "[d]", "release=theirs/web": "[]", "": "[a b d]"} {
+		code, body := get(t, base+RecordsPath+"?"+query, "viewer-token")
+		var names []string
+		for _, c := range changesIn(t, body) {
+			names = append(names, c.Name)
+		}
+		if code != http.StatusOK || fmt.Sprint(names) != want {
+			t.Errorf("%s: %d %v, want %s", query, code, names, want)
+		}
+	}
+	remote, err := NewRemote(base, &rest.Config{BearerToken: "viewer-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := remote.Records(context.Background(), history.Query{Namespace: "mine", Release: "web"})
+	if err != nil || len(page.Records) != 1 {
+		t.Errorf("the client's query for release web: %d records, %v; want 1", len(page.Records), err)
 	}
 }
 

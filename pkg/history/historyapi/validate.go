@@ -81,6 +81,24 @@ func CheckRuleFilter(rule, severity string) error {
 	return nil
 }
 
+// CheckReleaseFilter refuses a release that no Helm release, Application,
+// Kustomization or HelmRelease can be: NAME or NAMESPACE/NAME, the name
+// a DNS-1123 subdomain and the namespace a label ("" is every record):
+// the history API's release, the MCP tools' and --release.
+func CheckReleaseFilter(release string) error {
+	if release == "" {
+		return nil
+	}
+	ns, name, qualified := strings.Cut(release, "/")
+	if !qualified {
+		ns, name = "", release
+	}
+	if len(validation.IsDNS1123Subdomain(name)) > 0 || qualified && len(validation.IsDNS1123Label(ns)) > 0 {
+		return fmt.Errorf("release %q: want a release's name or NAMESPACE/NAME (a Helm release, Argo CD Application, Flux Kustomization or HelmRelease), such as web or shop/web", truncate(release))
+	}
+	return nil
+}
+
 // checkSelector refuses a type or object name that cannot exist: a
 // resource is a DNS-1123 label, a group a DNS-1123 subdomain, and a name
 // at most 253 characters that can be a path segment.

@@ -42,7 +42,8 @@ func NewServer(o Options) *mcp.Server {
 	t := tools{src: o.Source, now: o.Now, health: o.Health}
 	mcp.AddTool(s, &mcp.Tool{Name: "list_changes", Annotations: readOnly, Title: "Changes in a time window",
 		Description: "Changes kubediff recorded in a time window, oldest first, optionally filtered by namespace, type, name, " +
-			"the field manager or the user who made them, or a changed field. A controller's burst on the objects it owns is summarised as one " +
+			"the field manager or the user who made them, the release that applied them (Helm, Argo CD, Flux), the rules they matched, or a changed field; " +
+			"each names its release when its object carries one. A controller's burst on the objects it owns is summarised as one " +
 			"entry; Kubernetes Events about objects are entries of type event. Paged: pass next back as cursor for more."}, t.listChanges)
 	mcp.AddTool(s, &mcp.Tool{Name: "object_changes", Annotations: readOnly, Title: "One object's changes",
 		Description: "Every change kubediff recorded to one object (type as kubectl names it, such as deploy or configmaps), " +

@@ -25,6 +25,7 @@ type listInput struct {
 	User      string `json:"user,omitempty" jsonschema:"only changes whose request this user sent, named exactly as the API server authenticated them: alice, system:serviceaccount:NAMESPACE:NAME"`
 	Rule      string `json:"rule,omitempty" jsonschema:"only changes that matched this configured rule: a name or a glob, such as image-changed or rbac-*"`
 	Severity  string `json:"severity,omitempty" jsonschema:"only changes whose rules' severity is at least this: info, warning, critical"`
+	Release   string `json:"release,omitempty" jsonschema:"only changes of objects this release applied: a Helm release, Argo CD Application, Flux Kustomization or HelmRelease, by NAME or NAMESPACE/NAME"`
 	Field     string `json:"field,omitempty" jsonschema:"only changes to a field whose path contains this: spec.replicas, image"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"most records to read (default 50, at most 500)"`
 	Cursor    string `json:"cursor,omitempty" jsonschema:"next, from the previous page"`
@@ -37,19 +38,20 @@ type listOutput struct {
 
 // entry is one change, or a controller's burst of them.
 type entry struct {
-	Time      string   `json:"time"`
-	Type      string   `json:"type" jsonschema:"added, updated, deleted, event (what a Kubernetes Event said about the object), or burst"`
-	Kind      string   `json:"kind"`
-	Namespace string   `json:"namespace,omitempty"`
-	Name      string   `json:"name"`
-	By        string   `json:"by,omitempty" jsonschema:"the field manager that made the change"`
-	User      string   `json:"user,omitempty" jsonschema:"the user whose request made the change, when an identity source said"`
-	Fields    string   `json:"fields,omitempty" jsonschema:"the changed fields"`
-	Rules     []string `json:"rules,omitempty" jsonschema:"the configured rules the change matched"`
-	Severity  string   `json:"severity,omitempty" jsonschema:"the highest severity of those rules: info, warning, critical"`
-	Summary   string   `json:"summary,omitempty" jsonschema:"the most severe rule's summary of the change"`
-	Event     string   `json:"event,omitempty" jsonschema:"for type event: what a Kubernetes Event said about the object, as Type Reason: message (×count)"`
-	Burst     *burst   `json:"burst,omitempty"`
+	Time      string          `json:"time"`
+	Type      string          `json:"type" jsonschema:"added, updated, deleted, event (what a Kubernetes Event said about the object), or burst"`
+	Kind      string          `json:"kind"`
+	Namespace string          `json:"namespace,omitempty"`
+	Name      string          `json:"name"`
+	By        string          `json:"by,omitempty" jsonschema:"the field manager that made the change"`
+	User      string          `json:"user,omitempty" jsonschema:"the user whose request made the change, when an identity source said"`
+	Fields    string          `json:"fields,omitempty" jsonschema:"the changed fields"`
+	Rules     []string        `json:"rules,omitempty" jsonschema:"the configured rules the change matched"`
+	Severity  string          `json:"severity,omitempty" jsonschema:"the highest severity of those rules: info, warning, critical"`
+	Summary   string          `json:"summary,omitempty" jsonschema:"the most severe rule's summary of the change"`
+	Release   *record.Release `json:"release,omitempty" jsonschema:"the release or sync the object belongs to, as it stood when the change was made: tool (helm, argocd, flux), kind, namespace, name, Helm revision, status, chart, appVersion, gitRevision"`
+	Event     string          `json:"event,omitempty" jsonschema:"for type event: what a Kubernetes Event said about the object, as Type Reason: message (×count)"`
+	Burst     *burst          `json:"burst,omitempty"`
 }
 
 // burst sums up a controller's quick changes to the objects it owns.
@@ -76,7 +78,10 @@ func (t tools) listChanges(ctx context.Context, _ *mcp.CallToolRequest, in listI
 	if err := historyapi.CheckRuleFilter(in.Rule, in.Severity); err != nil {
 		return nil, listOutput{}, err
 	}
-	q.After, q.User, q.Rule, q.Severity = in.Cursor, in.User, in.Rule, in.Severity
+	if err := historyapi.CheckReleaseFilter(in.Release); err != nil {
+		return nil, listOutput{}, err
+	}
+	q.After, q.User, q.Rule, q.Severity, q.Release = in.Cursor, in.User, in.Rule, in.Severity, in.Release
 	recs, next, err := t.read(ctx, q, limitOf(in.Limit), func(c record.Change) bool {
 		return (in.Manager == "" || c.Manager != nil && strings.Contains(c.Manager.Name, in.Manager)) &&
 			(in.Field == "" || strings.Contains(c.Changed, in.Field))
@@ -169,7 +174,7 @@ func fold(recs []record.Change) []entry {
 
 func single(c record.Change) entry {
 	e := entry{Time: c.Time.String(), Type: c.Type, Kind: c.Kind, Namespace: c.Namespace, Name: c.Name, Fields: c.Changed,
-		Rules: c.Rules, Severity: c.Severity, Summary: c.Summary}
+		Rules: c.Rules, Severity: c.Severity, Summary: c.Summary, Release: c.Release}
 	if c.Manager != nil {
 		e.By = c.Manager.Name
 	}
@@ -200,6 +205,9 @@ func joined(e entry, c record.Change) entry {
 	}
 	if e.User == "" && c.User != nil {
 		e.User = c.User.Name
+	}
+	if e.Release == nil {
+		e.Release = c.Release
 	}
 	for _, name := range c.Rules {
 		if !slices.Contains(e.Rules, name) {
@@ -257,6 +265,8 @@ type objectChange struct {
 	By     string        `json:"by,omitempty" jsonschema:"the field manager that made the change"`
 	User   string        `json:"user,omitempty" jsonschema:"the user whose request made the change, when an identity source said"`
 	Fields []fieldChange `json:"fields,omitempty"`
+	// Release is as list_changes names it.
+	Release *record.Release `json:"release,omitempty" jsonschema:"the release or sync the object belongs to, as it stood when the change was made"`
 }
 
 // eventFact is what Kubernetes Events said about an object, folded per
@@ -296,7 +306,7 @@ func (t tools) objectChanges(ctx context.Context, _ *mcp.CallToolRequest, in obj
 	}
 	out := objectChangesOutput{Changes: []objectChange{}, Next: next}
 	for _, c := range recs {
-		oc := objectChange{Time: c.Time.String(), Type: c.Type}
+		oc := objectChange{Time: c.Time.String(), Type: c.Type, Release: c.Release}
 		if e := c.Event; e != nil {
 			oc.Object = c.Kind + "/" + c.Name
 			oc.Event = &eventFact{Type: e.Type, Reason: e.Reason, Message: short(e.Message), Count: e.Count, First: e.First.String(),

@@ -247,6 +247,7 @@ func Attributes(c record.Change) []attribute.KeyValue {
 		attrs = append(attrs, attribute.String("kubediff.manager", c.Manager.Name))
 	}
 	attrs = append(attrs, userAttributes(c.User)...)
+	attrs = append(attrs, releaseAttributes(c.Release)...)
 	if c.Owner != nil {
 		attrs = append(attrs, attribute.String("kubediff.owner", c.Owner.String()))
 	}
@@ -280,6 +281,25 @@ func userAttributes(u *record.User) []attribute.KeyValue {
 	}
 	if u.SourceIP != "" {
 		attrs = append(attrs, attribute.String("client.address", u.SourceIP))
+	}
+	return attrs
+}
+
+// releaseAttributes name the release the object belongs to
+// (kubediff.release.*), as the record's release object does.
+func releaseAttributes(r *record.Release) []attribute.KeyValue {
+	if r == nil {
+		return nil
+	}
+	attrs := []attribute.KeyValue{attribute.String("kubediff.release.tool", r.Tool), attribute.String("kubediff.release.name", r.Name)}
+	for _, kv := range [][2]string{{"kind", r.Kind}, {"namespace", r.Namespace}, {"status", r.Status}, {"chart", r.Chart},
+		{"app_version", r.AppVersion}, {"git_revision", r.GitRevision}} {
+		if kv[1] != "" {
+			attrs = append(attrs, attribute.String("kubediff.release."+kv[0], kv[1]))
+		}
+	}
+	if r.Revision > 0 {
+		attrs = append(attrs, attribute.Int("kubediff.release.revision", r.Revision))
 	}
 	return attrs
 }

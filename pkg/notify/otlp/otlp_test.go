@@ -7,12 +7,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	collogpb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	logpb "go.opentelemetry.io/proto/otlp/logs/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -138,6 +140,9 @@ func attrs(lr *logpb.LogRecord) map[string]string {
 	out := map[string]string{}
 	for _, kv := range lr.Attributes {
 		out[kv.Key] = kv.Value.GetStringValue()
+		if i, ok := kv.Value.GetValue().(*commonpb.AnyValue_IntValue); ok {
+			out[kv.Key] = strconv.FormatInt(i.IntValue, 10)
+		}
 	}
 	return out
 }
@@ -165,7 +170,8 @@ func exportsEveryRecord(t *testing.T, protocol string) {
 		{ID: "u1/7/updated", Time: at, Type: record.Updated, APIVersion: "apps/v1", Kind: "Deployment", Resource: "deployments", Namespace: "prod", Name: "web",
 			UID: "u1", ResourceVersion: "7", Changed: "spec.template.spec.containers[name=nginx].image", Manager: &record.Manager{Name: "kubectl-set"},
 			User:  &record.User{Name: "alice", Groups: []string{"dev", "system:authenticated"}, UserAgent: "kubectl/v1.31.0", SourceIP: "192.0.2.7"},
-			Rules: []string{"image-changed", "prod-images"}, Severity: "warning", Summary: "web now runs nginx:1.28"},
+			Rules: []string{"image-changed", "prod-images"}, Severity: "warning", Summary: "web now runs nginx:1.28",
+			Release: &record.Release{Tool: "helm", Namespace: "prod", Name: "web", Revision: 7, Status: "pending-upgrade", Chart: "web-1.4.2", AppVersion: "1.28"}},
 		{ID: "u2/8/added", Time: at, Type: record.Added, APIVersion: "v1", Kind: "Pod", Resource: "pods", Namespace: "prod", Name: "web-1",
 			UID: "u2", ResourceVersion: "8", Owner: &record.Owner{Kind: "ReplicaSet", Name: "web-5d"}},
 		{ID: "u3/9/deleted", Time: at, Type: record.Deleted, APIVersion: "v1", Kind: "Node", Resource: "nodes", Name: "node-1", UID: "u3", ResourceVersion: "9", AfterGap: true},
@@ -192,7 +198,9 @@ func exportsEveryRecord(t *testing.T, protocol string) {
 		{"kubediff.id": "u1/7/updated", "kubediff.type": "updated", "k8s.namespace.name": "prod", "k8s.deployment.name": "web", "k8s.deployment.uid": "u1",
 			"k8s.object.kind": "Deployment", "kubediff.changed": "spec.template.spec.containers[name=nginx].image", "kubediff.manager": "kubectl-set",
 			"kubediff.user": "alice", "kubediff.user.groups": "dev,system:authenticated", "user_agent.original": "kubectl/v1.31.0", "client.address": "192.0.2.7",
-			"kubediff.rules": "image-changed,prod-images", "kubediff.severity": "warning", "kubediff.summary": "web now runs nginx:1.28"},
+			"kubediff.rules": "image-changed,prod-images", "kubediff.severity": "warning", "kubediff.summary": "web now runs nginx:1.28",
+			"kubediff.release.tool": "helm", "kubediff.release.name": "web", "kubediff.release.namespace": "prod", "kubediff.release.revision": "7",
+			"kubediff.release.chart": "web-1.4.2", "kubediff.release.app_version": "1.28", "kubediff.release.status": "pending-upgrade"},
 		{"kubediff.type": "added", "k8s.pod.name": "web-1", "kubediff.owner": "ReplicaSet/web-5d"},
 		{"kubediff.type": "deleted", "k8s.node.name": "node-1", "k8s.object.resource_version": "9"},
 	}

@@ -215,6 +215,9 @@ func sectionText(c record.Change, withTitle bool) string {
 	case c.Manager != nil:
 		meta = append(meta, "by *"+escape(c.Manager.Name)+"*")
 	}
+	if c.Release != nil {
+		meta = append(meta, "("+escape(c.Release.String())+")")
+	}
 	head = append(head, strings.Join(meta, " "))
 	if c.Summary != "" {
 		head = append(head, "_"+escape(c.Summary)+"_")

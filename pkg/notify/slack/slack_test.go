@@ -155,7 +155,8 @@ func TestMessageNamesObjectFieldAndManager(t *testing.T) {
 }
 
 // A record whose user is known names the user, with the field manager
-// beside it; a ServiceAccount by its namespace and name.
+// beside it; a ServiceAccount by its namespace and name; the release
+// its object belongs to follows.
 func TestMessageNamesTheUser(t *testing.T) {
 	api := &slackAPI{}
 	sink, err := New(Options{Token: token, Channel: "#changes", APIURL: start(t, api)})
@@ -166,12 +167,15 @@ func TestMessageNamesTheUser(t *testing.T) {
 	byAlice.User = &record.User{Name: "alice", Groups: []string{"dev"}}
 	bySA.User = &record.User{Name: "system:serviceaccount:ci:deployer", ServiceAccount: &record.ServiceAccount{Namespace: "ci", Name: "deployer"}}
 	bySA.Manager = nil
-	deliver(t, sink, []record.Change{byAlice, bySA})
+	byHelm := update("shop", 1)
+	byHelm.Manager = &record.Manager{Name: "helm"}
+	byHelm.Release = &record.Release{Tool: "helm", Namespace: "prod", Name: "shop", Revision: 7, Chart: "shop-1.4.2"}
+	deliver(t, sink, []record.Change{byAlice, bySA, byHelm})
 	text := ""
 	for _, p := range api.delivered() {
 		text += allText(p)
 	}
-	for _, want := range []string{"by *alice* (kubectl-set)", "by *ServiceAccount ci/deployer*"} {
+	for _, want := range []string{"by *alice* (kubectl-set)", "by *ServiceAccount ci/deployer*", "by *helm* (release shop rev 7, chart shop-1.4.2)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("messages lack %q: %s", want, text)
 		}

@@ -102,8 +102,8 @@ function fillFilters() {
 async function timeline() {
   const until = moment(params.get("until"), new Date());
   const from = moment(params.get("from"), new Date(until - 36e5));
-  const query = [["namespace", params.get("namespace")], ["user", params.get("user")], ["from", iso(from)], ["until", iso(until)],
-    ["events", params.get("events") || "warnings"]];
+  const query = [["namespace", params.get("namespace")], ["user", params.get("user")], ["release", params.get("release")],
+    ["from", iso(from)], ["until", iso(until)], ["events", params.get("events") || "warnings"]];
   const kind = params.get("kind"), name = params.get("name");
   if (kind) query.push(["select", (await selector(kind)) + (name ? "/" + name : "")]);
   const manager = params.get("manager") || "", field = params.get("field") || "";
@@ -196,10 +196,30 @@ function objectLink(o) {
 // and namespaced name, anyone else by the name the API server gave.
 const userName = (u) => (u.serviceAccount ? `ServiceAccount ${u.serviceAccount.namespace}/${u.serviceAccount.name}` : u.name);
 
-// by names who made a change: the user, with the field manager beside it.
+// shortRevision shortens a full commit hash, alone or after "sha1:", to
+// 12 digits, as text output does.
+const shortRevision = (rev) => rev.replace(/^(.*[:@])?([0-9a-f]{40,})$/, (_, prefix, hash) => (prefix || "") + hash.slice(0, 12));
+
+// releaseText names the release an object belongs to as text output
+// does: "release web rev 7, chart web-1.4.2", "Application argocd/shop,
+// revision 4f1c2a9d0e1b (Succeeded)".
+function releaseText(r) {
+  const parts = [r.kind ? `${r.kind} ${r.namespace ? r.namespace + "/" : ""}${r.name}` : `release ${r.name}${r.revision ? " rev " + r.revision : ""}`];
+  if (r.chart) parts.push("chart " + r.chart);
+  if (r.gitRevision) parts.push("revision " + shortRevision(r.gitRevision));
+  return parts.join(", ") + (r.kind && r.status ? ` (${r.status})` : "");
+}
+
+// by names who made a change as text output does: the user, with the
+// field manager and the release beside it.
 function by(c) {
   const user = c.user ? userName(c.user) : "", manager = c.manager ? c.manager.name : "";
-  return user && manager ? `${user} (${manager})` : user || manager;
+  const notes = [];
+  if (user && manager) notes.push(manager);
+  if (c.release) notes.push(releaseText(c.release));
+  const who = user || manager;
+  if (!notes.length) return who;
+  return who ? `${who} (${notes.join(", ")})` : notes.join(", ");
 }
 
 const objectName = (o) => `${o.kind} ${o.namespace ? o.namespace + "/" : ""}${o.name}`;

@@ -1,0 +1,179 @@
+package release
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubediff/kubediff/pkg/record"
+)
+
+const canary = "values-canary-password-0451"
+
+// helmSecret is revision rev of release name as Helm's Secret driver
+// stores it at resourceVersion rv: labels, and the release's JSON
+// gzipped and base64'd (twice: the Secret's data is base64 too), values
+// holding a password.
+func helmSecret(t *testing.T, name string, rev int, status, chartVersion string, rv int) *unstructured.Unstructured {
+	t.Helper()
+	release := map[string]any{
+		"name":     name,
+		"chart":    map[string]any{"metadata": map[string]any{"name": name, "version": chartVersion, "appVersion": "2.0"}, "values": map[string]any{"password": canary}},
+		"config":   map[string]any{"password": canary},
+		"manifest": "kind: Secret\nstringData: {password: " + canary + "}",
+		"version":  rev,
+	}
+	raw, err := json.Marshal(release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zipped bytes.Buffer
+	z := gzip.NewWriter(&zipped)
+	z.Write(raw)
+	z.Close()
+	helmEncoded := base64.StdEncoding.EncodeToString(zipped.Bytes())
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
+		"metadata": map[string]any{"name": fmt.Sprintf("sh.helm.release.v1.%s.v%d", name, rev), "namespace": "shop", "resourceVersion": fmt.Sprint(rv),
+			"labels": map[string]any{"owner": "helm", "name": name, "version": fmt.Sprint(rev), "status": status}},
+		"data": map[string]any{"release": base64.StdEncoding.EncodeToString([]byte(helmEncoded))},
+	}}
+}
+
+func object(annotations, labels map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "web", "namespace": "shop", "annotations": annotations, "labels": labels}}}
+}
+
+var helmManaged = object(map[string]any{helmNameAnnotation: "web", helmNamespaceAnnotation: "shop"}, map[string]any{managedByLabel: "Helm"})
+
+// An upgrade: Helm writes revision 2 pending-upgrade, applies the
+// objects, then marks 2 deployed and 1 superseded. A write after the
+// pending record belongs to revision 2; one before it to revision 1;
+// the write's record is not settled until the Secrets' watch reached it.
+func TestHelmRevisionOfAWrite(t *testing.T) {
+	b := NewBook()
+	b.Observe("", "secrets", helmSecret(t, "web", 1, "deployed", "1.0.0", 100))
+	if r, settled := b.Release(helmManaged, "105"); !settled && r.Revision != 1 {
+		t.Fatalf("before revision 2 was seen: %+v settled=%v, want revision 1, unsettled", r, settled)
+	}
+	b.Observe("", "secrets", helmSecret(t, "web", 2, "pending-upgrade", "1.4.2", 110))
+	r, settled := b.Release(helmManaged, "115")
+	if settled {
+		t.Error("a write newer than every Secret delivered is settled")
+	}
+	want := record.Release{Tool: "helm", Namespace: "shop", Name: "web", Revision: 2, Status: "pending-upgrade", Chart: "web-1.4.2", AppVersion: "2.0"}
+	if *r != want {
+		t.Errorf("at 115: %+v, want %+v", *r, want)
+	}
+	b.Observe("", "secrets", helmSecret(t, "web", 2, "deployed", "1.4.2", 120))
+	b.Observe("", "secrets", helmSecret(t, "web", 1, "superseded", "1.0.0", 121))
+	if r, settled = b.Release(helmManaged, "115"); !settled || *r != want {
+		t.Errorf("at 115 after the upgrade: %+v settled=%v, want %+v settled", *r, settled, want)
+	}
+	if r, _ = b.Release(helmManaged, "105"); r.Revision != 1 || r.Status != "deployed" || r.Chart != "web-1.0.0" {
+		t.Errorf("at 105: %+v, want revision 1 deployed, chart web-1.0.0", *r)
+	}
+	if r, _ = b.Release(helmManaged, "130"); r.Revision != 2 || r.Status != "deployed" {
+		t.Errorf("at 130: %+v, want revision 2 deployed", *r)
+	}
+	for key, rel := range b.helm {
+		if strings.Contains(fmt.Sprintf("%+v %+v", key, *rel.revisions[2]), canary) {
+			t.Error("the book keeps something of the release's values")
+		}
+	}
+	b.Forget("", "secrets", helmSecret(t, "web", 1, "superseded", "1.0.0", 121))
+	b.Forget("", "secrets", helmSecret(t, "web", 2, "deployed", "1.4.2", 120))
+	if r, _ = b.Release(helmManaged, "140"); *r != (record.Release{Tool: "helm", Namespace: "shop", Name: "web"}) {
+		t.Errorf("after uninstall: %+v, want the marks alone", *r)
+	}
+}
+
+func TestMarks(t *testing.T) {
+	b := NewBook()
+	b.Observe("argoproj.io", "applications", &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "shop", "namespace": "argocd", "resourceVersion": "50"},
+		"status":   map[string]any{"sync": map[string]any{"revision": "aaa"}, "operationState": map[string]any{"phase": "Succeeded"}}}})
+	for _, tc := range []struct {
+		name string
+		obj  *unstructured.Unstructured
+		want string // Release.String(), "" for none
+	}{
+		{"nothing", object(nil, map[string]any{"app": "web"}), ""},
+		{"helm", helmManaged, "release web"},
+		{"old helm", object(nil, map[string]any{managedByLabel: "Helm", instanceLabel: "web"}), "release web"},
+		{"argo annotation", object(map[string]any{argoTrackingAnnotation: "shop:apps/Deployment:shop/web"}, nil), "Application argocd/shop, revision aaa (Succeeded)"},
+		{"argo annotation, app elsewhere", object(map[string]any{argoTrackingAnnotation: "team_shop:apps/Deployment:shop/web"}, nil), "Application team/shop"},
+		{"argo label", object(nil, map[string]any{instanceLabel: "shop"}), "Application argocd/shop, revision aaa (Succeeded)"},
+		{"instance label, no Application", object(nil, map[string]any{instanceLabel: "web"}), ""},
+		{"flux kustomization", object(nil, map[string]any{kustomizeNameLabel: "apps", kustomizeNamespaceLabel: "flux-system"}), "Kustomization flux-system/apps"},
+		{"flux helmrelease", object(nil, map[string]any{helmReleaseNameLabel: "web", helmReleaseNamespace: "flux-system"}), "HelmRelease flux-system/web"},
+	} {
+		r, _ := b.Release(tc.obj, "60")
+		got := ""
+		if r != nil {
+			got = r.String()
+		}
+		if got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if _, settled := b.Release(object(nil, map[string]any{instanceLabel: "web"}), "60"); !settled {
+		t.Error("an instance label naming no known Application waits for one")
+	}
+	for manager, want := range map[string]bool{"helm": true, "argocd-controller": true, "kustomize-controller": true, "kubectl": false, "": false} {
+		if Applier(manager) != want {
+			t.Errorf("Applier(%q) = %v", manager, !want)
+		}
+	}
+}
+
+// Argo CD writes the running operation (with the revision to sync)
+// before it applies, and the finished one after: a write between them
+// names the revision being synced.
+func TestApplicationSync(t *testing.T) {
+	b := NewBook()
+	app := func(rv int, phase, synced, syncing string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"metadata": map[string]any{"name": "shop", "namespace": "argocd", "resourceVersion": fmt.Sprint(rv)},
+			"status": map[string]any{"sync": map[string]any{"revision": synced},
+				"operationState": map[string]any{"phase": phase, "startedAt": "2026-11-26T10:00:00Z", "operation": map[string]any{"sync": map[string]any{"revision": syncing}}}}}}
+	}
+	b.Observe("argoproj.io", "applications", app(10, "Succeeded", "old", "old"))
+	b.Observe("argoproj.io", "applications", app(20, "Running", "old", "new"))
+	b.Observe("argoproj.io", "applications", app(30, "Succeeded", "new", "new"))
+	tracked := object(map[string]any{argoTrackingAnnotation: "shop:apps/Deployment:shop/web"}, nil)
+	for rv, want := range map[string]string{"15": "old Succeeded", "25": "new Running", "35": "new Succeeded"} {
+		r, settled := b.Release(tracked, rv)
+		if got := r.GitRevision + " " + r.Status; got != want || settled != (rv != "35") {
+			t.Errorf("at %s: %q settled=%v, want %q, settled unless newer than every Application delivered", rv, got, settled, want)
+		}
+	}
+}
+
+// kustomize-controller writes lastAttemptedRevision and Reconciling
+// before it applies, lastAppliedRevision after.
+func TestKustomizationApply(t *testing.T) {
+	b := NewBook()
+	ks := func(rv int, reconciling, attempted, applied string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"metadata": map[string]any{"name": "apps", "namespace": "flux-system", "resourceVersion": fmt.Sprint(rv)},
+			"status": map[string]any{"lastAttemptedRevision": attempted, "lastAppliedRevision": applied, "conditions": []any{
+				map[string]any{"type": "Reconciling", "status": reconciling}, map[string]any{"type": "Ready", "status": "True", "reason": "ReconciliationSucceeded"}}}}}
+	}
+	b.Observe("kustomize.toolkit.fluxcd.io", "kustomizations", ks(10, "False", "main@sha1:old", "main@sha1:old"))
+	b.Observe("kustomize.toolkit.fluxcd.io", "kustomizations", ks(20, "True", "main@sha1:new", "main@sha1:old"))
+	b.Observe("kustomize.toolkit.fluxcd.io", "kustomizations", ks(30, "False", "main@sha1:new", "main@sha1:new"))
+	labelled := object(nil, map[string]any{kustomizeNameLabel: "apps", kustomizeNamespaceLabel: "flux-system"})
+	for rv, want := range map[string]string{"15": "main@sha1:old ReconciliationSucceeded", "25": "main@sha1:new Reconciling", "35": "main@sha1:new ReconciliationSucceeded"} {
+		if r, _ := b.Release(labelled, rv); r.GitRevision+" "+r.Status != want {
+			t.Errorf("at %s: %q, want %q", rv, r.GitRevision+" "+r.Status, want)
+		}
+	}
+}
