@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubediff/kubediff/pkg/config"
+	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/history/historyapi"
@@ -122,11 +123,12 @@ func stateHolds(st *state.Store) pipeline.StateHolds {
 // historyRoutes serves, with a state dir, the history API
 // (pkg/history/historyapi), its timeline page (pkg/history/historyui) and
 // MCP for assistants (pkg/history/historymcp).
-func historyRoutes(st *state.Store, access *historyapi.Access, w *watcher.Watcher) func(*http.ServeMux) {
+func historyRoutes(st *state.Store, access *historyapi.Access, w *watcher.Watcher, rules *diff.Differ) func(*http.ServeMux) {
 	if st == nil {
 		return nil
 	}
 	api := historyapi.NewHandler(st.History(), access)
+	api.SetRules(rules)
 	return func(mux *http.ServeMux) {
 		api.Register(mux)
 		historyui.Register(mux)
@@ -134,6 +136,10 @@ func historyRoutes(st *state.Store, access *historyapi.Access, w *watcher.Watche
 		historymcp.Register(mux, api, access, states, Version)
 	}
 }
+
+// DiffRules is a Differ with cfg's diff rules, to tell what states kept
+// under them lack (a restore's check), not to diff.
+func DiffRules(cfg config.Config) (*diff.Differ, error) { return newDiffer(cfg, nil, nil) }
 
 // allRoutes registers each of routes (nil ones skipped).
 func allRoutes(routes []func(*http.ServeMux)) func(*http.ServeMux) {

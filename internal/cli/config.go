@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -109,10 +108,7 @@ func loadConfigWithArgs(cmd *cobra.Command, args []string) (config.Config, error
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
 
-	path, _ := cmd.Flags().GetString("config")
-	if path == "" {
-		path = os.Getenv(envPrefix + "_CONFIG")
-	}
+	path := configPath(cmd)
 	if path != "" {
 		if err := checkConfigFile(path); err != nil {
 			return config.Config{}, usageError{err}

@@ -25,6 +25,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/config"
 	"github.com/kubediff/kubediff/pkg/diff"
 	sinktypes "github.com/kubediff/kubediff/pkg/notify/sinks"
+	"github.com/kubediff/kubediff/pkg/rules"
 )
 
 func writeFile(t *testing.T, content string) string {
@@ -90,6 +91,24 @@ func TestConfigDefaultsWithoutFile(t *testing.T) {
 	}
 }
 
+// rulePack takes a rule's name, or an object naming it with what it is
+// given, in a file; names in the environment.
+func TestRulePackTakesNamesAndObjects(t *testing.T) {
+	file := writeFile(t, "rulePack:\n  - node-cordoned\n  - {name: secret-deleted, namespaces: [prod-*], severity: critical}\n")
+	cfg, err := load(t, "--config", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []rules.PackEntry{{Name: "node-cordoned"}, {Name: "secret-deleted", Namespaces: []string{"prod-*"}, Severity: "critical"}}
+	if !reflect.DeepEqual(cfg.RulePack, want) {
+		t.Errorf("rulePack %+v, want %+v", cfg.RulePack, want)
+	}
+	t.Setenv("KUBEDIFF_RULEPACK", "crd-deleted,node-cordoned")
+	if cfg, err = load(t); err != nil || !reflect.DeepEqual(cfg.RulePack, rules.PackNamed("crd-deleted", "node-cordoned")) {
+		t.Errorf("rulePack from the environment: %+v, %v", cfg.RulePack, err)
+	}
+}
+
 func TestAllNamespacesOverridesNamespaces(t *testing.T) {
 	file := writeFile(t, "namespaces: [a, b]\n")
 	cfg, err := load(t, "--config", file, "-A")
@@ -145,6 +164,8 @@ func TestBadConfigIsAUsageErrorNamingKeyAndFile(t *testing.T) {
 		{name: "several contexts, one name", args: []string{"--context", "a", "--context", "b", "--cluster-name", "x"}, want: []string{"clusterName (--cluster-name) names one cluster"}},
 		{name: "a context twice", file: "contexts: [a, b, a]\n", want: []string{`contexts: "a" is empty or given twice`}},
 		{name: "all contexts and a context", args: []string{"--all-contexts", "--context", "a"}, want: []string{"allContexts (--all-contexts) and context (--context): choose one"}},
+		{name: "pack rule misspelt key", file: "rulePack:\n  - {name: secret-deleted, namespace: [prod-*]}\n", want: []string{"rulePack[0]", "namespace", "kubediff.yaml"}},
+		{name: "pack rule bad glob", file: "rulePack:\n  - {name: secret-deleted, namespaces: ['[prod']}\n", want: []string{"rulePack[secret-deleted].namespaces: syntax error", "kubediff.yaml"}},
 		{name: "cluster match glob", file: "sinks:\n  - name: a\n    type: webhook\n    url: http://127.0.0.1:1/\n    match: {clusters: ['[prod']}\n", want: []string{"sinks[a].match.clusters: syntax error"}},
 	}
 	for _, tt := range tests {

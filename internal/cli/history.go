@@ -169,11 +169,19 @@ func openHistory(cmd *cobra.Command, stderr io.Writer) (historyapi.Source, func(
 	if err != nil || remote != nil {
 		return remote, func() {}, err
 	}
+	cfg, err := loadConfigWithArgs(cmd, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	rules, err := app.DiffRules(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	reader, closeDB, err := openStateHistory(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	return historyapi.Local{Reader: reader}, func() { _ = closeDB() }, nil
+	return historyapi.Local{Reader: reader, Rules: rules}, func() { _ = closeDB() }, nil
 }
 
 // historyFlags reads where the history is: a running kubediff, asked as

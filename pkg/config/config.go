@@ -120,8 +120,8 @@ type Config struct {
 	Identity          IdentityConfig          `mapstructure:"identity"`
 	// Rules name the records that matter, in CEL (docs/rules.md); RulePack
 	// enables built-in rules by name (none by default).
-	Rules    []rules.Spec `mapstructure:"rules"`
-	RulePack []string     `mapstructure:"rulePack"`
+	Rules    []rules.Spec      `mapstructure:"rules"`
+	RulePack []rules.PackEntry `mapstructure:"rulePack"`
 }
 
 // StateConfig configures the state store.

@@ -29,7 +29,7 @@ func TestSinkMatchNamesRulesThatExist(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := Default()
 			c.Rules = []rules.Spec{{Name: "prod-images", When: `record.namespace.startsWith("prod-")`}}
-			c.RulePack = []string{"workload-deleted"}
+			c.RulePack = rules.PackNamed("workload-deleted")
 			c.Sinks = []SinkEntry{{Name: "teams", Type: "webhook", Match: tt.match, Options: map[string]any{"url": "http://127.0.0.1:1/"}}}
 			err := c.Validate()
 			switch {

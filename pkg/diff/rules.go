@@ -197,3 +197,14 @@ func (c *compiledRules) offFor(name string, r change.Resource) bool {
 		return slices.Contains(o.Rules, name) && slices.ContainsFunc(o.Resources, r.Matches)
 	})
 }
+
+// IgnoredPaths are the JSON Pointers of the fields d prunes from objects
+// of type r before it caches or compares them ("*" matches any key or
+// list index): what the states kubediff keeps of them lack.
+func (d *Differ) IgnoredPaths(r change.Resource) []string {
+	var out []string
+	for _, p := range d.rules.forResource(r).paths {
+		out = append(out, FormatPointer(p))
+	}
+	return out
+}

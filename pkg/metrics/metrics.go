@@ -49,8 +49,14 @@ type Metrics struct {
 	// the cost limit, or an error), which count as not matched.
 	RuleMatches  *prometheus.CounterVec
 	RuleFailures *prometheus.CounterVec
+	// ReleaseRecords counts the records naming the release their object
+	// belongs to, by tool (helm, argocd, flux) and whether its state was
+	// known (a revision, commit or chart) or only its name, from the
+	// object's marks (docs/why.md): "unknown" says kubediff does not see
+	// the release's Secrets or Applications.
+	ReleaseRecords *prometheus.CounterVec
 
-	namespaces boundedLabel
+	namespaces topLabels
 }
 
 // New registers kubediff's metrics and the Go runtime's.
@@ -102,7 +108,7 @@ func newOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metrics 
 			Buckets: []float64{0.001, 0.01, 0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 10, 30, 60},
 		}),
 		Changes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kubediff_changes_total", Help: "Change records made (before any sink's match, a rule's drop or the leader gate), by resource, type, namespace (the first 100 seen; the rest \"other\") and the highest severity of the rules they matched (\"\" for none).",
+			Name: "kubediff_changes_total", Help: "Change records made (before any sink's match, a rule's drop or the leader gate), by resource, type, namespace (the 100 with the most records; the rest \"other\") and the highest severity of the rules they matched (\"\" for none).",
 		}, []string{"resource", "type", "namespace", "severity"}),
 		RuleMatches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kubediff_rule_matches_total", Help: "Change records each rule matched, by rule and severity.",
@@ -110,11 +116,14 @@ func newOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metrics 
 		RuleFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kubediff_rule_failures_total", Help: "Evaluations of a rule that failed (over the cost limit, or an error), counted as not matched, by rule.",
 		}, []string{"rule"}),
-		namespaces: boundedLabel{max: maxNamespaceLabels, seen: map[string]bool{}},
+		ReleaseRecords: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kubediff_release_records_total", Help: "Change records naming the release their object belongs to, by tool and state: known (its revision, commit or chart) or unknown (its name alone).",
+		}, []string{"tool", "state"}),
+		namespaces: newTopLabels(maxNamespaceLabels),
 	}
 	m.APIServerConnected.Set(1)
 	registerer.MustRegister(m.EventsObserved, m.RecordsEmitted, m.WatchesRunning, m.LastSync, m.Leader, m.APIServerConnected,
-		m.Changes, m.RuleMatches, m.RuleFailures)
+		m.Changes, m.RuleMatches, m.RuleFailures, m.ReleaseRecords)
 	return m
 }
 
@@ -123,33 +132,86 @@ func newOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metrics 
 // grow the metrics without end.
 const maxNamespaceLabels = 100
 
-// Namespace is ns as the namespace label says it: itself for the first
-// 100 namespaces seen (and "" for cluster-scoped objects), "other" after.
+// Namespace is ns as the namespace label says it: itself while it is
+// among the 100 namespaces with the most records since kubediff started
+// (and "" for cluster-scoped objects), "other" otherwise (topLabels).
 func (m *Metrics) Namespace(ns string) string {
 	return m.namespaces.value(ns)
 }
 
-// boundedLabel hands out at most max distinct values, "other" after.
-type boundedLabel struct {
-	mu   sync.Mutex
-	max  int
-	seen map[string]bool
+// topLabels names the max values counted most often, and "other" the
+// rest. A value that comes to be counted more often than the least of
+// those named takes its place: its records from then on count under its
+// name, while the one it displaced counts as "other" again (its series
+// stays, as counters never go down, so sums over the label stay whole).
+// To keep the series bounded, at most maxEver values are ever named;
+// after that, only those named before can be again. The counts of values
+// not named are forgotten when more than maxCounted are held.
+type topLabels struct {
+	mu         sync.Mutex
+	max        int
+	counts     map[string]uint64 // records per value since start
+	named      map[string]bool   // at most max
+	ever       map[string]bool   // named once or more, at most maxEver
+	maxEver    int
+	maxCounted int
 }
 
-func (b *boundedLabel) value(v string) string {
+func newTopLabels(max int) topLabels {
+	return topLabels{max: max, maxEver: 2 * max, maxCounted: 100 * max,
+		counts: map[string]uint64{}, named: map[string]bool{}, ever: map[string]bool{}}
+}
+
+func (b *topLabels) value(v string) string {
 	if v == "" {
 		return v
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.seen[v] {
+	b.counts[v]++
+	if b.named[v] {
 		return v
 	}
-	if len(b.seen) >= b.max {
+	if !b.ever[v] && len(b.ever) >= b.maxEver {
+		b.forget()
 		return "other"
 	}
-	b.seen[v] = true
+	if len(b.named) >= b.max {
+		least := b.leastNamed()
+		if b.counts[v] <= b.counts[least] {
+			b.forget()
+			return "other"
+		}
+		delete(b.named, least)
+	}
+	b.named[v], b.ever[v] = true, true
 	return v
+}
+
+// leastNamed is the named value counted least often (the first in name
+// order of equals, so that the choice does not depend on map order).
+func (b *topLabels) leastNamed() string {
+	least := ""
+	for v := range b.named {
+		if least == "" || b.counts[v] < b.counts[least] || (b.counts[v] == b.counts[least] && v < least) {
+			least = v
+		}
+	}
+	return least
+}
+
+// forget drops the counts of values not named when more than maxCounted
+// are held: a cluster making a namespace per test run would otherwise
+// keep a count for each.
+func (b *topLabels) forget() {
+	if len(b.counts) <= b.maxCounted {
+		return
+	}
+	for v := range b.counts {
+		if !b.named[v] {
+			delete(b.counts, v)
+		}
+	}
 }
 
 // AddIdentity exposes IdentityRecords and IdentityWait, for a run with

@@ -53,6 +53,13 @@ func (j judge) emit(ev watcher.Event, c record.Change, hops []identity.Hop) {
 
 func (j judge) count(c record.Change) {
 	j.metrics.Changes.WithLabelValues(c.Resource, c.Type, j.metrics.Namespace(c.Namespace), c.Severity).Inc()
+	if r := c.Release; r != nil {
+		state := "unknown"
+		if r.Revision > 0 || r.GitRevision != "" || r.Chart != "" || r.Status != "" {
+			state = "known"
+		}
+		j.metrics.ReleaseRecords.WithLabelValues(r.Tool, state).Inc()
+	}
 }
 
 func (j judge) keepState(ev watcher.Event, c record.Change) { j.next.keepState(ev, c) }

@@ -270,3 +270,36 @@ func TestDescribeOtherKindsSaysNothing(t *testing.T) {
 		t.Error("Describes names the wrong kinds")
 	}
 }
+
+func TestPermissionsChangedListsEachVerbGainedAndLost(t *testing.T) {
+	old := role(t, "Role", "dev", "reader", rule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list"}})
+	new := role(t, "Role", "dev", "reader",
+		rule{APIGroups: []string{""}, Resources: []string{"secrets", "configmaps"}, Verbs: []string{"get"}},
+		rule{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}})
+	gained, lost, ok := PermissionsChanged(old, new)
+	wantGained := []Permission{{Verb: "get", NonResourceURL: "/metrics"}, {Verb: "get", Resource: "secrets"}}
+	wantLost := []Permission{{Verb: "list", Resource: "configmaps"}}
+	if !ok || !slices.Equal(gained, wantGained) || !slices.Equal(lost, wantLost) {
+		t.Errorf("gained %+v lost %+v ok %v, want gained %+v lost %+v", gained, lost, ok, wantGained, wantLost)
+	}
+	if gained, lost, ok := PermissionsChanged(new, new); !ok || gained != nil || lost != nil {
+		t.Errorf("the same rules: gained %v lost %v", gained, lost)
+	}
+}
+
+func TestSubjectsChangedNamesWhoIsBound(t *testing.T) {
+	old := binding(t, "RoleBinding", "dev", "admins", "ClusterRole", "admin", subject{Kind: "User", Name: "alice"})
+	new := binding(t, "RoleBinding", "dev", "admins", "ClusterRole", "admin",
+		subject{Kind: "User", Name: "alice"}, subject{Kind: "ServiceAccount", Name: "ci"}, subject{Kind: "ServiceAccount", Name: "ci"})
+	gained, lost := SubjectsChanged(old, new)
+	if want := []Subject{{Kind: "ServiceAccount", Name: "ci", Namespace: "dev"}}; !slices.Equal(gained, want) || lost != nil {
+		t.Errorf("gained %+v lost %+v, want gained %+v", gained, lost, want)
+	}
+	if gained, lost := SubjectsChanged(nil, new); len(gained) != 2 || len(lost) != 0 {
+		t.Errorf("created: gained %+v lost %+v, want both subjects", gained, lost)
+	}
+	other := binding(t, "RoleBinding", "dev", "admins", "ClusterRole", "view", subject{Kind: "User", Name: "alice"})
+	if gained, lost := SubjectsChanged(old, other); len(gained) != 1 || len(lost) != 1 {
+		t.Errorf("another role across a gap: gained %+v lost %+v, want alice both", gained, lost)
+	}
+}

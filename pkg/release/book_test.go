@@ -177,3 +177,51 @@ func TestKustomizationApply(t *testing.T) {
 		}
 	}
 }
+
+// With HELM_DRIVER=configmap, Helm keeps the same labels and data in a
+// ConfigMap, base64'd once; the release is read from there, and its
+// writes wait on the ConfigMaps' watch.
+func TestHelmConfigMapDriver(t *testing.T) {
+	secret := helmSecret(t, "web", 3, "deployed", "1.4.2", 100)
+	inSecret, _, _ := unstructured.NestedString(secret.Object, "data", "release")
+	once, err := base64.StdEncoding.DecodeString(inSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := secret.DeepCopy()
+	cm.SetKind("ConfigMap")
+	unstructured.RemoveNestedField(cm.Object, "type")
+	if err := unstructured.SetNestedField(cm.Object, string(once), "data", "release"); err != nil {
+		t.Fatal(err)
+	}
+	b := NewBook()
+	b.Observe("", "configmaps", cm)
+	b.Observe("", "secrets", helmSecret(t, "other", 1, "deployed", "0.1.0", 500)) // the Secrets' watch is far ahead
+	r, settled := b.Release(helmManaged, "120")
+	if r.Revision != 3 || r.Chart != "web-1.4.2" || settled {
+		t.Errorf("from a ConfigMap: %+v settled=%v, want revision 3, chart web-1.4.2, waiting on the ConfigMaps' watch", *r, settled)
+	}
+	if got := chartOf(secret, false); got != (record.Release{}) {
+		t.Errorf("a Secret's data read as a ConfigMap's: %+v, want nothing", got)
+	}
+}
+
+// A Flux HelmRelease names the Helm release it made last (v2's
+// status.history), or the chart version it applied (v2beta1).
+func TestHelmReleaseState(t *testing.T) {
+	v2 := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "web", "namespace": "flux-system", "resourceVersion": "10"},
+		"status": map[string]any{"history": []any{map[string]any{"chartName": "web", "chartVersion": "1.4.2", "appVersion": "2.0", "version": int64(7), "status": "deployed"}},
+			"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "UpgradeSucceeded"}}}}}
+	want := record.Release{Tool: "flux", Kind: "HelmRelease", Namespace: "flux-system", Name: "web", Revision: 7, Status: "UpgradeSucceeded", Chart: "web-1.4.2", AppVersion: "2.0"}
+	if got := helmReleaseState(v2); got != want {
+		t.Errorf("v2: %+v, want %+v", got, want)
+	}
+	v2beta1 := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "web", "namespace": "flux-system"},
+		"spec":     map[string]any{"chart": map[string]any{"spec": map[string]any{"chart": "web"}}},
+		"status":   map[string]any{"lastAppliedRevision": "1.4.1"}}}
+	if got := helmReleaseState(v2beta1); got.Chart != "web-1.4.1" {
+		t.Errorf("v2beta1: %+v, want chart web-1.4.1", got)
+	}
+}

@@ -17,8 +17,8 @@ func BenchmarkJudge20Rules(b *testing.B) {
 		b.Fatal(err)
 	}
 	var doc struct {
-		Rules    []Spec   `json:"rules"`
-		RulePack []string `json:"rulePack"`
+		Rules    []Spec      `json:"rules"`
+		RulePack []PackEntry `json:"rulePack"`
 	}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		b.Fatal(err)

@@ -83,14 +83,23 @@ func newPlan(env *cel.Env, checked *cel.Ast) (plan, error) {
 	return p, nil
 }
 
-// readsOnlyRecord says whether checked reads no object's state.
+// readsOnlyRecord says whether checked reads no object's state, nor
+// record.rbac, which is computed from the states and is not bounded by
+// the record's sizes (a few rules of long lists grant thousands of
+// permissions).
 func readsOnlyRecord(checked *cel.Ast) bool {
 	for _, ref := range checked.NativeRep().ReferenceMap() {
 		if ref.Name == "object" || ref.Name == "oldObject" {
 			return false
 		}
 	}
-	return true
+	rbac := false
+	ast.PreOrderVisit(checked.NativeRep().Expr(), ast.NewExprVisitor(func(e ast.Expr) {
+		if e.Kind() == ast.SelectKind && e.AsSelect().FieldName() == "rbac" {
+			rbac = true
+		}
+	}))
+	return !rbac
 }
 
 // guardOf compiles the cheap conjuncts of checked, untracked; nil when

@@ -22,8 +22,8 @@ func TestTheDocumentedRulesCompile(t *testing.T) {
 			continue
 		}
 		var doc struct {
-			Rules    []Spec   `json:"rules"`
-			RulePack []string `json:"rulePack"`
+			Rules    []Spec      `json:"rules"`
+			RulePack []PackEntry `json:"rulePack"`
 		}
 		if err := yaml.Unmarshal([]byte(b), &doc); err != nil {
 			t.Fatalf("a block of docs/rules.md is not YAML: %v\n%s", err, b)

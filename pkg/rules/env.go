@@ -9,6 +9,8 @@ import (
 	"github.com/google/cel-go/interpreter"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/apiserver/pkg/cel/library"
+
+	"github.com/kubediff/kubediff/pkg/rbacwords"
 )
 
 // CostLimit bounds one rule's evaluation of one record, in CEL's cost
@@ -79,7 +81,24 @@ const (
 	maxChanges = 10_000
 	maxLabels  = 64
 	maxGroups  = 64
+	// maxPermissions is the most a role's permissions rbacwords compares.
+	maxPermissions = 200_000
+	maxSubjects    = 10_000
+	maxSentences   = rbacwords.MaxSentences + 1 // and "and K more"
 )
+
+// rbacDeclType declares record.rbac: the permissions a role gained and
+// lost, the subjects a binding gained and lost (celRBAC).
+func rbacDeclType(field func(string, *apiservercel.DeclType) *apiservercel.DeclField,
+	object func(string, ...*apiservercel.DeclField) *apiservercel.DeclType) *apiservercel.DeclType {
+	str := apiservercel.StringType
+	permission := apiservercel.NewListType(object("kubediff.Permission", field("verb", str), field("apiGroup", str),
+		field("resource", str), field("resourceName", str), field("nonResourceURL", str)), maxPermissions)
+	subject := apiservercel.NewListType(object("kubediff.Subject", field("kind", str), field("name", str),
+		field("namespace", str)), maxSubjects)
+	return object("kubediff.RBAC", field("gained", permission), field("lost", permission),
+		field("subjectsGained", subject), field("subjectsLost", subject))
+}
 
 // recordDeclType declares what a rule sees as record: the fields of the
 // record (docs/record-schema.md) a rule can test. from and to are dyn,
@@ -113,5 +132,7 @@ func recordDeclType() *apiservercel.DeclType {
 			field("subresource", str), field("time", str))),
 		field("user", user),
 		field("cluster", object("kubediff.Cluster", field("name", str), field("id", str))),
+		field("access", apiservercel.NewListType(str, maxSentences)),
+		field("rbac", rbacDeclType(field, object)),
 	)
 }

@@ -55,7 +55,7 @@ func (s *Set) Judge(in Input) Verdict {
 		}
 		if act == nil {
 			// Made of CEL values once for every rule, not by each rule that reads them.
-			act = &activation{change: in.Record, recordVal: &lazyRecord{c: in.Record},
+			act = &activation{change: in.Record, recordVal: &lazyRecord{c: in.Record, old: in.OldObject, new: in.Object},
 				object: adapt(in.Object), oldObject: adapt(in.OldObject)}
 		}
 		out, err := r.plan.eval(act)
@@ -187,6 +187,7 @@ func recordValue(c *record.Change) map[string]any {
 		"type": c.Type, "apiVersion": c.APIVersion, "kind": c.Kind, "resource": c.Resource,
 		"namespace": c.Namespace, "name": c.Name, "uid": c.UID, "resourceVersion": c.ResourceVersion,
 		"afterGap": c.AfterGap, "changed": c.Changed, "changes": changesValue(c.Changes),
+		"access": stringsOrEmpty(c.Access),
 	}
 	labels := c.Labels
 	if labels == nil {

@@ -1,12 +1,15 @@
 package rules
 
 import (
+	"bytes"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
 	"strings"
 
+	"github.com/go-viper/mapstructure/v2"
 	"sigs.k8s.io/yaml"
 )
 
@@ -59,9 +62,68 @@ func PackNames() []string {
 	return names
 }
 
-// withPack returns specs and after them the pack's rules named in
-// enabled, with an error for each name the pack does not have.
-func withPack(specs []Spec, enabled []string) ([]Spec, []error) {
+// PackEntry enables one rule of the pack (the rulePack key): by its name
+// alone ("secret-deleted"), or as an object naming it with what the
+// rule is given: the namespaces it is limited to (globs), and a
+// severity of its own.
+type PackEntry struct {
+	Name       string   `mapstructure:"name" json:"name"`
+	Namespaces []string `mapstructure:"namespaces" json:"namespaces,omitempty"`
+	Severity   string   `mapstructure:"severity" json:"severity,omitempty"`
+}
+
+// packEntryFields is PackEntry without its decoding methods.
+type packEntryFields PackEntry
+
+// UnmarshalMapstructure reads a name or an object, strictly: a
+// misspelt key is an error naming it.
+func (e *PackEntry) UnmarshalMapstructure(in any) error {
+	if name, ok := in.(string); ok {
+		*e = PackEntry{Name: name}
+		return nil
+	}
+	var fields packEntryFields
+	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{ErrorUnused: true, Result: &fields})
+	if err != nil {
+		return err
+	}
+	if err := dec.Decode(in); err != nil {
+		return fmt.Errorf("a rule's name, or {name, namespaces, severity}: %w", err)
+	}
+	*e = PackEntry(fields)
+	return nil
+}
+
+// UnmarshalJSON reads a name or an object, strictly.
+func (e *PackEntry) UnmarshalJSON(data []byte) error {
+	var name string
+	if json.Unmarshal(data, &name) == nil {
+		*e = PackEntry{Name: name}
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var fields packEntryFields
+	if err := dec.Decode(&fields); err != nil {
+		return fmt.Errorf("a rule's name, or {name, namespaces, severity}: %w", err)
+	}
+	*e = PackEntry(fields)
+	return nil
+}
+
+// PackNamed enables the pack's rules named, with nothing given.
+func PackNamed(names ...string) []PackEntry {
+	out := make([]PackEntry, len(names))
+	for i, n := range names {
+		out[i] = PackEntry{Name: n}
+	}
+	return out
+}
+
+// withPack returns specs and after them the pack's rules enabled, with
+// what each entry gives them, and an error for each name the pack does
+// not have.
+func withPack(specs []Spec, enabled []PackEntry) ([]Spec, []error) {
 	if len(enabled) == 0 {
 		return specs, nil
 	}
@@ -71,13 +133,20 @@ func withPack(specs []Spec, enabled []string) ([]Spec, []error) {
 	}
 	all := slices.Clone(specs)
 	var errs []error
-	for _, name := range enabled {
-		i := slices.IndexFunc(pack, func(r PackRule) bool { return r.Name == name })
+	for _, e := range enabled {
+		i := slices.IndexFunc(pack, func(r PackRule) bool { return r.Name == e.Name })
 		if i < 0 {
-			errs = append(errs, fmt.Errorf("rulePack: %q is not a built-in rule (%s)", name, strings.Join(PackNames(), ", ")))
+			errs = append(errs, fmt.Errorf("rulePack: %q is not a built-in rule (%s)", e.Name, strings.Join(PackNames(), ", ")))
 			continue
 		}
-		all = append(all, pack[i].Spec)
+		spec := pack[i].Spec
+		if e.Severity != "" {
+			spec.Severity = e.Severity
+		}
+		if len(e.Namespaces) > 0 {
+			spec.Namespaces = e.Namespaces
+		}
+		all = append(all, spec)
 	}
 	return all, errs
 }

@@ -39,7 +39,7 @@ func TestThePrefilterSkipsOnlyRulesThatWouldNotMatch(t *testing.T) {
 	for _, c := range records {
 		got := set.Judge(Input{Record: c}).Rules
 		var want []string
-		act := &activation{change: c, recordVal: celRecord(c), object: types.NullValue, oldObject: types.NullValue}
+		act := &activation{change: c, recordVal: celRecord(c, nil, nil), object: types.NullValue, oldObject: types.NullValue}
 		for _, r := range set.rules {
 			if out, err := r.plan.eval(act); err == nil && out == types.True {
 				want = append(want, r.Name)

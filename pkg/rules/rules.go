@@ -37,6 +37,10 @@ type Spec struct {
 	// Drop keeps the records the rule matches from every sink; the
 	// history still moves the object to its new state.
 	Drop bool `mapstructure:"drop" json:"drop,omitempty"`
+	// Namespaces limits the rule to the records of objects in a
+	// namespace matching one of these globs (prod-*); a cluster-scoped
+	// object's records then never match. Empty: every record.
+	Namespaces []string `mapstructure:"namespaces" json:"namespaces,omitempty"`
 }
 
 // Severities, lowest first (as pkg/record names them).
@@ -49,6 +53,8 @@ const (
 // Rule is a compiled rule.
 type Rule struct {
 	Spec
+	// Pack is set for a rule of the built-in pack (rulePack).
+	Pack    bool
 	plan    plan
 	summary *template.Template // nil: no summary
 	// failing is set while the rule's evaluations fail, so that an
@@ -69,7 +75,7 @@ type Set struct {
 // Compile compiles the config's rules and the pack's rules named in
 // pack. Each error names its rule: "rules[name].when: 1:8: undefined
 // field 'namspace'", one line each.
-func Compile(specs []Spec, pack []string) (*Set, error) {
+func Compile(specs []Spec, pack []PackEntry) (*Set, error) {
 	env, err := newEnv()
 	if err != nil {
 		return nil, err
@@ -78,8 +84,12 @@ func Compile(specs []Spec, pack []string) (*Set, error) {
 	set := &Set{}
 	seen := map[string]bool{}
 	for i, s := range all {
+		fromPack := i >= len(specs)
 		key := fmt.Sprintf("rules[%d]", i)
-		if s.Name != "" {
+		switch {
+		case fromPack:
+			key = "rulePack[" + s.Name + "]"
+		case s.Name != "":
 			key = "rules[" + s.Name + "]"
 		}
 		if s.Name == "" {
@@ -96,6 +106,7 @@ func Compile(specs []Spec, pack []string) (*Set, error) {
 			errs = append(errs, fmt.Errorf("%s.%w", key, err))
 			continue
 		}
+		r.Pack = fromPack
 		set.rules = append(set.rules, r)
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -113,6 +124,9 @@ func compile(env *cel.Env, s Spec) (*Rule, error) {
 	if s.Severity == "" {
 		s.Severity = Info
 	}
+	if err := glob.Valid(s.Namespaces); err != nil {
+		return nil, fmt.Errorf("namespaces: %w", err)
+	}
 	if strings.TrimSpace(s.When) == "" {
 		return nil, errors.New("when: empty (a CEL expression, such as record.type == \"deleted\")")
 	}
@@ -126,6 +140,12 @@ func compile(env *cel.Env, s Spec) (*Rule, error) {
 	p, err := newPlan(env, ast)
 	if err != nil {
 		return nil, fmt.Errorf("when: %w", err)
+	}
+	if len(s.Namespaces) > 0 {
+		// The scope is tested first: it is one glob match.
+		p.prefilter = append(prefilter{func(c *record.Change) bool {
+			return c.Namespace != "" && glob.MatchAny(s.Namespaces, c.Namespace)
+		}}, p.prefilter...)
 	}
 	r := &Rule{Spec: s, plan: p}
 	if s.Summary != "" {

@@ -51,11 +51,11 @@ func TestCompileRefusesABrokenRuleNamingItOnOneLine(t *testing.T) {
 }
 
 func TestCompileNamesAnUnknownPackRule(t *testing.T) {
-	_, err := Compile(nil, []string{"image-changed", "no-such-rule"})
+	_, err := Compile(nil, PackNamed("image-changed", "no-such-rule"))
 	if err == nil || !strings.Contains(err.Error(), `rulePack: "no-such-rule" is not a built-in rule`) {
 		t.Fatalf("error %v", err)
 	}
-	set, err := Compile([]Spec{{Name: "mine", When: "true"}}, []string{"workload-deleted"})
+	set, err := Compile([]Spec{{Name: "mine", When: "true"}}, PackNamed("workload-deleted"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestJudgeNamesTheRulesARecordMatches(t *testing.T) {
 			When: `object.spec.template.spec.containers.exists(c, has(c.resources.limits.memory) && quantity(c.resources.limits.memory).isGreaterThan(quantity("1Gi")))`},
 		{Name: "by-kubectl", When: `has(record.manager) && record.manager.name.startsWith("kubectl")`},
 		{Name: "scaled-down", When: `object.spec.replicas < oldObject.spec.replicas`},
-	}, []string{"image-changed"})
+	}, PackNamed("image-changed"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestJudgeNamesTheRulesARecordMatches(t *testing.T) {
 }
 
 func TestPackRulesOnARealDeployment(t *testing.T) {
-	set, err := Compile(nil, []string{"image-changed", "replicas-to-zero", "workload-deleted"})
+	set, err := Compile(nil, PackNamed("image-changed", "replicas-to-zero", "workload-deleted"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // values once per record: every rule then reads its fields without
 // converting them again. A field that is unknown (no user, no manager)
 // is left out, so that has(record.user) is false.
-func celRecord(c *record.Change) ref.Val {
+func celRecord(c *record.Change, old, new map[string]any) ref.Val {
 	a := types.DefaultTypeAdapter
 	m := map[ref.Val]ref.Val{
 		keyType: types.String(c.Type), keyAPIVersion: types.String(c.APIVersion), keyKind: types.String(c.Kind),
@@ -34,6 +34,10 @@ func celRecord(c *record.Change) ref.Val {
 	}
 	if cl := c.Cluster; cl != nil {
 		m[keyCluster] = strings2(keyName, cl.Name, keyID, cl.ID)
+	}
+	m[keyAccess] = types.NewStringList(a, stringsOrEmpty(c.Access))
+	if rbac, ok := celRBAC(c, old, new); ok {
+		m[keyRBAC] = rbac
 	}
 	return types.NewRefValMap(a, m)
 }
@@ -76,7 +80,7 @@ var (
 	keyAfterGap, keyChanged, keyChanges, keyLabels    = types.String("afterGap"), types.String("changed"), types.String("changes"), types.String("labels")
 	keyOwner, keyManager, keyUser, keyCluster         = types.String("owner"), types.String("manager"), types.String("user"), types.String("cluster")
 	keyOperation, keySubresource, keyTime, keyGroups  = types.String("operation"), types.String("subresource"), types.String("time"), types.String("groups")
-	keyServiceAccount, keyID                          = types.String("serviceAccount"), types.String("id")
+	keyServiceAccount, keyID, keyAccess, keyRBAC      = types.String("serviceAccount"), types.String("id"), types.String("access"), types.String("rbac")
 	keyOp, keyPath, keyField, keyFrom, keyTo          = types.String("op"), types.String("path"), types.String("field"), types.String("from"), types.String("to")
 )
 
@@ -85,9 +89,10 @@ var (
 // kind costs that much and no more. What reads the record whole
 // (iterating it, comparing it) gets celRecord.
 type lazyRecord struct {
-	c       *record.Change
-	changes ref.Val       // made on first read
-	whole   traits.Mapper // made on first need
+	c        *record.Change
+	old, new map[string]any // the object's states, for record.rbac
+	changes  ref.Val        // made on first read
+	whole    traits.Mapper  // made on first need
 }
 
 var _ traits.Mapper = (*lazyRecord)(nil)
@@ -123,6 +128,10 @@ func (r *lazyRecord) Find(key ref.Val) (ref.Val, bool) {
 		return optional(c.Manager != nil, func() ref.Val { return celManager(c.Manager) })
 	case "user":
 		return optional(c.User != nil, func() ref.Val { return celUser(c.User) })
+	case "access":
+		return types.NewStringList(types.DefaultTypeAdapter, stringsOrEmpty(c.Access)), true
+	case "rbac":
+		return celRBAC(c, r.old, r.new)
 	}
 	return r.mapper().Find(key)
 }
@@ -152,7 +161,7 @@ func (r *lazyRecord) Contains(key ref.Val) ref.Val {
 
 func (r *lazyRecord) mapper() traits.Mapper {
 	if r.whole == nil {
-		r.whole = celRecord(r.c).(traits.Mapper)
+		r.whole = celRecord(r.c, r.old, r.new).(traits.Mapper)
 	}
 	return r.whole
 }

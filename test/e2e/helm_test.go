@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,7 +87,11 @@ func TestHelmChart(t *testing.T) {
 	if strings.Contains(defaults+nsMode, "xoxb") {
 		t.Error("a credential appears in the rendered chart")
 	}
-	for set, want := range map[string]string{"replicaCount=0": "/replicaCount", "rbac.mode=everywhere": "/rbac/mode", "persistence.size=lots": "/persistence/size"} {
+	checkServiceMonitor(t, render("--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.serviceMonitor.labels.release=prom", "--set", "apiService.enabled=true"))
+	if strings.Contains(defaults, "kind: ServiceMonitor") {
+		t.Error("the default values render a ServiceMonitor, whose CRD a cluster may not have")
+	}
+	for set, want := range map[string]string{"metrics.serviceMonitor.interval=30": "/metrics/serviceMonitor/interval", "replicaCount=0": "/replicaCount", "rbac.mode=everywhere": "/rbac/mode", "persistence.size=lots": "/persistence/size"} {
 		out, err := helm(t, "template", release, chart, "--set", set)
 		if err == nil || !strings.Contains(out, want) {
 			t.Errorf("--set %s: err %v, output %q; want a failure naming %s", set, err, out, want)
@@ -97,4 +102,60 @@ func TestHelmChart(t *testing.T) {
 	// ServiceAccount with exactly its RBAC.
 	kubectl(t, defaults, "apply", "-f", "-")
 	runsAs(t, release, release+"-kubediff", release+"-kubediff")
+}
+
+// checkServiceMonitor checks the chart's ServiceMonitor: it scrapes
+// /metrics on the metrics Service's named port, that Service alone (by
+// its labels), every interval, with the labels a Prometheus selects by.
+func checkServiceMonitor(t *testing.T, manifests string) {
+	t.Helper()
+	type object struct {
+		Kind     string `json:"kind"`
+		Metadata struct {
+			Name   string            `json:"name"`
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+		Spec struct {
+			Selector struct {
+				MatchLabels map[string]string `json:"matchLabels"`
+			} `json:"selector"`
+			Endpoints []struct{ Port, Path, Interval string } `json:"endpoints"`
+			Ports     []struct{ Name string }                 `json:"ports"`
+		} `json:"spec"`
+	}
+	var monitor *object
+	var services []object
+	for _, doc := range strings.Split(manifests, "\n---\n") {
+		var o object
+		if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
+			t.Fatal(err)
+		}
+		switch o.Kind {
+		case "ServiceMonitor":
+			monitor = &o
+		case "Service":
+			services = append(services, o)
+		}
+	}
+	if monitor == nil || len(monitor.Spec.Endpoints) != 1 || monitor.Metadata.Labels["release"] != "prom" {
+		t.Fatalf("metrics.serviceMonitor.enabled renders no ServiceMonitor with one endpoint and the labels given:\n%s", manifests)
+	}
+	ep := monitor.Spec.Endpoints[0]
+	if ep.Path != "/metrics" || ep.Interval != "30s" {
+		t.Errorf("the ServiceMonitor's endpoint: %+v, want /metrics every 30s", ep)
+	}
+	var selected []string
+	for _, svc := range services {
+		matches := true
+		for k, v := range monitor.Spec.Selector.MatchLabels {
+			matches = matches && svc.Metadata.Labels[k] == v
+		}
+		hasPort := slices.ContainsFunc(svc.Spec.Ports, func(p struct{ Name string }) bool { return p.Name == ep.Port })
+		if matches && hasPort {
+			selected = append(selected, svc.Metadata.Name)
+		}
+	}
+	if len(selected) != 1 || !strings.HasSuffix(selected[0], "-metrics") {
+		t.Errorf("the ServiceMonitor scrapes port %q of the Services %v, want the metrics Service alone", ep.Port, selected)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -158,7 +159,7 @@ func checkMCPTools(t *testing.T, s *mcp.ClientSession, ns string, moments []stri
 		names = append(names, tool.Name)
 	}
 	slices.Sort(names)
-	if want := []string{"list_changes", "object_at", "object_changes", "object_diff", "watched_types"}; !slices.Equal(names, want) {
+	if want := []string{"list_changes", "object_at", "object_blame", "object_changes", "object_diff", "restore_preview", "watched_types"}; !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
 
@@ -191,6 +192,14 @@ func checkMCPTools(t *testing.T, s *mcp.ClientSession, ns string, moments []stri
 	diff := callTool(t, s, "object_diff", map[string]any{"type": "cm", "name": "settings", "namespace": ns, "from": moments[1], "to": moments[3]}, nil)
 	if !strings.Contains(diff, "-  level: one") || !strings.Contains(diff, "+  level: three") {
 		t.Errorf("object_diff:\n%s", diff)
+	}
+	blamed := callTool(t, s, "object_blame", map[string]any{"type": "cm", "name": "settings", "namespace": ns, "at": moments[3]}, nil)
+	if !regexp.MustCompile(`(?m)^\S+/updated +\S+ +\S+ +│ +level: three$`).MatchString(blamed) || !regexp.MustCompile(`(?m)/added .*│ +name: settings$`).MatchString(blamed) {
+		t.Errorf("object_blame at moment 3:\n%s", blamed)
+	}
+	preview := callTool(t, s, "restore_preview", map[string]any{"type": "cm", "name": "settings", "namespace": ns, "at": moments[2]}, nil)
+	if !strings.Contains(preview, "level: two") || !strings.Contains(preview, "+  level: two") || strings.Contains(preview, "resourceVersion") {
+		t.Errorf("restore_preview of the deleted ConfigMap at moment 2:\n%s", preview)
 	}
 	var types struct{ Types []struct{ Name string } }
 	callTool(t, s, "watched_types", map[string]any{}, &types)

@@ -130,6 +130,9 @@ func TestHelmUpgradeNamesItsRevisionAndChart(t *testing.T) {
 	if _, code := cliOutput(t, "history", "--release", "Web App", "-n", ns, "--server", server, "--kubeconfig", viewer); code != 2 {
 		t.Errorf("history --release 'Web App': exit %d, want 2 (a usage error)", code)
 	}
+	if _, metrics := get(t, server+"/metrics"); !strings.Contains(metrics, `kubediff_release_records_total{state="known",tool="helm"} 6`) {
+		t.Errorf("/metrics does not count the six records naming a known Helm release:\n%s", grepLines(metrics, "release_records"))
+	}
 	releaseInMCP(t, server, viewer, ns)
 	releaseOnThePage(t, server, viewer, ns)
 	for where, text := range map[string]string{"stdout": w.stdout.String(), "stderr": w.stderr.String(), "history": out} {

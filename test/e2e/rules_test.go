@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+	rbacv1 "k8s.io/api/rbac/v1"
+
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -196,4 +199,78 @@ func TestABadRuleAtReloadKeepsTheRunningRules(t *testing.T) {
 	if c := w.waitRecords("ConfigMap", ns, "marked-2", 1)[0]; !slices.Equal(c.Rules, []string{"marked"}) {
 		t.Errorf("after the refused reload: rules %v, want the running rule's", c.Rules)
 	}
+}
+
+// TestRulesOnThePage: the timeline page shows what the rules said of
+// each change (a ring of its severity's colour, the rules in its title),
+// filters by rule and severity through the API, and an object's page
+// names each record's rules, severity and summary; in a browser.
+func TestRulesOnThePage(t *testing.T) {
+	ns := newNamespace(t)
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte(`
+rules:
+  - name: cm-flagged
+    when: 'record.kind == "ConfigMap" && has(object.data.flag)'
+    severity: warning
+  - name: cm-unsafe
+    when: 'record.kind == "ConfigMap" && has(object.data.mode) && object.data.mode == "unsafe"'
+    severity: critical
+    summary: 'ConfigMap {{ .name }} runs unsafe'
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := startBinary(t, "watch", "-n", ns, "--config", cfg, "--state-dir", filepath.Join(t.TempDir(), "state"))
+	w.logOnFailure()
+	kubectl(t, "", "-n", ns, "create", "configmap", "plain", "--from-literal=k=v")
+	kubectl(t, "", "-n", ns, "create", "configmap", "flagged", "--from-literal=flag=1")
+	kubectl(t, "", "-n", ns, "create", "configmap", "unsafe", "--from-literal=flag=1", "--from-literal=mode=unsafe")
+	w.waitRecords("ConfigMap", ns, "unsafe", 1)
+
+	// A reviewer who may read ConfigMaps there (the history checks it).
+	reviewer := serviceAccountKubeconfig(t, ns, "reviewer",
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list"}}, ns)
+	browser := newBrowser(t)
+	page := startUI(t, "--server", httpAddress(t, w), "--kubeconfig", reviewer)
+	base := strings.TrimSuffix(page, page[strings.Index(page, "/open?"):])
+	inBrowser(t, browser, "sign in", chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS(".legend")))
+	for _, tc := range []struct {
+		query string
+		marks []string // each mark's ConfigMap, and what its title ends with
+	}{
+		{"", []string{"plain", "kubectl-create", "flagged", "[warning: cm-flagged]", "unsafe", "[critical: cm-flagged, cm-unsafe]"}},
+		{"&severity=critical", []string{"unsafe", "[critical: cm-flagged, cm-unsafe]"}},
+		{"&rule=cm-f*", []string{"flagged", "[warning: cm-flagged]", "unsafe", "[critical: cm-flagged, cm-unsafe]"}},
+		{"&rule=cm-unsafe&severity=warning", []string{"unsafe", "[critical: cm-flagged, cm-unsafe]"}},
+	} {
+		inBrowser(t, browser, "timeline "+tc.query, chromedp.Navigate(base+"/?namespace="+ns+tc.query), chromedp.WaitVisible(chromedp.CSS(".legend")))
+		marks := browserValue(t, browser, "the marks", chromedp.Evaluate[[]string](
+			`[...document.querySelectorAll(".mark")].map((m) => m.className + " | " + m.title)`))
+		if len(marks) != len(tc.marks)/2 {
+			t.Errorf("?%s: marks %q, want %d", tc.query, marks, len(tc.marks)/2)
+			continue
+		}
+		for i := 0; i < len(tc.marks); i += 2 {
+			name, ends := tc.marks[i], tc.marks[i+1]
+			if !slices.ContainsFunc(marks, func(m string) bool { return strings.Contains(m, "ConfigMap "+name+" ") && strings.HasSuffix(m, ends) }) {
+				t.Errorf("?%s: no mark of %s ending %q in %q", tc.query, name, ends, marks)
+			}
+		}
+		if tc.query == "" && !slices.ContainsFunc(marks, func(m string) bool { return strings.HasPrefix(m, "mark added severity-critical |") }) {
+			t.Errorf("no mark ringed critical: %q", marks)
+		}
+	}
+	if sel := browserValue(t, browser, "the severity filter", chromedp.Value(chromedp.CSS(`#filters select[name="severity"]`))); sel != "warning" {
+		t.Errorf("the severity filter shows %q, want warning", sel)
+	}
+	screenshot(t, browser, "rules-filter")
+
+	inBrowser(t, browser, "object page", chromedp.Navigate(base+"/?object=configmaps/unsafe&namespace="+ns), chromedp.WaitVisible(chromedp.CSS(".record .severity")))
+	text := mainText(t, browser)
+	for _, want := range []string{"[critical: cm-flagged, cm-unsafe]", "ConfigMap unsafe runs unsafe"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the object page lacks %q:\n%s", want, text)
+		}
+	}
+	screenshot(t, browser, "rules-object")
 }

@@ -95,6 +95,7 @@ func TestTimelinePageInABrowser(t *testing.T) {
 		t.Errorf("two-moment diff:\n%s", diff)
 	}
 	screenshot(t, browser, "diff")
+	blameAndRestoreOnThePage(t, browser)
 	reportPageWeight(t, browser, base)
 
 	stranger := startUI(t, "--server", server, "--kubeconfig", outsider)
@@ -103,6 +104,28 @@ func TestTimelinePageInABrowser(t *testing.T) {
 	if !strings.Contains(text, "No changes") {
 		t.Errorf("a user of another namespace sees:\n%s", text)
 	}
+}
+
+// blameAndRestoreOnThePage checks the deleted ConfigMap's page (open in
+// browser): its lines blamed as they were before its deletion, and the
+// restore manifest of then, without what the API server sets.
+func blameAndRestoreOnThePage(t *testing.T, browser context.Context) {
+	t.Helper()
+	var blamed string
+	eventually(t, "the blame's lines", func() bool {
+		blamed = browserValue(t, browser, "blame text", chromedp.TextContent(chromedp.CSS("#blame")))
+		return strings.Contains(blamed, "level: three")
+	})
+	if !regexp.MustCompile(`(?m)^\S+Z \S+ +│   level: three$`).MatchString(blamed) || !strings.Contains(blamed, "│   name: settings") {
+		t.Errorf("blame on the page:\n%s", blamed)
+	}
+	inBrowser(t, browser, "restore manifest", chromedp.Click(chromedp.CSS(`form[aria-label="Restore manifest at a moment"] button`)),
+		chromedp.WaitVisible(chromedp.CSS("#restore:not(:empty)")))
+	manifest := browserValue(t, browser, "restore manifest", chromedp.TextContent(chromedp.CSS("#restore")))
+	if !strings.Contains(manifest, "level: three") || strings.Contains(manifest, "resourceVersion") || strings.Contains(manifest, "uid:") {
+		t.Errorf("restore manifest on the page:\n%s", manifest)
+	}
+	screenshot(t, browser, "blame-restore")
 }
 
 // changeConfigFile changes one line of a config file in a ConfigMap.

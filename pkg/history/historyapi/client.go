@@ -18,6 +18,8 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/history/blame"
+	"github.com/kubediff/kubediff/pkg/history/restore"
 )
 
 // Remote is a Source asking a running kubediff, as the user of a
@@ -105,13 +107,40 @@ func (r *Remote) Records(ctx context.Context, q history.Query) (history.Page, er
 
 // At implements Source.
 func (r *Remote) At(ctx context.Context, id history.ObjectID, t time.Time) ([]byte, error) {
-	group, resource, namespace, name := id.Parts()
-	v := url.Values{"object": {FormatSelector(history.Selector{Group: group, Resource: resource, Name: name})}}
-	setIf(v, "namespace", namespace)
+	v := objectValues(id)
 	setTime(v, "at", t)
 	var raw []byte
 	err := r.get(ctx, ObjectPath, v, func(body io.Reader) (err error) { raw, err = io.ReadAll(body); return err })
 	return raw, err
+}
+
+// Blame implements Source.
+func (r *Remote) Blame(ctx context.Context, id history.ObjectID, t time.Time, all bool) (blame.Blame, error) {
+	v := objectValues(id)
+	setTime(v, "at", t)
+	if all {
+		v.Set("all", "true")
+	}
+	var b blame.Blame
+	err := r.get(ctx, BlamePath, v, func(body io.Reader) error { return json.NewDecoder(body).Decode(&b) })
+	return b, err
+}
+
+// Restore implements Source.
+func (r *Remote) Restore(ctx context.Context, id history.ObjectID, t time.Time) (restore.Manifest, error) {
+	v := objectValues(id)
+	setTime(v, "at", t)
+	var m restore.Manifest
+	err := r.get(ctx, RestorePath, v, func(body io.Reader) error { return json.NewDecoder(body).Decode(&m) })
+	return m, err
+}
+
+// objectValues name an object as the API's object and namespace.
+func objectValues(id history.ObjectID) url.Values {
+	group, resource, namespace, name := id.Parts()
+	v := url.Values{"object": {FormatSelector(history.Selector{Group: group, Resource: resource, Name: name})}}
+	setIf(v, "namespace", namespace)
+	return v
 }
 
 // Resolve implements Source.
@@ -165,6 +194,8 @@ func (r *Remote) get(ctx context.Context, path string, v url.Values, read func(i
 		return history.ErrNotFound
 	case "BeforeHistory":
 		return history.ErrBeforeHistory
+	case "Incomplete":
+		return fmt.Errorf("%w%s", restore.ErrIncomplete, strings.TrimPrefix(strings.TrimSpace(e.Error), restore.ErrIncomplete.Error()))
 	}
 	return fmt.Errorf("kubediff at %s: %s", r.base.Redacted(), strings.TrimSpace(e.Error))
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/history/blame"
+	"github.com/kubediff/kubediff/pkg/history/restore"
 )
 
 // fakeSource holds one object's states: a ConfigMap whose value v is the
@@ -117,4 +119,12 @@ func TestUnifiedFormat(t *testing.T) {
 	if got := unified(a, a, same, "x", "y"); got != "" {
 		t.Errorf("no change: %q", got)
 	}
+}
+
+func (fakeSource) Blame(context.Context, history.ObjectID, time.Time, bool) (blame.Blame, error) {
+	return blame.Blame{}, history.ErrNotFound
+}
+
+func (fakeSource) Restore(context.Context, history.ObjectID, time.Time) (restore.Manifest, error) {
+	return restore.Manifest{}, history.ErrNotFound
 }

@@ -114,21 +114,46 @@ func UnifiedDiff(ctx context.Context, src Source, id history.ObjectID, label str
 	if found == 0 {
 		return "", fmt.Errorf("%s existed at neither moment (as far as kubediff saw): %w", label, history.ErrNotFound)
 	}
+	return diffSides(ctx, sides, label+" at "+from.UTC().Format(time.RFC3339Nano), label+" at "+to.UTC().Format(time.RFC3339Nano))
+}
+
+// DiffObjects is a unified diff of YAML from one state of the object id
+// names (JSON; nil: none) to another, each shown through WatchView, with
+// the bounds of UnifiedDiff: how a restore would change the object.
+func DiffObjects(ctx context.Context, id history.ObjectID, from, to []byte, fromLabel, toLabel string) (string, error) {
+	var sides [2][]string
+	for i, raw := range [][]byte{from, to} {
+		if raw == nil {
+			continue
+		}
+		shown, err := WatchView().show(id, raw)
+		if err != nil {
+			return "", err
+		}
+		if sides[i], err = yamlLines(shown, []string{fromLabel, toLabel}[i], time.Time{}); err != nil {
+			return "", err
+		}
+	}
+	return diffSides(ctx, sides, fromLabel, toLabel)
+}
+
+// diffSides is the unified diff of two YAML texts' lines, within the
+// bounds of MaxDiffLines and DiffTimeout.
+func diffSides(ctx context.Context, sides [2][]string, fromLabel, toLabel string) (string, error) {
 	if a, b := differing(sides[0], sides[1]); a > MaxDiffLines && b > 0 || b > MaxDiffLines && a > 0 {
-		return "", fmt.Errorf("%w: %s differs in %d lines at %s and %d at %s, more than the %d this diff compares; read each moment whole (get --at)",
-			ErrDiffTooBig, label, a, from.UTC().Format(time.RFC3339Nano), b, to.UTC().Format(time.RFC3339Nano), MaxDiffLines)
+		return "", fmt.Errorf("%w: %s differs in %d lines and %s in %d, more than the %d this diff compares; read each whole (get --at)",
+			ErrDiffTooBig, fromLabel, a, toLabel, b, MaxDiffLines)
 	}
 	diffCtx, cancel := context.WithTimeout(ctx, DiffTimeout)
 	defer cancel()
 	match, err := diffLines(diffCtx, sides[0], sides[1])
 	switch {
 	case err != nil && ctx.Err() == nil:
-		return "", fmt.Errorf("%w: %s changed too much between the moments to diff within %s; read each moment whole (get --at)", ErrDiffTooBig, label, DiffTimeout)
+		return "", fmt.Errorf("%w: %s and %s differ too much to diff within %s; read each whole (get --at)", ErrDiffTooBig, fromLabel, toLabel, DiffTimeout)
 	case err != nil:
 		return "", err
 	}
-	return unified(sides[0], sides[1], match,
-		label+" at "+from.UTC().Format(time.RFC3339Nano), label+" at "+to.UTC().Format(time.RFC3339Nano)), nil
+	return unified(sides[0], sides[1], match, fromLabel, toLabel), nil
 }
 
 // yamlLines is the object's JSON as lines of YAML, each with its "\n",

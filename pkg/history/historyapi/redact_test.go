@@ -40,7 +40,7 @@ func TestKeptStatesAnswerThroughTheCurrentRedaction(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := Local{history.NewReader(db, nil)}.At(context.Background(), history.NewObjectID("", "secrets", "shop", "db"), time.Now())
+	raw, err := Local{Reader: history.NewReader(db, nil)}.At(context.Background(), history.NewObjectID("", "secrets", "shop", "db"), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

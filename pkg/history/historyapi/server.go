@@ -17,8 +17,11 @@ import (
 
 	authnv1 "k8s.io/api/authentication/v1"
 
+	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/history/blame"
+	"github.com/kubediff/kubediff/pkg/history/restore"
 )
 
 // Source answers history queries: a state dir (Local) or a running
@@ -27,10 +30,21 @@ type Source interface {
 	Records(ctx context.Context, q history.Query) (history.Page, error)
 	At(ctx context.Context, id history.ObjectID, t time.Time) ([]byte, error)
 	Resolve(ctx context.Context, name string) ([]discovery.Resource, error)
+	// Blame says which kept change last changed each line of the
+	// object's YAML at t (as watch shows it; every field kept with all).
+	Blame(ctx context.Context, id history.ObjectID, t time.Time, all bool) (blame.Blame, error)
+	// Restore makes the object's state at t a manifest for server-side
+	// apply, or says why it cannot (restore.ErrIncomplete).
+	Restore(ctx context.Context, id history.ObjectID, t time.Time) (restore.Manifest, error)
 }
 
-// Local is a Source reading a history directly.
-type Local struct{ Reader *history.Reader }
+// Local is a Source reading a history directly. Rules are the diff rules
+// it was kept under, which say what its states lack (nil: the built-in
+// ones).
+type Local struct {
+	Reader *history.Reader
+	Rules  *diff.Differ
+}
 
 // Records implements Source.
 func (l Local) Records(_ context.Context, q history.Query) (history.Page, error) {
@@ -52,6 +66,16 @@ func (l Local) Resolve(_ context.Context, name string) ([]discovery.Resource, er
 	return l.Reader.Resolve(name)
 }
 
+// Blame implements Source.
+func (l Local) Blame(_ context.Context, id history.ObjectID, t time.Time, all bool) (blame.Blame, error) {
+	return blameOf(l.Reader, id, t, all)
+}
+
+// Restore implements Source.
+func (l Local) Restore(ctx context.Context, id history.ObjectID, t time.Time) (restore.Manifest, error) {
+	return restoreFrom(ctx, l, l.Rules, id, t)
+}
+
 // Paths of the API.
 const (
 	BasePath    = "/api/v1/history"
@@ -59,6 +83,8 @@ const (
 	ObjectPath  = BasePath + "/object"
 	TypesPath   = BasePath + "/types"
 	DiffPath    = BasePath + "/diff"
+	BlamePath   = BasePath + "/blame"
+	RestorePath = BasePath + "/restore"
 )
 
 // Handler serves the API.
@@ -66,6 +92,7 @@ type Handler struct {
 	reader *history.Reader
 	access *Access
 	turns  turns
+	rules  *diff.Differ
 }
 
 // NewHandler serves reader's history to callers access lets in. A nil
@@ -75,12 +102,19 @@ func NewHandler(reader *history.Reader, access *Access) *Handler {
 	return &Handler{reader: reader, access: access, turns: newTurns(queryTurns)}
 }
 
+// SetRules names the diff rules the history is kept under, which say
+// what its states lack (restore refuses a field they prune); without,
+// the built-in ones.
+func (h *Handler) SetRules(d *diff.Differ) { h.rules = d }
+
 // Register adds the API's routes to mux.
 func (h *Handler) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+RecordsPath, h.authenticated(h.records))
 	mux.HandleFunc("GET "+ObjectPath, h.authenticated(h.object))
 	mux.HandleFunc("GET "+TypesPath, h.authenticated(h.types))
 	mux.HandleFunc("GET "+DiffPath, h.authenticated(h.diff))
+	mux.HandleFunc("GET "+BlamePath, h.authenticated(h.blame))
+	mux.HandleFunc("GET "+RestorePath, h.authenticated(h.restore))
 }
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo)
@@ -189,13 +223,8 @@ func writeQueryError(w http.ResponseWriter, err error) {
 }
 
 func (h *Handler) object(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) {
-	v, id, ok := h.allowedObject(w, r, user)
+	_, id, at, ok := h.allowedObjectAt(w, r, user, true)
 	if !ok {
-		return
-	}
-	at, err := time.Parse(time.RFC3339Nano, v.Get("at"))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "BadRequest", errors.New("at: want an RFC 3339 time"))
 		return
 	}
 	raw, err := h.turns.inTurn(r.Context(), func() ([]byte, error) { return h.reader.At(id, at) })
@@ -228,7 +257,7 @@ func (h *Handler) diff(w http.ResponseWriter, r *http.Request, user *authnv1.Use
 		view = nil // every field kept, managedFields included
 	}
 	text, err := h.turns.inTurn(r.Context(), func() ([]byte, error) {
-		text, err := UnifiedDiff(r.Context(), Local{h.reader}, id, v.Get("object"), from, to, view)
+		text, err := UnifiedDiff(r.Context(), Local{Reader: h.reader}, id, v.Get("object"), from, to, view)
 		return []byte(text), err
 	})
 	if err != nil {
@@ -237,6 +266,85 @@ func (h *Handler) diff(w http.ResponseWriter, r *http.Request, user *authnv1.Use
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = w.Write(text)
+}
+
+// blame answers which kept change last changed each line of the object
+// at at (default: now), as JSON, through watch's rules unless all=true.
+func (h *Handler) blame(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) {
+	v, id, at, ok := h.allowedObjectAt(w, r, user, false)
+	if !ok {
+		return
+	}
+	body, err := h.turns.inTurn(r.Context(), func() ([]byte, error) {
+		b, err := blameOf(h.reader, id, at, v.Get("all") == "true")
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(b)
+	})
+	if err != nil {
+		writeStateError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// restore answers the object's state at at as a manifest for
+// server-side apply: JSON ({"manifest", "warnings"}), or YAML with the
+// warnings as comments (format=yaml, the page's download); 409 when the
+// kept state is incomplete.
+func (h *Handler) restore(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) {
+	v, id, at, ok := h.allowedObjectAt(w, r, user, true)
+	if !ok {
+		return
+	}
+	m, err := restoreFrom(r.Context(), h.SourceFor(user), h.rules, id, at)
+	if err != nil {
+		writeStateError(w, err)
+		return
+	}
+	if v.Get("format") != "yaml" {
+		writeJSON(w, m)
+		return
+	}
+	body, err := ManifestYAML(m)
+	if err != nil {
+		writeStateError(w, err)
+		return
+	}
+	_, _, _, name := id.Parts()
+	w.Header().Set("Content-Type", "application/yaml")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+safeFileName(name)+`.restore.yaml"`)
+	_, _ = w.Write(body)
+}
+
+// safeFileName keeps a file name to what a header may carry.
+func safeFileName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
+			return r
+		}
+		return '_'
+	}, name)
+}
+
+// allowedObjectAt is allowedObject and the moment at (RFC 3339; when
+// not required, now by default).
+func (h *Handler) allowedObjectAt(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo, required bool) (url.Values, history.ObjectID, time.Time, bool) {
+	v, id, ok := h.allowedObject(w, r, user)
+	if !ok {
+		return nil, "", time.Time{}, false
+	}
+	if v.Get("at") == "" && !required {
+		return v, id, time.Now(), true
+	}
+	at, err := time.Parse(time.RFC3339Nano, v.Get("at"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequest", errors.New("at: want an RFC 3339 time"))
+		return nil, "", at, false
+	}
+	return v, id, at, true
 }
 
 // allowedObject reads the query and the object it names (object,
@@ -280,6 +388,8 @@ func writeStateError(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusNotFound, "BeforeHistory", err)
 	case errors.Is(err, ErrDiffTooBig):
 		writeError(w, http.StatusRequestEntityTooLarge, "TooLarge", err)
+	case errors.Is(err, restore.ErrIncomplete):
+		writeError(w, http.StatusConflict, "Incomplete", err)
 	case errors.Is(err, errNoTurn):
 		writeError(w, http.StatusServiceUnavailable, "Unavailable", err)
 	default:

@@ -7,8 +7,11 @@ import (
 
 	authnv1 "k8s.io/api/authentication/v1"
 
+	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/history/blame"
+	"github.com/kubediff/kubediff/pkg/history/restore"
 )
 
 // ErrForbidden says the caller's RBAC does not let them list the type
@@ -22,6 +25,9 @@ type UserSource struct {
 	Reader *history.Reader
 	Access *Access
 	User   *authnv1.UserInfo
+	// Rules are the diff rules the history was kept under (nil: the
+	// built-in ones).
+	Rules *diff.Differ
 	// turns are the HTTP API's (Handler.SourceFor), so that MCP's
 	// callers share its bound; nil: reads at once.
 	turns turns
@@ -31,7 +37,7 @@ type UserSource struct {
 // as the API's queries: MCP's tools on kubediff's HTTP address answer
 // through it.
 func (h *Handler) SourceFor(user *authnv1.UserInfo) Source {
-	return UserSource{Reader: h.reader, Access: h.access, User: user, turns: h.turns}
+	return UserSource{Reader: h.reader, Access: h.access, User: user, Rules: h.rules, turns: h.turns}
 }
 
 // read runs a read of the history in a turn, when the source has turns.
@@ -54,18 +60,41 @@ func (u UserSource) Records(ctx context.Context, q history.Query) (history.Page,
 
 // At implements Source.
 func (u UserSource) At(ctx context.Context, id history.ObjectID, t time.Time) ([]byte, error) {
+	if err := u.mayList(ctx, id); err != nil {
+		return nil, err
+	}
+	return read(ctx, u.turns, func() ([]byte, error) { return u.Reader.At(id, t) })
+}
+
+// Blame implements Source.
+func (u UserSource) Blame(ctx context.Context, id history.ObjectID, t time.Time, all bool) (blame.Blame, error) {
+	if err := u.mayList(ctx, id); err != nil {
+		return blame.Blame{}, err
+	}
+	return read(ctx, u.turns, func() (blame.Blame, error) { return blameOf(u.Reader, id, t, all) })
+}
+
+// Restore implements Source: the owners it checks are read as the user
+// may see them.
+func (u UserSource) Restore(ctx context.Context, id history.ObjectID, t time.Time) (restore.Manifest, error) {
+	return restoreFrom(ctx, u, u.Rules, id, t)
+}
+
+// mayList is nil when the user may list the object's type in its
+// namespace, else why not.
+func (u UserSource) mayList(ctx context.Context, id history.ObjectID) error {
 	group, resource, namespace, _ := id.Parts()
 	if err := checkNamespace(namespace); err != nil {
-		return nil, err
+		return err
 	}
 	ok, err := u.Access.MayList(ctx, u.User, group, resource, namespace)
 	switch {
 	case err != nil:
-		return nil, err
+		return err
 	case !ok:
-		return nil, ErrForbidden
+		return ErrForbidden
 	}
-	return read(ctx, u.turns, func() ([]byte, error) { return u.Reader.At(id, t) })
+	return nil
 }
 
 // Resolve implements Source.

@@ -8,6 +8,8 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/history/blame"
+	"github.com/kubediff/kubediff/pkg/history/restore"
 )
 
 // statesAt is a Source holding one object's state at two moments.
@@ -59,4 +61,12 @@ func TestTwoMomentDiffHidesWhatWatchHides(t *testing.T) {
 			t.Errorf("asked for everything, the diff lacks %q:\n%s", want, everything)
 		}
 	}
+}
+
+func (statesAt) Blame(context.Context, history.ObjectID, time.Time, bool) (blame.Blame, error) {
+	return blame.Blame{}, history.ErrNotFound
+}
+
+func (statesAt) Restore(context.Context, history.ObjectID, time.Time) (restore.Manifest, error) {
+	return restore.Manifest{}, history.ErrNotFound
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"sigs.k8s.io/yaml"
@@ -20,11 +21,7 @@ type objectAtInput struct {
 }
 
 func (t tools) objectAt(ctx context.Context, _ *mcp.CallToolRequest, in objectAtInput) (*mcp.CallToolResult, any, error) {
-	at, err := t.moment("at", in.At)
-	if err != nil {
-		return nil, nil, err
-	}
-	id, err := historyapi.ResolveObject(ctx, t.src, in.Type, in.Name, in.Namespace)
+	id, at, err := t.objectMoment(ctx, in.objectInput, in.At)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -37,6 +34,17 @@ func (t tools) objectAt(ctx context.Context, _ *mcp.CallToolRequest, in objectAt
 		return nil, nil, err
 	}
 	return text(string(y)), nil, nil
+}
+
+// objectMoment resolves a tool's object and reads its moment at (empty:
+// now).
+func (t tools) objectMoment(ctx context.Context, in objectInput, at string) (history.ObjectID, time.Time, error) {
+	when, err := t.moment("at", at)
+	if err != nil {
+		return "", when, err
+	}
+	id, err := historyapi.ResolveObject(ctx, t.src, in.Type, in.Name, in.Namespace)
+	return id, when, err
 }
 
 type objectDiffInput struct {

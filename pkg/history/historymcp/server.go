@@ -37,7 +37,7 @@ func NewServer(o Options) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "kubediff", Title: "kubediff history", Version: o.Version}, &mcp.ServerOptions{
 		Instructions: "kubediff keeps every change to every Kubernetes object it watched: what changed, when and by whom, " +
 			"with secrets redacted. Start with list_changes for a time window (default: the last hour), then " +
-			"object_changes, object_at and object_diff for one object. Times are RFC 3339 or a duration ago such as 15m.",
+			"object_changes, object_at, object_diff and object_blame for one object; restore_preview shows how to put one back. Times are RFC 3339 or a duration ago such as 15m.",
 	})
 	t := tools{src: o.Source, now: o.Now, health: o.Health}
 	mcp.AddTool(s, &mcp.Tool{Name: "list_changes", Annotations: readOnly, Title: "Changes in a time window",
@@ -55,6 +55,14 @@ func NewServer(o Options) *mcp.Server {
 			"An error says when it did not exist then."}, t.objectAt)
 	mcp.AddTool(s, &mcp.Tool{Name: "object_diff", Annotations: readOnly, Title: "An object between two moments",
 		Description: "A unified diff of the object's YAML between two moments (to defaults to now)."}, t.objectDiff)
+	mcp.AddTool(s, &mcp.Tool{Name: "object_blame", Annotations: readOnly, Title: "Who last changed each line of an object",
+		Description: "The object's YAML at a moment (default: now), each line with the kept change that last changed it: " +
+			"the record's id, when, and who (the user when known, with the field manager), as git blame does; " +
+			"lines unchanged since the history began say so."}, t.objectBlame)
+	mcp.AddTool(s, &mcp.Tool{Name: "restore_preview", Annotations: readOnly, Title: "Preview putting an object back as it was",
+		Description: "The manifest that would put the object back as it was at a moment (deleted objects too), ready for server-side apply, " +
+			"and its diff against the object as kubediff has it now. It applies nothing. A Secret, a type whose fields kubediff prunes, " +
+			"or a state with a redacted value is refused with the reason."}, t.restorePreview)
 	mcp.AddTool(s, &mcp.Tool{Name: "watched_types", Annotations: readOnly, Title: "Types kubediff knows",
 		Description: "The resource types kubediff watched and keeps history for, with the names kubectl accepts, and, " +
 			"from a running kubediff, whether each is synced, syncing or retrying (cannot be listed now, with the error)."}, t.watchedTypes)

@@ -31,8 +31,8 @@ func TestToolsSayTheyOnlyRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools.Tools) != 5 {
-		t.Errorf("%d tools, want 5", len(tools.Tools))
+	if len(tools.Tools) != 7 {
+		t.Errorf("%d tools, want 7", len(tools.Tools))
 	}
 	for _, tool := range tools.Tools {
 		if a := tool.Annotations; a == nil || !a.ReadOnlyHint || a.OpenWorldHint == nil || *a.OpenWorldHint {

@@ -49,6 +49,7 @@ type entry struct {
 	Rules     []string        `json:"rules,omitempty" jsonschema:"the configured rules the change matched"`
 	Severity  string          `json:"severity,omitempty" jsonschema:"the highest severity of those rules: info, warning, critical"`
 	Summary   string          `json:"summary,omitempty" jsonschema:"the most severe rule's summary of the change"`
+	Access    []string        `json:"access,omitempty" jsonschema:"for a Role, ClusterRole or binding: what access the change gave or took away, in sentences, the most dangerous first"`
 	Release   *record.Release `json:"release,omitempty" jsonschema:"the release or sync the object belongs to, as it stood when the change was made: tool (helm, argocd, flux), kind, namespace, name, Helm revision, status, chart, appVersion, gitRevision"`
 	Event     string          `json:"event,omitempty" jsonschema:"for type event: what a Kubernetes Event said about the object, as Type Reason: message (×count)"`
 	Burst     *burst          `json:"burst,omitempty"`
@@ -174,7 +175,7 @@ func fold(recs []record.Change) []entry {
 
 func single(c record.Change) entry {
 	e := entry{Time: c.Time.String(), Type: c.Type, Kind: c.Kind, Namespace: c.Namespace, Name: c.Name, Fields: c.Changed,
-		Rules: c.Rules, Severity: c.Severity, Summary: c.Summary, Release: c.Release}
+		Rules: c.Rules, Severity: c.Severity, Summary: c.Summary, Access: c.Access, Release: c.Release}
 	if c.Manager != nil {
 		e.By = c.Manager.Name
 	}

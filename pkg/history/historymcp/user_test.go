@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -115,16 +116,17 @@ func TestToolsFilterAndNameTheUser(t *testing.T) {
 
 // TestListChangesFiltersAndNamesTheRules: list_changes, asked through the
 // SDK's client for a rule (a name or a glob) or a severity, answers the
-// records the rules named, each with its rules and severity; a severity
-// that is none is refused.
+// records the rules named, each with its rules, severity, summary and
+// access sentences; a severity that is none is refused.
 func TestListChangesFiltersAndNamesTheRules(t *testing.T) {
 	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
 	judged := func(e history.Entry, severity string, rules ...string) history.Entry {
 		e.Change.Rules, e.Change.Severity = rules, severity
 		return e
 	}
-	entries := []history.Entry{judged(scaled(at, 1, "web", 0, nil), "warning", "replicas-to-zero"), scaled(at, 2, "api", 2, nil),
-		judged(scaled(at, 3, "db", 0, nil), "critical", "replicas-to-zero", "prod-db")}
+	db := judged(scaled(at, 3, "db", 0, nil), "critical", "replicas-to-zero", "prod-db")
+	db.Change.Summary, db.Change.Access = "Deployment shop/db scaled to zero", []string{"alice gains cluster-admin through ClusterRoleBinding x"}
+	entries := []history.Entry{judged(scaled(at, 1, "web", 0, nil), "warning", "replicas-to-zero"), scaled(at, 2, "api", 2, nil), db}
 	s := session(t, keptHistory(t, at, entries), at.Add(10*time.Minute))
 	summary := func(changes []entry) string {
 		var out []string
@@ -144,6 +146,9 @@ func TestListChangesFiltersAndNamesTheRules(t *testing.T) {
 		call(t, s, "list_changes", map[string]any{"namespace": "shop", "rule": args[0], "severity": args[1]}, &out)
 		if got := summary(out.Changes); got != want {
 			t.Errorf("list_changes rule=%q severity=%q: %s, want %s", args[0], args[1], got, want)
+		}
+		if last := out.Changes[len(out.Changes)-1]; last.Summary != db.Change.Summary || !slices.Equal(last.Access, db.Change.Access) {
+			t.Errorf("list_changes rule=%q severity=%q: db's summary %q, access %q", args[0], args[1], last.Summary, last.Access)
 		}
 	}
 	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_changes", Arguments: map[string]any{"severity": "urgent"}})

@@ -102,8 +102,9 @@ function fillFilters() {
 async function timeline() {
   const until = moment(params.get("until"), new Date());
   const from = moment(params.get("from"), new Date(until - 36e5));
-  const query = [["namespace", params.get("namespace")], ["user", params.get("user")], ["release", params.get("release")],
-    ["from", iso(from)], ["until", iso(until)], ["events", params.get("events") || "warnings"]];
+  const query = [["namespace", params.get("namespace")], ["user", params.get("user")], ["rule", params.get("rule")],
+    ["severity", params.get("severity")], ["release", params.get("release")], ["from", iso(from)], ["until", iso(until)],
+    ["events", params.get("events") || "warnings"]];
   const kind = params.get("kind"), name = params.get("name");
   if (kind) query.push(["select", (await selector(kind)) + (name ? "/" + name : "")]);
   const manager = params.get("manager") || "", field = params.get("field") || "";
@@ -118,10 +119,12 @@ async function timeline() {
 function legend(recs, from, until) {
   const events = recs.filter((c) => c.event).length;
   const counts = `${recs.length - events} changes${events ? `, ${events} events` : ""}`;
+  const named = recs.filter((c) => c.severity).length;
   return el("div", { class: "legend", role: "note" }, el("strong", {}, `${counts}, ${clock(from)} – ${clock(until)}`),
     el("span", { class: "added" }, "added"), el("span", { class: "updated" }, "updated"),
     el("span", { class: "deleted" }, "deleted"), el("span", { class: "burst" }, "folded burst"),
-    el("span", { class: "event" }, "event"), el("span", { class: "warning" }, "warning"), zoomLink(recs, from, until));
+    el("span", { class: "event" }, "event"), el("span", { class: "warning" }, "warning"),
+    named ? el("span", { class: "ringed" }, `named by a rule (${named})`) : null, zoomLink(recs, from, until));
 }
 
 // said is what a Kubernetes Event said about an object: "Warning
@@ -129,10 +132,11 @@ function legend(recs, from, until) {
 const said = (e) => `${e.type} ${e.reason}${e.message ? ": " + e.message : ""}${e.count > 1 ? ` (×${e.count})` : ""}`;
 
 // markClass is a mark's class: an Event's (a warning marked apart) keeps
-// its own in a folded burst, where the changes fold.
+// its own in a folded burst, where the changes fold; a ring when the
+// rules named the change.
 function markClass(c, burst) {
   if (c.event) return c.event.type === "Warning" ? "event warning" : "event";
-  return burst ? "burst" : c.type;
+  return (burst ? "burst" : c.type) + (c.severity ? " severity-" + c.severity : "");
 }
 
 // zoomLink narrows the window to where the changes are, when they crowd
@@ -222,6 +226,10 @@ function by(c) {
   return who ? `${who} (${notes.join(", ")})` : notes.join(", ");
 }
 
+// judged says what the rules said of a change, as text output does:
+// "[warning: image-changed, rbac-admin-binding]"; "" when no rule matched.
+const judged = (c) => (c.rules && c.rules.length ? `[${c.severity}: ${c.rules.join(", ")}]` : "");
+
 const objectName = (o) => `${o.kind} ${o.namespace ? o.namespace + "/" : ""}${o.name}`;
 
 function lane(recs, from, until, href, burst) {
@@ -229,7 +237,7 @@ function lane(recs, from, until, href, burst) {
   return el("div", { class: "lane" }, recs.map((c) => {
     const left = Math.min(100, Math.max(0, ((Date.parse(c.time) - from) / span) * 100));
     const what = c.event ? `${c.time} ${c.kind} ${c.name}: ${said(c.event)}` :
-      `${c.time} ${c.type} ${c.kind} ${c.name}${c.changed ? ": " + c.changed : ""}${by(c) ? " by " + by(c) : ""}`;
+      `${c.time} ${c.type} ${c.kind} ${c.name}${c.changed ? ": " + c.changed : ""}${by(c) ? " by " + by(c) : ""}${judged(c) ? " " + judged(c) : ""}`;
     const mark = el("a", { class: "mark " + markClass(c, burst), href: href(c), title: what, "aria-label": what });
     mark.style.left = left + "%"; // CSSOM: allowed by the page's content security policy
     return mark;
@@ -263,10 +271,67 @@ async function objectPage() {
   const recs = await records([["select", object], ["namespace", namespace]]);
   const back = el("a", { href: home }, "← timeline");
   if (!recs.length) return show(back, el("p", { class: "status" }, `No changes kept for ${object}.`));
+  // Events about the objects it owns are listed too, under their own names.
   const name = object.split("/").slice(1).join("/");
-  const first = recs.find((c) => c.name === name && !c.event) || recs[0];
+  const changes = recs.filter((c) => !c.event && c.name === name);
+  const first = changes[0] || recs[0];
   const title = el("h2", {}, `${first.kind} ${namespace ? namespace + "/" : ""}${name}`);
-  show(back, title, compareForm(object, namespace, recs), el("div", { id: "records" }, recs.map((c) => drawRecord(c, name))));
+  // A deleted object is blamed and restored as it was before its deletion.
+  const last = changes[changes.length - 1];
+  const when = last && last.type === "deleted" && changes.length > 1 ? changes[changes.length - 2].time : new Date().toISOString();
+  show(back, title, blameSection(object, namespace, when), restoreSection(object, namespace, when, name),
+    compareForm(object, namespace, changes.length ? changes : recs), el("div", { id: "records" }, recs.map((c) => drawRecord(c, name))));
+}
+
+// momentForm is a form of one moment that runs act with it.
+function momentForm(label, at, button, act) {
+  const input = el("input", { name: "at", size: "26", value: at });
+  const form = el("form", { class: "moment", "aria-label": label }, el("label", {}, "at", input), el("button", { type: "submit" }, button));
+  form.addEventListener("submit", (e) => { e.preventDefault(); act(exact(input.value)); });
+  return form;
+}
+
+// blameSection shows each line of the object with the change that last
+// changed it, as `kubediff blame` prints it.
+function blameSection(object, namespace, at) {
+  const out = el("pre", { id: "blame", "aria-live": "polite" });
+  const run = async (when) => {
+    try {
+      const b = await api("blame", [["object", object], ["namespace", namespace], ["at", when]]);
+      out.replaceChildren(...b.lines.map((l) => el("span", { class: "blame-line" },
+        el("span", { class: "dim", title: l.record || "" }, blamedBy(l, b)), l.text + "\n")));
+    } catch (err) {
+      out.replaceChildren(el("span", { class: "error" }, err.message));
+    }
+  };
+  run(at);
+  return el("section", {}, el("h3", {}, "Who last changed each line"), momentForm("Blame at a moment", at, "Blame", run), out);
+}
+
+// blamedBy is a blamed line's origin, padded to one width.
+function blamedBy(l, b) {
+  const origins = { quiet: `${l.time} quiet change`, beforeHistory: "older than the history", unwalked: `unchanged in the ${b.walked} newest changes` };
+  const text = origins[l.origin] || `${l.time} ${l.by || "-"}`;
+  return text.padEnd(48).slice(0, 48) + " │ ";
+}
+
+// restoreSection offers the manifest that puts the object back as it was
+// at a moment, as `kubediff restore` prints it, to download.
+function restoreSection(object, namespace, at, name) {
+  const out = el("pre", { id: "restore", "aria-live": "polite" });
+  const run = async (when) => {
+    try {
+      const yaml = await api("restore", [["object", object], ["namespace", namespace], ["at", when], ["format", "yaml"]]);
+      out.replaceChildren(yaml);
+      const link = el("a", { href: URL.createObjectURL(new Blob([yaml], { type: "application/yaml" })), download: `${name}.restore.yaml` });
+      link.click();
+    } catch (err) {
+      out.replaceChildren(el("span", { class: "error" }, err.message));
+    }
+  };
+  return el("section", {}, el("h3", {}, "Restore manifest"),
+    el("p", { class: "dim" }, "For server-side apply: kubectl apply --server-side -f FILE, or kubediff restore --apply."),
+    momentForm("Restore manifest at a moment", at, "Download restore manifest", run), out);
 }
 
 function compareForm(object, namespace, recs) {
@@ -320,7 +385,9 @@ function drawRecord(c, object) {
   // is what a reviewer reads the record for.
   const access = (c.access || []).map((sentence) => el("li", {}, sentence));
   return el("article", { class: "record" },
-    el("h3", {}, el("span", { class: c.type }, c.type), ` ${c.time}`, by(c) ? el("span", { class: "dim" }, ` by ${by(c)}`) : null),
+    el("h3", {}, el("span", { class: c.type }, c.type), ` ${c.time}`, by(c) ? el("span", { class: "dim" }, ` by ${by(c)}`) : null,
+      judged(c) ? el("span", { class: "severity " + c.severity, title: "the rules this change matched" }, ` ${judged(c)}`) : null),
+    c.summary ? el("p", { class: "summary" }, c.summary) : null,
     access.length ? el("ul", { class: "access", "aria-label": "access" }, access) : null,
     fields.length ? el("ul", { class: "fields" }, fields) : null);
 }
