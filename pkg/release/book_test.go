@@ -110,6 +110,7 @@ func TestMarks(t *testing.T) {
 		{"old helm", object(nil, map[string]any{managedByLabel: "Helm", instanceLabel: "web"}), "release web"},
 		{"argo annotation", object(map[string]any{argoTrackingAnnotation: "shop:apps/Deployment:shop/web"}, nil), "Application argocd/shop, revision aaa (Succeeded)"},
 		{"argo annotation, app elsewhere", object(map[string]any{argoTrackingAnnotation: "team_shop:apps/Deployment:shop/web"}, nil), "Application team/shop"},
+		{"argo annotation of another form", object(map[string]any{argoTrackingAnnotation: "*** redacted 01234567 ***"}, nil), ""},
 		{"argo label", object(nil, map[string]any{instanceLabel: "shop"}), "Application argocd/shop, revision aaa (Succeeded)"},
 		{"instance label, no Application", object(nil, map[string]any{instanceLabel: "web"}), ""},
 		{"flux kustomization", object(nil, map[string]any{kustomizeNameLabel: "apps", kustomizeNamespaceLabel: "flux-system"}), "Kustomization flux-system/apps"},

@@ -50,19 +50,19 @@ type versioned[T any] struct {
 // isHelmRecord says whether obj (a Secret or ConfigMap) is a revision of
 // a Helm release: Helm labels them owner=helm, name, version, status.
 func isHelmRecord(obj *unstructured.Unstructured) bool {
-	labels := obj.GetLabels()
-	return labels["owner"] == "helm" && labels["name"] != "" && labels["version"] != ""
+	labels := metadataStrings(obj, "labels")
+	return labels.of("owner") == "helm" && labels.of("name") != "" && labels.of("version") != ""
 }
 
 // observeHelm notes a revision's record: its labels, and once its
 // chart's metadata. The caller holds mu.
 func (b *Book) observeHelm(source string, obj *unstructured.Unstructured, rv uint64) {
-	labels := obj.GetLabels()
-	revision, err := strconv.Atoi(labels["version"])
+	labels := metadataStrings(obj, "labels")
+	revision, err := strconv.Atoi(labels.of("version"))
 	if err != nil || revision <= 0 {
 		return
 	}
-	key := obj.GetNamespace() + "/" + labels["name"]
+	key := obj.GetNamespace() + "/" + labels.of("name")
 	rel := b.helm[key]
 	if rel == nil {
 		rel = &helmRelease{revisions: map[int]*helmRevision{}}
@@ -75,8 +75,8 @@ func (b *Book) observeHelm(source string, obj *unstructured.Unstructured, rv uin
 		rel.revisions[revision] = rev
 		trimRevisions(rel)
 	}
-	if n := len(rev.statuses); n == 0 || rev.statuses[n-1].value != labels["status"] {
-		rev.statuses = append(rev.statuses, versioned[string]{rv, labels["status"]})
+	if n := len(rev.statuses); n == 0 || rev.statuses[n-1].value != labels.of("status") {
+		rev.statuses = append(rev.statuses, versioned[string]{rv, labels.of("status")})
 	}
 	if !rev.read {
 		rev.read = true
@@ -99,13 +99,13 @@ func trimRevisions(rel *helmRelease) {
 
 // forgetHelm drops a deleted revision's record. The caller holds mu.
 func (b *Book) forgetHelm(obj *unstructured.Unstructured) {
-	labels := obj.GetLabels()
-	key := obj.GetNamespace() + "/" + labels["name"]
+	labels := metadataStrings(obj, "labels")
+	key := obj.GetNamespace() + "/" + labels.of("name")
 	rel := b.helm[key]
 	if rel == nil {
 		return
 	}
-	revision, _ := strconv.Atoi(labels["version"])
+	revision, _ := strconv.Atoi(labels.of("version"))
 	delete(rel.revisions, revision)
 	if len(rel.revisions) == 0 {
 		delete(b.helm, key)

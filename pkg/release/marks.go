@@ -44,32 +44,52 @@ const (
 // the revision is the more exact one), Flux's HelmRelease labels, then
 // the instance label Argo CD's label tracking sets.
 func markOf(obj *unstructured.Unstructured) (mark, bool) {
-	annotations, labels := obj.GetAnnotations(), obj.GetLabels()
-	if id := annotations[argoTrackingAnnotation]; id != "" {
+	annotations, labels := metadataStrings(obj, "annotations"), metadataStrings(obj, "labels")
+	// APP:GROUP/KIND:NAMESPACE/NAME; anything else is not Argo CD's.
+	if id := annotations.of(argoTrackingAnnotation); strings.Count(id, ":") >= 2 {
 		app, _, _ := strings.Cut(id, ":")
 		return applicationMark(app, false), app != ""
 	}
-	if name := labels[kustomizeNameLabel]; name != "" {
-		return mark{kind: kindKustomization, namespace: labels[kustomizeNamespaceLabel], name: name}, true
+	if name := labels.of(kustomizeNameLabel); name != "" {
+		return mark{kind: kindKustomization, namespace: labels.of(kustomizeNamespaceLabel), name: name}, true
 	}
-	if name := annotations[helmNameAnnotation]; name != "" {
-		ns := annotations[helmNamespaceAnnotation]
+	if name := annotations.of(helmNameAnnotation); name != "" {
+		ns := annotations.of(helmNamespaceAnnotation)
 		if ns == "" {
 			ns = obj.GetNamespace()
 		}
 		return mark{kind: kindHelm, namespace: ns, name: name}, true
 	}
-	if name := labels[helmReleaseNameLabel]; name != "" {
-		return mark{kind: kindHelmRelease, namespace: labels[helmReleaseNamespace], name: name}, true
+	if name := labels.of(helmReleaseNameLabel); name != "" {
+		return mark{kind: kindHelmRelease, namespace: labels.of(helmReleaseNamespace), name: name}, true
 	}
-	instance := labels[instanceLabel]
-	if instance != "" && strings.EqualFold(labels[managedByLabel], "Helm") {
-		return mark{kind: kindHelm, namespace: obj.GetNamespace(), name: instance}, true // Helm before 3.2 set no annotations
+	instance := labels.of(instanceLabel)
+	if instance != "" && strings.EqualFold(labels.of(managedByLabel), "Helm") {
+		// Helm before 3.2 set no annotations; a chart's Pods carry only
+		// the labels of their template.
+		return mark{kind: kindHelm, namespace: obj.GetNamespace(), name: instance}, true
 	}
 	if instance != "" {
 		return applicationMark(instance, true), true
 	}
 	return mark{}, false
+}
+
+// metadataStrings reads obj's labels or annotations in place: every
+// record's object is asked for its marks, and GetLabels would copy them.
+func metadataStrings(obj *unstructured.Unstructured, field string) stringsOf {
+	m, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "metadata", field)
+	values, _ := m.(map[string]any)
+	return values
+}
+
+// stringsOf is labels or annotations as an unstructured object holds them.
+type stringsOf map[string]any
+
+// of is the value of key, "" when it is absent or not a string.
+func (s stringsOf) of(key string) string {
+	v, _ := s[key].(string)
+	return v
 }
 
 // applicationMark is the Application an instance value names: NAME, or

@@ -37,6 +37,7 @@ const maxValueSize = 2 * 3 << 20
 // worst case on a small record is within the limit.
 type plan struct {
 	prefilter prefilter
+	objects   objectFilter
 	program   cel.Program // tracked unless cheap
 	guard     cel.Program // nil: none
 	small     cel.Program // untracked, for a small record; nil: none
@@ -68,13 +69,13 @@ func newPlan(env *cel.Env, checked *cel.Ast) (plan, error) {
 	}
 	if cheap(env, checked) {
 		prg, err := env.Program(checked, untrackedOptions()...)
-		return plan{prefilter: prefilterOf(checked), program: prg}, err
+		return plan{prefilter: prefilterOf(checked), objects: objectFilterOf(checked.NativeRep().Expr()), program: prg}, err
 	}
 	prg, err := env.Program(checked, programOptions()...)
 	if err != nil {
 		return plan{}, err
 	}
-	p := plan{prefilter: prefilterOf(checked), program: prg, guard: guardOf(env, checked)}
+	p := plan{prefilter: prefilterOf(checked), objects: objectFilterOf(checked.NativeRep().Expr()), program: prg, guard: guardOf(env, checked)}
 	if readsOnlyRecord(checked) && cheapOn(env, checked, smallSizes{}) {
 		if p.small, err = env.Program(checked, untrackedOptions()...); err != nil {
 			return plan{}, err
@@ -221,6 +222,9 @@ func smallRecord(c *record.Change) bool {
 		if len(c.User.Groups) > smallEntries {
 			return false
 		}
+	}
+	if r := c.Release; r != nil {
+		strs = append(strs, r.Tool, r.Kind, r.Namespace, r.Name, r.Status, r.Chart, r.AppVersion, r.GitRevision, r.StartedAt, r.FinishedAt)
 	}
 	for k, v := range c.Labels {
 		strs = append(strs, k, v)

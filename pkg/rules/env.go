@@ -120,6 +120,9 @@ func recordDeclType() *apiservercel.DeclType {
 	user := object("kubediff.User", field("name", str),
 		field("groups", apiservercel.NewListType(str, maxGroups)),
 		field("serviceAccount", object("kubediff.ServiceAccount", field("namespace", str), field("name", str))))
+	release := object("kubediff.Release", field("tool", str), field("kind", str), field("namespace", str), field("name", str),
+		field("revision", apiservercel.IntType), field("status", str), field("chart", str), field("appVersion", str),
+		field("gitRevision", str), field("startedAt", str), field("finishedAt", str))
 	return object("kubediff.Record",
 		field("type", str), field("apiVersion", str), field("kind", str), field("resource", str),
 		field("namespace", str), field("name", str), field("uid", str), field("resourceVersion", str),
@@ -131,6 +134,7 @@ func recordDeclType() *apiservercel.DeclType {
 		field("manager", object("kubediff.Manager", field("name", str), field("operation", str),
 			field("subresource", str), field("time", str))),
 		field("user", user),
+		field("release", release),
 		field("cluster", object("kubediff.Cluster", field("name", str), field("id", str))),
 		field("access", apiservercel.NewListType(str, maxSentences)),
 		field("rbac", rbacDeclType(field, object)),

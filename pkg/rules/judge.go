@@ -50,7 +50,7 @@ func (s *Set) Judge(in Input) Verdict {
 	best, summaryRank := 0, 0
 	var data map[string]any // the summaries' data, made when one is needed
 	for _, r := range s.rules {
-		if !r.plan.prefilter.admits(in.Record) {
+		if !r.plan.prefilter.admits(in.Record) || !r.plan.objects.admits(&in) {
 			continue
 		}
 		if act == nil {
@@ -206,6 +206,9 @@ func recordValue(c *record.Change) map[string]any {
 			user["serviceAccount"] = map[string]any{"namespace": sa.Namespace, "name": sa.Name}
 		}
 		v["user"] = user
+	}
+	if r := c.Release; r != nil {
+		v["release"] = releaseValue(r)
 	}
 	if cl := c.Cluster; cl != nil {
 		v["cluster"] = map[string]any{"name": cl.Name, "id": cl.ID}

@@ -28,6 +28,11 @@ type prefilter []func(*record.Change) bool
 // prefilterFields are the record's string fields a prefilter reads.
 var prefilterFields = []string{"type", "kind", "apiVersion", "resource", "namespace", "name", "changed"}
 
+// getter reads a string a prefilter tests: false when the record lacks
+// it (record.manager.name without a manager), where CEL says the key is
+// absent and the rule does not match.
+type getter func(*record.Change) (string, bool)
+
 // admits says whether c may match.
 func (p prefilter) admits(c *record.Change) bool {
 	for _, requires := range p {
@@ -73,11 +78,16 @@ func requirementOf(e ast.Expr) func(*record.Change) bool {
 	switch e.Kind() {
 	case ast.SelectKind:
 		return presence(e)
+	case ast.ComprehensionKind:
+		return changesExist(e)
 	case ast.CallKind:
 	default:
 		return nil
 	}
 	call := e.AsCall()
+	if r := sizeTest(call); r != nil {
+		return r
+	}
 	if call.IsMemberFunction() {
 		return stringTest(call)
 	}
@@ -92,7 +102,7 @@ func requirementOf(e ast.Expr) func(*record.Change) bool {
 		}
 		return equality(b, a)
 	case operators.In:
-		field, ok := recordField(a)
+		get, ok := recordField(a)
 		if !ok || b.Kind() != ast.ListKind {
 			return nil
 		}
@@ -104,7 +114,7 @@ func requirementOf(e ast.Expr) func(*record.Change) bool {
 			}
 			values = append(values, v)
 		}
-		return func(c *record.Change) bool { return slices.Contains(values, fieldOf(c, field)) }
+		return func(c *record.Change) bool { v, ok := get(c); return ok && slices.Contains(values, v) }
 	}
 	return nil
 }
@@ -115,8 +125,8 @@ func equality(a, b ast.Expr) func(*record.Change) bool {
 	if !ok {
 		return nil
 	}
-	if field, ok := recordField(a); ok {
-		return func(c *record.Change) bool { return fieldOf(c, field) == v }
+	if get, ok := recordField(a); ok {
+		return func(c *record.Change) bool { s, ok := get(c); return ok && s == v }
 	}
 	if key, ok := labelIndex(a); ok {
 		return func(c *record.Change) bool { l, ok := c.Labels[key]; return ok && l == v }
@@ -127,8 +137,21 @@ func equality(a, b ast.Expr) func(*record.Change) bool {
 // stringTest reads record.FIELD.startsWith("p"), endsWith, contains and
 // matches (with a constant pattern: Go's regexp is CEL's).
 func stringTest(call ast.CallExpr) func(*record.Change) bool {
-	field, ok := recordField(call.Target())
-	if !ok || len(call.Args()) != 1 {
+	get, ok := recordField(call.Target())
+	if !ok {
+		return nil
+	}
+	test := stringFunc(call)
+	if test == nil {
+		return nil
+	}
+	return func(c *record.Change) bool { s, ok := get(c); return ok && test(s) }
+}
+
+// stringFunc reads .startsWith("p"), .endsWith, .contains and .matches
+// with a constant argument as a Go test; nil for any other call.
+func stringFunc(call ast.CallExpr) func(string) bool {
+	if len(call.Args()) != 1 {
 		return nil
 	}
 	arg, ok := stringLiteral(call.Args()[0])
@@ -152,11 +175,11 @@ func stringTest(call ast.CallExpr) func(*record.Change) bool {
 	default:
 		return nil
 	}
-	return func(c *record.Change) bool { return test(fieldOf(c, field)) }
+	return test
 }
 
-// presence reads has(record.user), has(record.manager), has(record.owner)
-// and has(record.cluster).
+// presence reads has(record.user), has(record.manager), has(record.owner),
+// has(record.release) and has(record.cluster).
 func presence(e ast.Expr) func(*record.Change) bool {
 	sel := e.AsSelect()
 	if !sel.IsTestOnly() || sel.Operand().Kind() != ast.IdentKind || sel.Operand().AsIdent() != "record" {
@@ -165,6 +188,8 @@ func presence(e ast.Expr) func(*record.Change) bool {
 	switch sel.FieldName() {
 	case "user":
 		return func(c *record.Change) bool { return c.User != nil }
+	case "release":
+		return func(c *record.Change) bool { return c.Release != nil }
 	case "manager":
 		return func(c *record.Change) bool { return c.Manager != nil }
 	case "owner":
@@ -188,18 +213,41 @@ func labelIndex(e ast.Expr) (string, bool) {
 	return stringLiteral(k)
 }
 
-// recordField reads record.FIELD for a prefilter's field.
-func recordField(e ast.Expr) (string, bool) {
+// recordField reads record.FIELD for a prefilter's field, and
+// record.manager.name and record.user.name.
+func recordField(e ast.Expr) (getter, bool) {
 	if e.Kind() != ast.SelectKind || e.AsSelect().IsTestOnly() {
-		return "", false
+		return nil, false
 	}
 	sel := e.AsSelect()
 	operand := sel.Operand()
-	if operand.Kind() != ast.IdentKind || operand.AsIdent() != "record" || !slices.Contains(prefilterFields, sel.FieldName()) {
-		return "", false
+	if isRecord(operand) && slices.Contains(prefilterFields, sel.FieldName()) {
+		field := sel.FieldName()
+		return func(c *record.Change) (string, bool) { return fieldOf(c, field), true }, true
 	}
-	return sel.FieldName(), true
+	if sel.FieldName() != "name" || operand.Kind() != ast.SelectKind || operand.AsSelect().IsTestOnly() || !isRecord(operand.AsSelect().Operand()) {
+		return nil, false
+	}
+	switch operand.AsSelect().FieldName() {
+	case "manager":
+		return func(c *record.Change) (string, bool) {
+			if c.Manager == nil {
+				return "", false
+			}
+			return c.Manager.Name, true
+		}, true
+	case "user":
+		return func(c *record.Change) (string, bool) {
+			if c.User == nil {
+				return "", false
+			}
+			return c.User.Name, true
+		}, true
+	}
+	return nil, false
 }
+
+func isRecord(e ast.Expr) bool { return e.Kind() == ast.IdentKind && e.AsIdent() == "record" }
 
 func stringLiteral(e ast.Expr) (string, bool) {
 	if e.Kind() != ast.LiteralKind {

@@ -281,7 +281,8 @@ func TestEveryRecordFieldReadsAsDocumented(t *testing.T) {
 		Manager: &record.Manager{Name: "kubectl", Operation: "Update", Subresource: "scale", Time: "2026-11-25T10:00:00Z"},
 		User: &record.User{Name: "system:serviceaccount:ci:deployer", Groups: []string{"system:serviceaccounts"},
 			ServiceAccount: &record.ServiceAccount{Namespace: "ci", Name: "deployer"}},
-		Cluster: &record.Cluster{Name: "prod", ID: "c1"}}
+		Cluster: &record.Cluster{Name: "prod", ID: "c1"},
+		Release: &record.Release{Tool: "helm", Namespace: "shop", Name: "web", Revision: 7, Status: "pending-upgrade", Chart: "web-1.4.2", AppVersion: "2.0"}}
 	bare := &record.Change{Type: record.Added, APIVersion: "v1", Kind: "ConfigMap", Resource: "configmaps", Name: "cm"}
 	for _, tc := range []struct {
 		when       string
@@ -297,7 +298,8 @@ func TestEveryRecordFieldReadsAsDocumented(t *testing.T) {
 		{`has(record.manager) && record.manager.name == "kubectl" && record.manager.operation == "Update" && record.manager.subresource == "scale" && record.manager.time.startsWith("2026")`, true, false},
 		{`has(record.user) && record.user.name.endsWith("deployer") && "system:serviceaccounts" in record.user.groups && record.user.serviceAccount.namespace == "ci"`, true, false},
 		{`has(record.cluster) && record.cluster.name == "prod" && record.cluster.id == "c1"`, true, false},
-		{`!has(record.user) && !has(record.manager) && !has(record.owner) && !has(record.cluster)`, false, true},
+		{`has(record.release) && record.release.tool == "helm" && record.release.name == "web" && record.release.revision == 7 && record.release.chart == "web-1.4.2" && record.release.gitRevision == ""`, true, false},
+		{`!has(record.user) && !has(record.manager) && !has(record.owner) && !has(record.cluster) && !has(record.release)`, false, true},
 	} {
 		set, err := Compile([]Spec{{Name: "r", When: tc.when}}, nil)
 		if err != nil {
@@ -311,5 +313,23 @@ func TestEveryRecordFieldReadsAsDocumented(t *testing.T) {
 				t.Errorf("%s on %s: %v, want %v", tc.when, c.rec.Kind, got, c.want)
 			}
 		}
+	}
+}
+
+// A rule tests the record's release, and its summary names it.
+func TestARuleReadsTheRelease(t *testing.T) {
+	set, err := Compile([]Spec{{Name: "helm-release", When: `has(record.release) && record.release.tool == "helm"`,
+		Summary: `release {{ .release.name }} rev {{ .release.revision }} ({{ .release.chart }}) changed {{ .kind }} {{ .name }}`}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &record.Change{Type: record.Updated, Kind: "Deployment", Name: "web",
+		Release: &record.Release{Tool: "helm", Name: "web", Revision: 7, Chart: "web-1.4.2"}}
+	if v := set.Judge(Input{Record: c}); len(v.Rules) != 1 || v.Summary != "release web rev 7 (web-1.4.2) changed Deployment web" {
+		t.Errorf("a Helm release's record: %+v", v)
+	}
+	c.Release = nil
+	if v := set.Judge(Input{Record: c}); len(v.Rules) != 0 {
+		t.Errorf("a record of no release matched: %+v", v)
 	}
 }

@@ -32,6 +32,9 @@ func celRecord(c *record.Change, old, new map[string]any) ref.Val {
 	if c.User != nil {
 		m[keyUser] = celUser(c.User)
 	}
+	if c.Release != nil {
+		m[keyRelease] = celRelease(c.Release)
+	}
 	if cl := c.Cluster; cl != nil {
 		m[keyCluster] = strings2(keyName, cl.Name, keyID, cl.ID)
 	}
@@ -54,6 +57,19 @@ func celUser(u *record.User) ref.Val {
 		user[keyServiceAccount] = strings2(keyNamespace, sa.Namespace, keyName, sa.Name)
 	}
 	return types.NewRefValMap(a, user)
+}
+
+// celRelease is the release as rules see it: every field, "" or 0 when
+// unknown.
+func celRelease(r *record.Release) ref.Val {
+	return types.NewStringInterfaceMap(types.DefaultTypeAdapter, releaseValue(r))
+}
+
+// releaseValue is the release as rules and summaries read it.
+func releaseValue(r *record.Release) map[string]any {
+	return map[string]any{"tool": r.Tool, "kind": r.Kind, "namespace": r.Namespace, "name": r.Name, "revision": int64(r.Revision),
+		"status": r.Status, "chart": r.Chart, "appVersion": r.AppVersion, "gitRevision": r.GitRevision,
+		"startedAt": r.StartedAt, "finishedAt": r.FinishedAt}
 }
 
 func strings2(k1 ref.Val, v1 string, k2 ref.Val, v2 string) ref.Val {
@@ -81,6 +97,7 @@ var (
 	keyOwner, keyManager, keyUser, keyCluster         = types.String("owner"), types.String("manager"), types.String("user"), types.String("cluster")
 	keyOperation, keySubresource, keyTime, keyGroups  = types.String("operation"), types.String("subresource"), types.String("time"), types.String("groups")
 	keyServiceAccount, keyID, keyAccess, keyRBAC      = types.String("serviceAccount"), types.String("id"), types.String("access"), types.String("rbac")
+	keyRelease                                        = types.String("release")
 	keyOp, keyPath, keyField, keyFrom, keyTo          = types.String("op"), types.String("path"), types.String("field"), types.String("from"), types.String("to")
 )
 
@@ -128,6 +145,8 @@ func (r *lazyRecord) Find(key ref.Val) (ref.Val, bool) {
 		return optional(c.Manager != nil, func() ref.Val { return celManager(c.Manager) })
 	case "user":
 		return optional(c.User != nil, func() ref.Val { return celUser(c.User) })
+	case "release":
+		return optional(c.Release != nil, func() ref.Val { return celRelease(c.Release) })
 	case "access":
 		return types.NewStringList(types.DefaultTypeAdapter, stringsOrEmpty(c.Access)), true
 	case "rbac":

@@ -34,14 +34,14 @@ rulePack:
 type packCase struct {
 	typ, kind, namespace, name string
 	rules                      []string
-	summary                    string // a part of the record's summary, when it has one
+	says                       string // a part of the record's summary or access sentences
 }
 
 // TestPackRulesOnRealObjects enables the pack's rules and makes, with
 // kubectl against the real API server, the change each rule is for and
 // one it is not for, and checks that the records kubediff prints name
-// exactly the rules they should: the RBAC rules with the access sentence
-// as the summary.
+// exactly the rules they should, each with its summary: the RBAC rules'
+// records with the access sentences.
 func TestPackRulesOnRealObjects(t *testing.T) {
 	prefix := fmt.Sprintf("pack-%d", time.Now().UnixNano()%100000)
 	prod, dev := prefix+"-prod-eu", prefix+"-dev"
@@ -74,8 +74,10 @@ func TestPackRulesOnRealObjects(t *testing.T) {
 			t.Errorf("no %s %s %s/%s record naming rules %v; its records: %s", c.typ, c.kind, c.namespace, c.name, c.rules, describeRecords(got))
 			continue
 		}
-		if !strings.Contains(got[i].Summary, c.summary) {
-			t.Errorf("%s %s %s/%s: summary %q, want it to say %q", c.typ, c.kind, c.namespace, c.name, got[i].Summary, c.summary)
+		said := got[i].Summary + "\n" + strings.Join(got[i].Access, "\n")
+		if !strings.Contains(said, c.says) || (c.rules != nil && got[i].Summary == "") {
+			t.Errorf("%s %s %s/%s: summary %q, access %q, want a summary, and either to say %q", c.typ, c.kind, c.namespace, c.name,
+				got[i].Summary, got[i].Access, c.says)
 		}
 	}
 }
