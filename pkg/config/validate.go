@@ -190,6 +190,12 @@ func (c Config) checkDelivery() []error {
 	if _, _, err := c.History.Bounds(); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := c.History.EventRetention(); err != nil {
+		errs = append(errs, err)
+	}
+	if !oneOf(c.Events, EventsNone, EventsWarnings, EventsAll) {
+		errs = append(errs, fmt.Errorf("events (--events): %q is not one of none, warnings, all", c.Events))
+	}
 	if c.DrainTimeout < 0 {
 		errs = append(errs, fmt.Errorf("drainTimeout: %s is negative", c.DrainTimeout))
 	}
@@ -335,8 +341,8 @@ func (s SinkEntry) validate(key string, seen map[string]bool) []error {
 		}
 	}
 	for _, t := range s.Match.Types {
-		if !oneOf(t, "added", "updated", "deleted") {
-			errs = append(errs, fmt.Errorf("%s.match.types: %q is not one of added, updated, deleted", key, t))
+		if !oneOf(t, "added", "updated", "deleted", "event") {
+			errs = append(errs, fmt.Errorf("%s.match.types: %q is not one of added, updated, deleted, event", key, t))
 		}
 	}
 	if err := glob.Valid(s.Match.Namespaces); err != nil {

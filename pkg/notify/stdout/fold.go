@@ -73,6 +73,9 @@ func (f *FoldingText) Notify(_ context.Context, c record.Change) error {
 	return nil
 }
 
+// SetOutcome makes a folded burst say how its owner's rollout ended.
+func (f *FoldingText) SetOutcome(o fold.Outcome) { f.folder.SetOutcome(o) }
+
 // Close implements notify.Closer: it prints every waiting burst.
 func (f *FoldingText) Close() error {
 	f.ticker.Stop()
@@ -88,8 +91,12 @@ func (f *FoldingText) print(all bool) error {
 		if b.Folded() {
 			kind, name := b.Owner()
 			p := f.palette
+			summary := b.Headline()
 			fmt.Fprintf(f.text.w, "%s%s%s %s%-7s%s %s%s %s%s: %s\n", p.dim, b.Last(), p.reset, p.dim, "owned", p.reset,
-				p.bold, printable(kind), printable(name), p.reset, printable(b.Summary()))
+				p.bold, printable(kind), printable(name), p.reset, printable(summary))
+			for _, e := range b.Events() {
+				fmt.Fprintf(f.text.w, "  %s\n", eventLine(e, p))
+			}
 			continue
 		}
 		for _, c := range b.Records {
