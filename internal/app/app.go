@@ -61,6 +61,7 @@ type program struct {
 	watcher  *watcher.Watcher
 	warnings *warningLogger // the API server's warnings, logged once
 	book     *identity.Book // who made each write; nil without a source
+	objects  *objectLookup  // the objects Events regard
 	// retryConnect: one of several clusters, tried again while it cannot
 	// be reached rather than failing the others (fleet.go).
 	retryConnect bool
@@ -95,12 +96,14 @@ func (p *program) runAll(ctx context.Context, stdout io.Writer, serve serveFunc)
 	if p.state, err = openState(p.cfg, p.log); err != nil {
 		return err
 	}
-	defer closeState(p.state, p.log)                          // after the watches stopped: their last writes included
+	defer closeState(p.state, p.log)                // after the watches stopped: their last writes included
 	defer serveStateSocket(p.state, p.cfg, p.log)() // readers of the dir ask this kubediff
 	if err := p.connectRetrying(ctx); err != nil {
 		return err
 	}
-	if p.sinks, err = startSinks(ctx, p.cfg, p.plan.All, p.state, stdout, p.log); err != nil {
+	p.objects = &objectLookup{}
+	p.objects.learn(p.plan)
+	if p.sinks, err = startSinks(ctx, p.cfg, p.plan.All, p.state, stdout, p.objects.outcome, p.log); err != nil {
 		return err
 	}
 	defer p.sinks.drain(p.cfg.DrainTimeout, p.log)
@@ -152,6 +155,7 @@ func (p *program) assemble(ctx context.Context) error {
 		return err
 	}
 	p.pipeline = pipeline.New(pipeline.Options{Differ: p.differ, Router: p.sinks.router, Metrics: p.metrics, Cluster: recordCluster(p.cfg, cluster), Rules: ruleSet,
+		Events:            eventOptions(p.cfg, p.state, p.objects),
 		ExcludeNamespaces: p.cfg.ExcludeNamespaces, OwnLeases: ownLeases(le), Identities: identities, IdentityWait: p.cfg.Identity.Wait,
 		Releases: release.NewBook(), ReleaseWait: releaseWait,
 		Election: le.Enabled, HoldRecords: le.HoldRecords, Holds: stateHolds(p.state), History: historyKeeper(p.state), Log: p.log})
@@ -168,6 +172,7 @@ func (p *program) assemble(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	p.objects.watcher.Store(p.watcher)
 	p.metrics.AddTypeHealth(func() (resources, namespaces []string) {
 		for _, f := range p.watcher.Failing() {
 			resources, namespaces = append(resources, f.Resource), append(namespaces, f.Namespace)
@@ -221,7 +226,8 @@ func (p *program) run(ctx context.Context, serve serveFunc) error {
 	}
 	background.Go(func() { p.pipeline.Run(ctx) })
 	keepTypeNames(p.state, p.plan, p.log)
-	targets := &targetSync{watcher: p.watcher, listKeys: p.listKeys, metrics: p.metrics, health: health, log: p.log, warned: map[string]bool{}, warnings: p.warnings}
+	targets := &targetSync{watcher: p.watcher, listKeys: p.listKeys, metrics: p.metrics, health: health, log: p.log, warned: map[string]bool{}, warnings: p.warnings,
+		learn: p.objects.learn}
 	targets.start(ctx, p.plan, func() { synced.Store(true) })
 	background.Go(func() { targets.follow(ctx, p.planner, p.clients, p.cfg.RediscoveryInterval) })
 	if p.elector != nil {

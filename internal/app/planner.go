@@ -70,6 +70,9 @@ func NewPlanner(cfg config.Config, c *Clients) *discovery.Planner {
 		Objects: objects(cfg.Objects),
 		Scope:   scope,
 	}
+	// Events are read as facts about objects when the stream shows some
+	// or the history keeps them (docs/why.md).
+	p.EventFacts = cfg.Events != config.EventsNone || cfg.State.Dir != "" && historyOn(cfg)
 	if cfg.Diff.Defaults.Events {
 		// Events are a stream of their own, not changes to the cluster.
 		p.Excluded = func(r discovery.Resource) (bool, string) {
@@ -97,4 +100,10 @@ func PlanError(err error) error {
 		return ConfigError{err}
 	}
 	return err
+}
+
+// historyOn says whether the config keeps a history (with a state dir).
+func historyOn(cfg config.Config) bool {
+	retention, maxBytes, err := cfg.History.Bounds()
+	return err == nil && retention > 0 && maxBytes > 0
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/config"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/notify"
+	"github.com/kubediff/kubediff/pkg/notify/fold"
 	"github.com/kubediff/kubediff/pkg/state"
 )
 
@@ -30,10 +31,13 @@ type sinks struct {
 // queue, and starts delivering. all is every discovered type, against
 // which match.resources names are resolved. With a state dir, each queue
 // is on disk, and what the last run left undelivered goes first.
-func startSinks(ctx context.Context, cfg config.Config, all []discovery.Resource, st *state.Store, out io.Writer, log *slog.Logger) (*sinks, error) {
+func startSinks(ctx context.Context, cfg config.Config, all []discovery.Resource, st *state.Store, out io.Writer, outcome fold.Outcome, log *slog.Logger) (*sinks, error) {
 	var router notify.Router
 	queue := func(name string, sink notify.Notifier, opts notify.QueueOptions) (notify.Queue, error) {
 		opts.Log = log
+		if s, ok := sink.(fold.OutcomeSetter); ok && outcome != nil {
+			s.SetOutcome(outcome) // a folded rollout says how it ended
+		}
 		if st == nil {
 			return notify.NewQueue(name, sink, opts), nil
 		}

@@ -36,8 +36,9 @@ func openState(cfg config.Config, log *slog.Logger) (*state.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	retention, maxBytes, _ := cfg.History.Bounds() // validated
-	if err := st.SetHistory(history.Policy{Retention: retention, MaxBytes: maxBytes}); err != nil {
+	retention, maxBytes, _ := cfg.History.Bounds()    // validated
+	eventRetention, _ := cfg.History.EventRetention() // validated
+	if err := st.SetHistory(history.Policy{Retention: retention, MaxBytes: maxBytes, EventRetention: eventRetention}); err != nil {
 		st.Close()
 		return nil, fmt.Errorf("state dir %s: history: %w", cfg.State.Dir, err)
 	}

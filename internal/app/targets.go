@@ -50,6 +50,8 @@ type targetSync struct {
 	warnings *warningLogger
 	log      *slog.Logger
 	warned   map[string]bool // forbidden types already warned about
+	// learn is told each plan applied (the types Events may regard).
+	learn func(discovery.Plan)
 	// unavailable are the API groups that failed discovery last time.
 	unavailable map[schema.GroupVersion]bool
 	// waiting are the named types waited for last time (plan.Waiting).
@@ -106,6 +108,9 @@ func (s *targetSync) reportRediscovery(ctx context.Context, err error) {
 func (s *targetSync) apply(ctx context.Context, plan discovery.Plan) {
 	if s.health != nil {
 		s.health.plan.Store(&plan)
+	}
+	if s.learn != nil {
+		s.learn(plan)
 	}
 	s.reportForbidden(plan.Statuses)
 	s.reportUnavailable(plan.Unavailable)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubediff/kubediff/internal/app"
@@ -18,8 +19,10 @@ import (
 	"github.com/kubediff/kubediff/pkg/history/apiservice"
 	"github.com/kubediff/kubediff/pkg/history/historyapi"
 	"github.com/kubediff/kubediff/pkg/notify"
+	"github.com/kubediff/kubediff/pkg/notify/fold"
 	"github.com/kubediff/kubediff/pkg/notify/stdout"
 	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/rollout"
 )
 
 func newHistoryCommand(out, stderr io.Writer) *cobra.Command {
@@ -49,7 +52,7 @@ Without -n, every namespace.`,
 			if err != nil {
 				return err
 			}
-			print, flush := historyPrinter(cmd, out)
+			print, flush := historyPrinter(cmd, out, src)
 			begin, err := printRecords(cmd.Context(), src, q, print)
 			err = errors.Join(err, flush())
 			warnBeforeHistory(stderr, q.From, begin)
@@ -63,6 +66,7 @@ Without -n, every namespace.`,
 	f.String("user", "", "only changes made by this user, as the API server named them (alice, system:serviceaccount:NAMESPACE:NAME): exact, and known only for records an identity source named")
 	f.String("rule", "", "only records that matched this rule (a name or a glob, such as image-changed or rbac-*; docs/rules.md)")
 	f.String("severity", "", "only records whose rules' severity is at least this: info, warning, critical")
+	f.String("events", history.EventsWarnings, "Kubernetes Events listed among the changes of the objects they are about (and their owners'): all, warnings, none (docs/why.md)")
 	f.String("release", "", "only changes of objects this release applied: a Helm release, Argo CD Application, Flux Kustomization or HelmRelease, by NAME or NAMESPACE/NAME (docs/why.md)")
 	f.String("since", "", "only records of the last DURATION (such as 15m, 2h)")
 	f.String("from", "", "only records from TIME (RFC 3339, or a duration ago such as 15m)")
@@ -70,7 +74,7 @@ Without -n, every namespace.`,
 	f.StringP("output", "o", "json", "json (as 'watch -o json') or text (as 'watch -o text')")
 	f.String("color", "auto", "colour in text output: auto, always, never")
 	f.Bool("fold", true, "in text output, fold a controller's burst (a rollout's Pods) into one line, as watch did; --fold=false prints every record")
-	markUnbound(cmd, "namespace", "all-namespaces", "user", "rule", "severity", "release", "since", "from", "until", "output", "color", "fold")
+	markUnbound(cmd, "namespace", "all-namespaces", "user", "rule", "severity", "events", "release", "since", "from", "until", "output", "color", "fold")
 	return cmd
 }
 
@@ -273,6 +277,10 @@ func historyQuery(cmd *cobra.Command, src historyapi.Source, args []string) (his
 	if err := glob.Valid([]string{q.Rule}); err != nil {
 		return q, usageError{fmt.Errorf("--rule %q: %w", q.Rule, err)}
 	}
+	q.Events, _ = cmd.Flags().GetString("events")
+	if err := historyapi.CheckEvents(q.Events); err != nil {
+		return q, usageError{fmt.Errorf("--%w", err)}
+	}
 	if record.SeverityRank(q.Severity) < 0 {
 		return q, usageError{fmt.Errorf("--severity %q: want one of %s", q.Severity, strings.Join(record.Severities, ", "))}
 	}
@@ -421,14 +429,16 @@ func searchedNamespace(cmd *cobra.Command, id history.ObjectID) string {
 // historyPrinter prints records as watch prints them: JSON, or text with
 // a controller's bursts folded as watch folded them (--fold=false: every
 // record). done prints what is still folding.
-func historyPrinter(cmd *cobra.Command, out io.Writer) (print func(record.Change) error, done func() error) {
+func historyPrinter(cmd *cobra.Command, out io.Writer, src historyapi.Source) (print func(record.Change) error, done func() error) {
 	format, _ := cmd.Flags().GetString("output")
 	color, _ := cmd.Flags().GetString("color")
 	folding, _ := cmd.Flags().GetBool("fold")
 	var sink notify.Notifier = stdout.NewJSON(out)
 	switch {
 	case format == "text" && folding:
-		sink = stdout.NewReplayText(out, app.UseColor(color, out))
+		replay := stdout.NewReplayText(out, app.UseColor(color, out))
+		replay.SetOutcome(keptOutcome(cmd.Context(), src))
+		sink = replay
 	case format == "text":
 		sink = stdout.NewText(out, app.UseColor(color, out))
 	}
@@ -437,6 +447,27 @@ func historyPrinter(cmd *cobra.Command, out io.Writer) (print func(record.Change
 		done = closer.Close
 	}
 	return func(c record.Change) error { return sink.Notify(cmd.Context(), c) }, done
+}
+
+// keptOutcome says how a workload's rollout stood at a moment, from its
+// state the history kept then: a replayed burst says how it ended as
+// watch said it.
+func keptOutcome(ctx context.Context, src historyapi.Source) fold.Outcome {
+	return func(kind, namespace, name string, at time.Time) string {
+		id, err := historyapi.ResolveObject(ctx, src, strings.ToLower(kind)+".apps", name, namespace)
+		if err != nil {
+			return ""
+		}
+		raw, err := src.At(ctx, id, at)
+		if err != nil {
+			return ""
+		}
+		var u unstructured.Unstructured
+		if err := u.UnmarshalJSON(raw); err != nil {
+			return ""
+		}
+		return rollout.Outcome(&u)
+	}
 }
 
 // printRecords prints every page of q's records, and returns when the

@@ -42,6 +42,7 @@ kubectl accepts, or single objects (filtered by the API server).`,
 	f.StringP("output", "o", d.Output, "record format on stdout: json, text, none (only the configured sinks)")
 	f.String("color", d.Color, "colour in text output: auto (when stdout is a terminal and NO_COLOR is unset), always, never")
 	f.Bool("fold", d.Fold, "in text output, fold a burst of records of objects one owner controls (a rollout's Pods) into one line")
+	f.String("events", d.Events, "Kubernetes Events printed as records of the object each is about, folded under its owner in text: none, warnings (once per object and reason while they repeat), all (docs/why.md)")
 	f.StringSlice("ignore-path", nil, "JSON Pointer of a field whose changes are not reported (repeatable; * matches any key)")
 	f.Bool("patch", d.Diff.Patch, "add an RFC 6902 JSON Patch to each update record")
 	f.String("diff-style", d.Diff.Style, "how -o text shows an update: compact (one line per field) or unified (YAML diff)")
@@ -58,6 +59,7 @@ kubectl accepts, or single objects (filtered by the API server).`,
 	f.Bool("all-contexts", false, "watch every context of the kubeconfig, side by side (as --context given for each)")
 	f.String("history-retention", d.History.Retention, "with --state-dir, how long the history keeps records (such as 7d or 36h; 0 turns history off)")
 	f.String("history-max-bytes", d.History.MaxBytes, "with --state-dir, how much the history may hold on disk, oldest records dropped first (such as 1Gi; 0 turns history off)")
+	f.String("history-events-retention", d.History.Events.Retention, "with --state-dir, how long the history keeps an Event after it last happened (default: --history-retention)")
 	f.Duration("identity-wait", d.Identity.Wait, "with a source of who made each change (--audit-webhook-address, --audit-log, --admission-observer-address), how long a record may wait for it before going on without a user (docs/identity.md)")
 	addAuditFlags(cmd)
 	le := d.LeaderElection

@@ -66,6 +66,11 @@ type Config struct {
 	// Fold, in text output, folds a burst of records of objects one owner
 	// controls (a rollout's Pods and ReplicaSets) into one line.
 	Fold bool `mapstructure:"fold"`
+	// Events says which Kubernetes Events the record stream carries, as
+	// records of type event about the object each regards (docs/why.md):
+	// none, warnings, or all. The history keeps every Event whatever it
+	// says.
+	Events string `mapstructure:"events"`
 	// Diff configures what counts as a change.
 	Diff DiffConfig `mapstructure:"diff"`
 	// Log configures operational logging on stderr.
@@ -133,6 +138,15 @@ type HistoryConfig struct {
 	// MaxBytes bounds the history's size (a byte count, or a quantity
 	// such as 1Gi): the oldest records go first; 0 turns history off.
 	MaxBytes string `mapstructure:"maxBytes"`
+	// Events bounds the Events kept beside the objects' changes.
+	Events HistoryEventsConfig `mapstructure:"events"`
+}
+
+// HistoryEventsConfig bounds the Events the history keeps.
+type HistoryEventsConfig struct {
+	// Retention is how long an Event is kept after it last happened
+	// (empty: history.retention; at most that).
+	Retention string `mapstructure:"retention"`
 }
 
 // LeaderElectionConfig configures leader election.
@@ -306,6 +320,7 @@ func Default() Config {
 		Output: OutputJSON,
 		Color:  "auto",
 		Fold:   true,
+		Events: EventsWarnings,
 		Diff: DiffConfig{
 			Defaults: DefaultRules{Bookkeeping: true, LeaseRenewals: true, DeploymentRevision: true, StatusTimestamps: true,
 				PodLifecycle: true, WorkloadStatus: true, ConditionDetails: true, CRDLifecycle: true, Endpoints: true, Events: true},

@@ -39,3 +39,23 @@ func ParseAge(s string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// Which Events the record stream carries (Config.Events).
+const (
+	EventsNone     = "none"
+	EventsWarnings = "warnings"
+	EventsAll      = "all"
+)
+
+// EventRetention is how long the history keeps an Event after it last
+// happened (0: as long as records).
+func (h HistoryConfig) EventRetention() (time.Duration, error) {
+	if strings.TrimSpace(h.Events.Retention) == "" {
+		return 0, nil
+	}
+	d, err := ParseAge(h.Events.Retention)
+	if err != nil {
+		return 0, fmt.Errorf("history.events.retention (--history-events-retention): %w", err)
+	}
+	return d, nil
+}

@@ -18,7 +18,8 @@ var (
 	LogLevels   = []string{"debug", "info", "warn", "error"}
 	LogFormats  = []string{"text", "json"}
 	DiffStyles  = []string{StyleCompact, StyleUnified}
-	ChangeTypes = []string{"added", "updated", "deleted"}
+	ChangeTypes = []string{"added", "updated", "deleted", "event"}
+	EventModes  = []string{EventsNone, EventsWarnings, EventsAll}
 )
 
 //go:generate go run ../../hack/chartschema ../../charts/kubediff/values.schema.json
@@ -27,6 +28,7 @@ var (
 // a few words.
 var enums = map[string][]string{
 	"output":                     Outputs,
+	"events":                     EventModes,
 	"color":                      Colors,
 	"log.level":                  LogLevels,
 	"log.format":                 LogFormats,

@@ -52,6 +52,10 @@ type Catalog struct {
 	// Unavailable group/versions failed discovery this time; their types
 	// may still exist.
 	Unavailable []schema.GroupVersion
+	// Events is the API Events are read through as facts about objects
+	// (docs/why.md): events.k8s.io/v1 when offered, else core v1; nil
+	// when neither can be listed and watched.
+	Events *Resource
 }
 
 // Resources returns every type the server offers. Groups whose discovery
@@ -75,7 +79,22 @@ func (d *Discoverer) Resources(ctx context.Context) (Catalog, error) {
 			unavailable = append(unavailable, gv)
 		}
 	}
-	return Catalog{Watchable: Watchable(lists), NotWatchable: notWatchable(lists), Unavailable: unavailable}, partial
+	return Catalog{Watchable: Watchable(lists), NotWatchable: notWatchable(lists), Unavailable: unavailable, Events: eventsAPI(lists)}, partial
+}
+
+// eventsAPI is the Events type read for facts: events.k8s.io/v1, which
+// names the object an Event regards and its series, else core v1.
+func eventsAPI(lists []*metav1.APIResourceList) *Resource {
+	var found *Resource
+	for _, r := range listAndWatch(lists) {
+		switch r.GVR {
+		case schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}:
+			return &r
+		case schema.GroupVersionResource{Version: "v1", Resource: "events"}:
+			found = &r
+		}
+	}
+	return found
 }
 
 // notWatchable lists the types Watchable leaves out, and why.
@@ -110,8 +129,23 @@ func notWatchable(lists []*metav1.APIResourceList) []Status {
 
 // Watchable filters discovery results down to the types kubediff watches.
 func Watchable(lists []*metav1.APIResourceList) []Resource {
-	var out []Resource
+	out := listAndWatch(lists)
 	offered := map[schema.GroupResource]bool{}
+	for _, r := range out {
+		offered[r.GVR.GroupResource()] = true
+	}
+	out = slices.DeleteFunc(out, func(r Resource) bool {
+		keep, dup := duplicateAPIs[r.GVR.GroupResource()]
+		return dup && offered[keep]
+	})
+	slices.SortFunc(out, byGroupResource)
+	return out
+}
+
+// listAndWatch lists every type that can be listed and watched, the
+// duplicates included.
+func listAndWatch(lists []*metav1.APIResourceList) []Resource {
+	var out []Resource
 	for _, list := range lists {
 		gv, err := schema.ParseGroupVersion(list.GroupVersion)
 		if err != nil {
@@ -134,14 +168,8 @@ func Watchable(lists []*metav1.APIResourceList) []Resource {
 				ShortNames: r.ShortNames,
 			}
 			out = append(out, res)
-			offered[res.GVR.GroupResource()] = true
 		}
 	}
-	out = slices.DeleteFunc(out, func(r Resource) bool {
-		keep, dup := duplicateAPIs[r.GVR.GroupResource()]
-		return dup && offered[keep]
-	})
-	slices.SortFunc(out, byGroupResource)
 	return out
 }
 

@@ -196,3 +196,18 @@ func TestMayChangeTypes(t *testing.T) {
 		}
 	}
 }
+
+func TestEventsAreReadThroughEventsK8sIoElseCore(t *testing.T) {
+	if got := eventsAPI(lists()); got == nil || got.GVR.Group != "events.k8s.io" {
+		t.Errorf("with both APIs: %v, want events.k8s.io/v1", got)
+	}
+	var core []*metav1.APIResourceList
+	for _, l := range lists() {
+		if l.GroupVersion != "events.k8s.io/v1" {
+			core = append(core, l)
+		}
+	}
+	if got := eventsAPI(core); got == nil || got.GVR.Group != "" || got.GVR.Version != "v1" {
+		t.Errorf("with core v1 alone: %v, want v1 events", got)
+	}
+}

@@ -151,7 +151,11 @@ type Planner struct {
 	// Excluded is a default filter (Events) that naming a type in Include
 	// overrides; it returns the reason.
 	Excluded func(Resource) (bool, string)
-	Scope    Scope
+	// EventFacts watches Events, whatever Include, Exclude and Excluded
+	// say, to read them as facts about the objects they regard
+	// (Catalog.Events), unless an Event type is watched already.
+	EventFacts bool
+	Scope      Scope
 
 	// frozenExclusions are the namespaces the first plan excluded by field
 	// selector. Later plans reuse them: a new namespace matching a glob
@@ -206,6 +210,14 @@ func (p *Planner) Plan(ctx context.Context) (Plan, error) {
 			plan.Statuses = append(plan.Statuses, Status{Resource: r, State: StateExcluded, Reason: "cluster-scoped, and namespaces are set"})
 		}
 		candidates = append(candidates, targets...)
+	}
+	if p.EventFacts && catalog.Events != nil && !slices.ContainsFunc(candidates, func(t Target) bool { return t.Resource.Kind == "Event" }) {
+		targets, err := p.targets(ctx, *catalog.Events)
+		if err != nil {
+			return Plan{}, err
+		}
+		candidates = append(candidates, targets...)
+		plan.Statuses = slices.DeleteFunc(plan.Statuses, func(s Status) bool { return s.Resource.GVR == catalog.Events.GVR })
 	}
 	allowed, forbidden := candidates, map[string]string{}
 	if p.Access != nil {

@@ -18,7 +18,10 @@
 //	after    time|seq            → the object's state after the record (zstd JSON; none for a deletion)
 //	before   time|seq            → its state before, for an object's oldest kept record
 //	types    group/resource      → the type's names, to resolve kubectl's names without a cluster
-//	meta     bytes, seq, begin
+//	meta     bytes, seq, begin, eventBytes
+//	events   time|seq            → reason \x01 object id [\x01 owner id …] \x00 event record JSON (events.go)
+//	eventobjects  object id \x00 time|seq → the regarding object's id (an index, under the object and each owner)
+//	eventfold     object id \x00 reason → time|seq, the Event object's count and name (the entry a repeat folds into)
 //
 // time|seq is the record's time in Unix nanoseconds and a sequence
 // number, both big-endian: keys sort by time, records of one instant in
@@ -54,6 +57,10 @@ type Entry struct {
 	// held; queries for records never list it. Change gives its time and
 	// object.
 	StateOnly bool
+	// Owners are, for an event record (record.EventRecord), the object's
+	// owners, nearest first: the event is listed among their changes too
+	// (a Pod's FailedScheduling under its Deployment).
+	Owners []ObjectID
 }
 
 // Policy bounds what is kept: records older than Retention, and the
@@ -62,6 +69,17 @@ type Entry struct {
 type Policy struct {
 	Retention time.Duration
 	MaxBytes  int64
+	// EventRetention bounds how long events (record.EventRecord) are kept
+	// after they last happened (0: Retention).
+	EventRetention time.Duration
+}
+
+// eventRetention is how long events are kept.
+func (p Policy) eventRetention() time.Duration {
+	if p.EventRetention > 0 {
+		return min(p.EventRetention, p.Retention)
+	}
+	return p.Retention
 }
 
 // On says whether records are kept at all.
@@ -78,6 +96,11 @@ var (
 	bytesKey      = []byte("bytes")
 	seqKey        = []byte("seq")
 	beginKey      = []byte("begin")
+	// Events (events.go).
+	eventsBucket      = []byte("events")
+	eventObjectsIndex = []byte("eventobjects")
+	eventFoldBucket   = []byte("eventfold")
+	eventBytesKey     = []byte("eventBytes")
 )
 
 // ObjectID names an object across versions of its type:

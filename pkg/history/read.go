@@ -59,10 +59,35 @@ type Query struct {
 	// least it (record.Severities).
 	Rule     string
 	Severity string
+	// Events selects the events listed among the records (record.
+	// EventRecord): EventsAll ("" too), EventsWarnings or EventsNone.
+	Events string
 	// Release, when set, keeps the records of objects that release
 	// applied (record.Release.Named: its name or namespace/name).
 	Release string
 	Visible *Grants
+}
+
+// Which events a query lists (Query.Events).
+const (
+	EventsAll      = "all"
+	EventsWarnings = "warnings"
+	EventsNone     = "none"
+)
+
+// warningKey is how a kept event's JSON says it is a warning (a record's
+// own type is "event").
+var warningKey = []byte(`"type":"Warning"`)
+
+// listsEvent says whether q lists the event whose JSON is line.
+func (q Query) listsEvent(line []byte) bool {
+	switch q.Events {
+	case EventsNone:
+		return false
+	case EventsWarnings:
+		return bytes.Contains(line, warningKey)
+	}
+	return true
 }
 
 // DefaultLimit is a page's size when the query does not say.
@@ -111,15 +136,14 @@ func (r *Reader) Records(q Query) (Page, error) {
 		}
 		var last []byte // the key of the page's last record
 		for k := range keys {
-			id, line, _ := bytes.Cut(b.records.Get(k), []byte{0})
-			if len(line) == 0 || !q.selects(ObjectID(id)) || !q.madeBy(line) || !q.judged(line) || !q.released(line) {
+			if !b.wanted(k, q) {
 				continue // a state kept without a record, or not asked for
 			}
 			if len(page.Records) == limit {
 				page.Next = hex.EncodeToString(last) // more may follow
 				break
 			}
-			page.Records = append(page.Records, bytes.Clone(line))
+			page.Records = append(page.Records, bytes.Clone(b.line(k)))
 			last = k
 		}
 		return nil
@@ -127,34 +151,95 @@ func (r *Reader) Records(q Query) (Page, error) {
 	return page, err
 }
 
-// scan yields the keys of every record from start to end.
+// line is the JSON of the record or event kept at k (nil: none, or a
+// state kept without a record).
+func (b *readBuckets) line(k []byte) []byte {
+	if v := b.records.Get(k); v != nil {
+		_, line, _ := bytes.Cut(v, []byte{0})
+		return line
+	}
+	if b.events == nil {
+		return nil
+	}
+	if v := b.events.Get(k); v != nil {
+		_, line := decodeEvent(v)
+		return line
+	}
+	return nil
+}
+
+// wanted says whether q asks for the record or event kept at k.
+func (b *readBuckets) wanted(k []byte, q Query) bool {
+	if v := b.records.Get(k); v != nil {
+		id, line, _ := bytes.Cut(v, []byte{0})
+		return len(line) > 0 && q.selects(ObjectID(id)) && q.madeBy(line) && q.judged(line) && q.released(line)
+	}
+	if b.events == nil {
+		return false
+	}
+	v := b.events.Get(k)
+	if v == nil {
+		return false
+	}
+	h, line := decodeEvent(v)
+	return q.listsEvent(line) && q.selectsEvent(h.ids) && q.madeBy(line) && q.judged(line) && q.released(line)
+}
+
+// scan yields the keys of every record and event from start to end, in
+// order.
 func (b *readBuckets) scan(start, end []byte) iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
 		c := b.records.Cursor()
-		for k, _ := c.Seek(start); k != nil && bytes.Compare(k, end) <= 0; k, _ = c.Next() {
-			if !yield(k) {
+		k, _ := c.Seek(start)
+		var e []byte
+		var ec *bolt.Cursor
+		if b.events != nil {
+			ec = b.events.Cursor()
+			e, _ = ec.Seek(start)
+		}
+		for {
+			inRecords := k != nil && bytes.Compare(k, end) <= 0
+			inEvents := e != nil && bytes.Compare(e, end) <= 0
+			switch {
+			case inRecords && (!inEvents || bytes.Compare(k, e) < 0):
+				if !yield(k) {
+					return
+				}
+				k, _ = c.Next()
+			case inEvents:
+				if !yield(e) {
+					return
+				}
+				e, _ = ec.Next()
+			default:
 				return
 			}
 		}
 	}
 }
 
-// indexed yields, in order, the keys of the named objects' records from
-// start to end, read through the objects index: a few pages, where a
-// scan of the window would read every record kept.
+// indexed yields, in order, the keys of the named objects' records and
+// events (their own and their owned objects') from start to end, read
+// through the indexes: a few pages, where a scan of the window would
+// read every record kept.
 func (b *readBuckets) indexed(ids []ObjectID, start, end []byte) iter.Seq[[]byte] {
 	var keys [][]byte
-	for _, id := range ids {
-		prefix := indexPrefix(id)
-		c := b.objects.Cursor()
-		for k, _ := c.Seek(indexKey(id, start)); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			if key := k[len(prefix):]; bytes.Compare(key, end) <= 0 {
-				keys = append(keys, key)
+	for _, index := range []*bolt.Bucket{b.objects, b.eventObjects} {
+		if index == nil {
+			continue
+		}
+		for _, id := range ids {
+			prefix := indexPrefix(id)
+			c := index.Cursor()
+			for k, _ := c.Seek(indexKey(id, start)); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+				if key := k[len(prefix):]; bytes.Compare(key, end) <= 0 {
+					keys = append(keys, key)
+				}
 			}
 		}
 	}
 	slices.SortFunc(keys, bytes.Compare)
-	return slices.Values(keys)
+	return slices.Values(slices.CompactFunc(keys, bytes.Equal))
 }
 
 // objects are the objects a query names, when every selector names one
@@ -209,13 +294,20 @@ func untilOf(t time.Time) time.Time {
 	return t
 }
 
-// selects says whether q asks for the object's records.
+// selects says whether q asks for the object's records, and its caller
+// may see them.
 func (q Query) selects(id ObjectID) bool {
-	group, resource, namespace, name := id.Parts()
-	if q.Namespace != "" && namespace != q.Namespace {
+	group, resource, namespace, _ := id.Parts()
+	if q.Visible != nil && !q.Visible.Allows(group, resource, namespace) {
 		return false
 	}
-	if q.Visible != nil && !q.Visible.Allows(group, resource, namespace) {
+	return q.chooses(id)
+}
+
+// chooses says whether q's namespace and selectors name the object.
+func (q Query) chooses(id ObjectID) bool {
+	group, resource, namespace, name := id.Parts()
+	if q.Namespace != "" && namespace != q.Namespace {
 		return false
 	}
 	if len(q.Select) == 0 {
@@ -227,6 +319,35 @@ func (q Query) selects(id ObjectID) bool {
 		}
 	}
 	return false
+}
+
+// selectsEvent says whether q asks for an event about ids[0], whose
+// owners are the rest, and its caller may see it: q names the object or
+// one of its owners, and the caller may list the object's type and
+// Events in its namespace (EventsScope).
+func (q Query) selectsEvent(ids []ObjectID) bool {
+	if len(ids) == 0 {
+		return false
+	}
+	group, resource, namespace, _ := ids[0].Parts()
+	if q.Visible != nil {
+		events := EventsScope(namespace)
+		if !q.Visible.Allows(group, resource, namespace) || !q.Visible.Allows(events.Group, events.Resource, events.Namespace) {
+			return false
+		}
+	}
+	return slices.ContainsFunc(ids, q.chooses)
+}
+
+// EventsScope is the access an event about an object in namespace needs
+// besides the object's type: list core v1 Events in its namespace, or,
+// for a cluster-scoped object (a Node), in default, where Kubernetes
+// writes the Events about those.
+func EventsScope(namespace string) Scope {
+	if namespace == "" {
+		namespace = "default"
+	}
+	return Scope{Group: "", Resource: "events", Namespace: namespace}
 }
 
 // userKey is how a kept record's JSON names its user: a record without

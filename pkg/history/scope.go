@@ -37,18 +37,23 @@ func (g *Grants) Allows(group, resource, namespace string) bool {
 // decide. It reads the objects index a type and a namespace at a time,
 // not record by record.
 func (r *Reader) Scopes(q Query) ([]Scope, error) {
-	if ids := q.objects(); ids != nil {
-		var out []Scope
-		for _, id := range ids {
-			group, resource, namespace, _ := id.Parts()
-			if s := (Scope{group, resource, namespace}); !slices.Contains(out, s) {
-				out = append(out, s)
-			}
-		}
-		return out, nil
-	}
 	var out []Scope
+	add := func(s Scope) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
 	err := r.view(func(b *readBuckets) error {
+		if ids := q.objects(); ids != nil {
+			for _, id := range ids {
+				group, resource, namespace, _ := id.Parts()
+				add(Scope{group, resource, namespace})
+			}
+			if !b.empty {
+				b.eventScopesOf(ids, add)
+			}
+			return nil
+		}
 		if b.empty {
 			return nil
 		}
@@ -56,15 +61,56 @@ func (r *Reader) Scopes(q Query) ([]Scope, error) {
 		for _, typ := range b.typesKept(c, q.Select) {
 			if q.Namespace != "" {
 				if k, _ := c.Seek(scopePrefix(typ.Group, typ.Resource, q.Namespace)); bytes.HasPrefix(k, scopePrefix(typ.Group, typ.Resource, q.Namespace)) {
-					out = append(out, Scope{typ.Group, typ.Resource, q.Namespace})
+					add(Scope{typ.Group, typ.Resource, q.Namespace})
 				}
 				continue
 			}
-			out = append(out, namespacesKept(c, typ.Group, typ.Resource)...)
+			for _, s := range namespacesKept(c, typ.Group, typ.Resource) {
+				add(s)
+			}
 		}
+		b.eventScopes(q.Namespace, add)
 		return nil
 	})
 	return out, err
+}
+
+// eventScopes adds the scopes the events kept (in namespace; "": all)
+// need: their objects' types in their namespaces, and Events there. The
+// events of every type are counted, whatever q selects: an event is
+// listed under its owners' types too.
+func (b *readBuckets) eventScopes(namespace string, add func(Scope)) {
+	if b.eventObjects == nil {
+		return
+	}
+	c := b.eventObjects.Cursor()
+	for _, typ := range b.typesKept(c, nil) {
+		for _, s := range namespacesKept(c, typ.Group, typ.Resource) {
+			if namespace == "" || s.Namespace == namespace {
+				add(s)
+				add(EventsScope(s.Namespace))
+			}
+		}
+	}
+}
+
+// eventScopesOf adds the scopes the events listed under the named
+// objects need: each event's own object's type (a Deployment's Pods) and
+// Events in its namespace. It reads the index entries under the objects
+// only, each naming the event's object.
+func (b *readBuckets) eventScopesOf(ids []ObjectID, add func(Scope)) {
+	if b.eventObjects == nil {
+		return
+	}
+	for _, id := range ids {
+		prefix := indexPrefix(id)
+		c := b.eventObjects.Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			group, resource, namespace, _ := ObjectID(v).Parts()
+			add(Scope{group, resource, namespace})
+			add(EventsScope(namespace))
+		}
+	}
 }
 
 // typesKept are the types the objects index holds records of, among

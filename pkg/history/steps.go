@@ -13,8 +13,19 @@ type Step struct {
 	// Record is the record's JSON line; nil for a state kept alone.
 	Record []byte
 	// State is the object's state after the step (JSON); nil after a
-	// deletion.
-	State []byte
+	// deletion. Read it with StateJSON: Reader.Steps leaves it packed.
+	State  []byte
+	packed []byte
+}
+
+// StateJSON is the object's state after the step, unpacked only when
+// asked for: a blame that explains every line with the newest steps
+// unpacks no other.
+func (s Step) StateJSON() ([]byte, error) {
+	if s.packed == nil {
+		return s.State, nil
+	}
+	return unpackState(s.packed)
 }
 
 // Steps are an object's kept steps up to a moment, newest first.
@@ -25,20 +36,27 @@ type Steps struct {
 	Complete bool
 	// Before is the object's state before its oldest kept step, when
 	// Complete and the history kept one (the object existed when the
-	// history began).
-	Before []byte
+	// history began). Read it with BeforeJSON.
+	Before       []byte
+	packedBefore []byte
 	// Begin is when the history begins (zero: nothing kept yet).
 	Begin time.Time
 }
 
+// BeforeJSON is Before, unpacked.
+func (s Steps) BeforeJSON() ([]byte, error) {
+	if s.packedBefore == nil {
+		return s.Before, nil
+	}
+	return unpackState(s.packedBefore)
+}
+
 // Steps returns at most limit of the object's steps kept at or before
 // until, newest first. It only copies what it reads inside the read
-// transaction and unpacks the states after it, so that a long walk never
-// holds up the state's flush.
+// transaction, and leaves the states packed until asked for
+// (Step.StateJSON), so that a long walk never holds up the state's flush.
 func (r *Reader) Steps(id ObjectID, until time.Time, limit int) (Steps, error) {
 	var out Steps
-	var packed, before []byte
-	var packedStates [][]byte
 	err := r.view(func(b *readBuckets) error {
 		if b.empty {
 			return nil
@@ -52,39 +70,23 @@ func (r *Reader) Steps(id ObjectID, until time.Time, limit int) (Steps, error) {
 		} else {
 			k, _ = c.Prev()
 		}
+		var oldest []byte
 		for ; k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
 			if len(out.Steps) == limit {
 				return nil
 			}
-			key := k[len(prefix):]
-			_, line, _ := bytes.Cut(b.records.Get(key), []byte{0})
-			step := Step{Time: keyTime(key)}
-			if len(line) > 0 {
+			oldest = k[len(prefix):]
+			step := Step{Time: keyTime(oldest), packed: bytes.Clone(b.after.Get(oldest))}
+			if _, line, _ := bytes.Cut(b.records.Get(oldest), []byte{0}); len(line) > 0 {
 				step.Record = bytes.Clone(line)
 			}
 			out.Steps = append(out.Steps, step)
-			packedStates = append(packedStates, bytes.Clone(b.after.Get(key)))
-			packed = key
 		}
 		out.Complete = true
-		if packed != nil {
-			before = bytes.Clone(b.before.Get(packed))
+		if oldest != nil {
+			out.packedBefore = bytes.Clone(b.before.Get(oldest))
 		}
 		return nil
 	})
-	if err != nil {
-		return out, err
-	}
-	for i, p := range packedStates {
-		if len(p) == 0 {
-			continue
-		}
-		if out.Steps[i].State, err = unpackState(p); err != nil {
-			return out, err
-		}
-	}
-	if len(before) > 0 {
-		out.Before, err = unpackState(before)
-	}
 	return out, err
 }

@@ -26,25 +26,31 @@ func TestStepsNewestFirst(t *testing.T) {
 		if s.Record != nil {
 			kind = "record"
 		}
-		got = append(got, s.Time.Sub(t0).String()+" "+kind+" "+levelOf(s.State))
+		got = append(got, s.Time.Sub(t0).String()+" "+kind+" "+levelOf(t, s.StateJSON))
 	}
 	if want := "4m0s record none, 3m0s quiet b-quiet, 2m0s record b"; strings.Join(got, ", ") != want {
 		t.Errorf("steps: %s, want %s", strings.Join(got, ", "), want)
 	}
-	if !steps.Complete || levelOf(steps.Before) != "a" || !steps.Begin.Equal(t0) {
-		t.Errorf("complete %v, before %q, begin %v: want the state before the oldest step", steps.Complete, levelOf(steps.Before), steps.Begin)
+	if !steps.Complete || levelOf(t, steps.BeforeJSON) != "a" || !steps.Begin.Equal(t0) {
+		t.Errorf("complete %v, before %q, begin %v: want the state before the oldest step", steps.Complete, levelOf(t, steps.BeforeJSON), steps.Begin)
 	}
 
 	steps, err = r.Steps(settingsID, t0.Add(3*time.Minute), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(steps.Steps) != 1 || levelOf(steps.Steps[0].State) != "b-quiet" || steps.Complete || steps.Before != nil {
+	if len(steps.Steps) != 1 || levelOf(t, steps.Steps[0].StateJSON) != "b-quiet" || steps.Complete || levelOf(t, steps.BeforeJSON) != "none" {
 		t.Errorf("up to minute 3, one step: %+v", steps)
 	}
 }
 
-func levelOf(raw []byte) string {
+// levelOf is the data.level of the state read returns ("none": no state).
+func levelOf(t *testing.T, read func() ([]byte, error)) string {
+	t.Helper()
+	raw, err := read()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if raw == nil {
 		return "none"
 	}

@@ -13,28 +13,45 @@ import (
 // carried to the object's next record as its state before.
 func (b *buckets) trim(p Policy, now time.Time) error {
 	size := int64(b.counter(bytesKey))
-	cutoff := now.Add(-p.Retention)
-	var last []byte
-	// The oldest record is always the first: each pass drops it.
+	cutoff, eventCutoff := now.Add(-p.Retention), now.Add(-p.eventRetention())
+	var last []byte // the last record dropped
+	dropped := false
+	// The oldest record, or event, is always the first: each pass drops
+	// one. Past the bound, whichever is older goes; past retention, each
+	// goes by its own.
 	for n := 0; n < maxTrim; n++ {
 		k, _ := b.records.Cursor().First()
-		if k == nil || p.On() && size <= p.MaxBytes && !keyTime(k).Before(cutoff) {
-			break
+		e, _ := b.events.Cursor().First()
+		over := !p.On() || size > p.MaxBytes
+		switch {
+		case k != nil && (over && (e == nil || bytes.Compare(k, e) < 0) || keyTime(k).Before(cutoff)):
+			last = bytes.Clone(k)
+			size -= b.sizeOf(last)
+			carried, err := b.drop(last)
+			if err != nil {
+				return err
+			}
+			size += carried
+		case e != nil && (over || keyTime(e).Before(eventCutoff)):
+			freed, err := b.dropEvent(bytes.Clone(e))
+			if err != nil {
+				return err
+			}
+			size -= freed
+		default:
+			n = maxTrim
+			continue
 		}
-		last = bytes.Clone(k)
-		size -= b.sizeOf(last)
-		carried, err := b.drop(last)
-		if err != nil {
-			return err
-		}
-		size += carried
+		dropped = true
 	}
-	if last == nil {
+	if !dropped {
 		return nil
 	}
-	if begin := keyTime(last).Add(time.Nanosecond); begin.After(keyTime(b.meta.Get(beginKey))) {
-		if err := b.meta.Put(beginKey, timeKey(begin, 0)); err != nil {
-			return err
+	if last != nil {
+		if begin := keyTime(last).Add(time.Nanosecond); begin.After(keyTime(b.meta.Get(beginKey))) {
+			if err := b.meta.Put(beginKey, timeKey(begin, 0)); err != nil {
+				return err
+			}
 		}
 	}
 	return b.setCounters(b.counter(seqKey), size)

@@ -13,7 +13,8 @@ import (
 type readBuckets struct {
 	tx                                           *bolt.Tx
 	records, objects, after, before, types, meta *bolt.Bucket
-	empty                                        bool // history never started
+	events, eventObjects                         *bolt.Bucket // nil in a history kept before events were
+	empty                                        bool         // history never started
 }
 
 // view runs fn in a read transaction. A damaged page makes bbolt panic:
@@ -39,6 +40,7 @@ func (r *Reader) view(fn func(*readBuckets) error) (err error) {
 				return fn(emptyBuckets(tx))
 			}
 		}
+		b.events, b.eventObjects = root.Bucket(eventsBucket), root.Bucket(eventObjectsIndex)
 		return fn(b)
 	})
 }

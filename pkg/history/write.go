@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kubediff/kubediff/pkg/change"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 // maxTrim bounds how many records one write drops, so that a history far
@@ -45,6 +46,7 @@ func Write(tx *bolt.Tx, entries []Entry, p Policy, now time.Time) error {
 // buckets are the history's buckets in one transaction.
 type buckets struct {
 	records, objects, after, before, types, meta *bolt.Bucket
+	events, eventObjects, eventFold              *bolt.Bucket
 }
 
 // openBuckets opens the history's buckets for writing, creating them.
@@ -57,7 +59,8 @@ func openBuckets(tx *bolt.Tx) (*buckets, error) {
 	for _, x := range []struct {
 		into **bolt.Bucket
 		name []byte
-	}{{&b.records, recordsBucket}, {&b.objects, objectsBucket}, {&b.after, afterBucket}, {&b.before, beforeBucket}, {&b.types, typesBucket}, {&b.meta, metaBucket}} {
+	}{{&b.records, recordsBucket}, {&b.objects, objectsBucket}, {&b.after, afterBucket}, {&b.before, beforeBucket}, {&b.types, typesBucket}, {&b.meta, metaBucket},
+		{&b.events, eventsBucket}, {&b.eventObjects, eventObjectsIndex}, {&b.eventFold, eventFoldBucket}} {
 		bucket, err := root.CreateBucketIfNotExists(x.name)
 		if err != nil {
 			return nil, err
@@ -66,7 +69,7 @@ func openBuckets(tx *bolt.Tx) (*buckets, error) {
 	}
 	// Keys by time come in order: filled pages, where bbolt's default
 	// half-filled splits would double the file.
-	for _, bucket := range []*bolt.Bucket{b.records, b.after, b.before} {
+	for _, bucket := range []*bolt.Bucket{b.records, b.after, b.before, b.events} {
 		bucket.FillPercent = 0.95
 	}
 	return &b, nil
@@ -87,7 +90,12 @@ func (b *buckets) append(entries []Entry) error {
 		seq++
 		// At the record's own precision: a moment copied from a printed
 		// record (milliseconds) is at or after it, never just before.
-		n, err := b.put(e, timeKey(time.Time(e.Change.Time).Truncate(time.Millisecond), seq))
+		k := timeKey(time.Time(e.Change.Time).Truncate(time.Millisecond), seq)
+		put := b.put
+		if e.Change.Type == record.EventRecord {
+			put = b.putEvent
+		}
+		n, err := put(e, k)
 		if err != nil {
 			return err
 		}

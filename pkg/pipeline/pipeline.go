@@ -3,12 +3,14 @@
 //
 //	watcher ──Event──▶ filter ──▶ diff ──record──▶ coalesce ──▶ identify ──▶ judge ──▶ keep ──▶ gate ──▶ route ──▶ sink queues
 //	  (before caching: CacheTransform, the diff's prune and redact passes)
+//	                     └─▶ events (a Kubernetes Event: a fact about its object) ──▶ history, gate
 //
 // Each stage is a type with one job: filter (filter.go) drops what the
 // server could not, diff (pkg/diff) makes the record, coalesce
-// (coalesce.go) joins a controller's quick steps, identify (identify.go)
-// names the user behind each record when a source says and the release
-// its object belongs to (pkg/release), judge (judge.go)
+// (coalesce.go) joins a controller's quick steps, events (events.go)
+// reads a Kubernetes Event as a fact about the object it regards,
+// identify (identify.go) names the user behind each record when a source
+// says and the release its object belongs to (pkg/release), judge (judge.go)
 // names the rules each record matches and counts it, keep (keep.go) hands
 // each record to the history, the gate (gate.go) lets
 // only the elected leader emit, and route (route.go) hands the record to
@@ -27,6 +29,7 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/kubeevents"
 	"github.com/kubediff/kubediff/pkg/metrics"
 	"github.com/kubediff/kubediff/pkg/notify"
 	"github.com/kubediff/kubediff/pkg/record"
@@ -76,6 +79,10 @@ type Options struct {
 	ReleaseWait time.Duration
 	// Rules name the records that matter (nil: none).
 	Rules *rules.Set
+	// Events, when set, reads Kubernetes Events as facts about the
+	// objects they regard (events.go); without it, Event objects are
+	// changes like any other.
+	Events *EventOptions
 	// Cluster names the cluster on every record.
 	Cluster *record.Cluster
 	Log     *slog.Logger
@@ -89,6 +96,7 @@ type Pipeline struct {
 	coalesce *coalescer
 	identify *identify     // nil without identities or releases
 	releases *release.Book // nil: releases are not joined
+	events   *eventFacts   // nil: Events are changes like any other
 	gate     *Gate
 	cluster  atomic.Pointer[record.Cluster]
 }
@@ -130,6 +138,9 @@ func New(o Options) *Pipeline {
 		gate.settle += max(p.identify.wait, p.identify.releaseWait) // a record may wait that much longer before the gate
 	}
 	p.coalesce = newCoalescer(o.Differ, next, o.Holds)
+	if o.Events != nil {
+		p.events = &eventFacts{EventOptions: *o.Events, history: o.History, cluster: &p.cluster, next: gate, now: time.Now, shown: map[string]time.Time{}}
+	}
 	return p
 }
 
@@ -156,6 +167,15 @@ func (p *Pipeline) Handle(ev watcher.Event) {
 	// 1. Filter what the server could not, and kubediff's own Leases.
 	if p.filter.drops(ev) {
 		return
+	}
+	// 1b. An Event is a fact about the object it regards (events.go):
+	// kept in the history beside that object's changes, and shown in
+	// the stream under it, not as a change of the Event object.
+	if p.events != nil && kubeevents.IsEvent(ev.Resource.GVR.Group, ev.Resource.Kind) {
+		p.events.handle(ev)
+		if !p.events.AsChanges {
+			return
+		}
 	}
 	// 2. Diff: nothing to report when only ignored fields changed. A
 	// quiet change (a status counter) still moves the object's state in

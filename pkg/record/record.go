@@ -91,6 +91,10 @@ type Change struct {
 	Rules    []string `json:"rules,omitempty"`
 	Severity string   `json:"severity,omitempty"`
 	Summary  string   `json:"summary,omitempty"`
+	// Event is set on a record of type "event" (EventRecord): what a
+	// Kubernetes Event said about the object the record names
+	// (docs/why.md). Such a record changes nothing: it has no changes.
+	Event *Event `json:"event,omitempty"`
 }
 
 // Cluster names a cluster: Name as people call it (the kubeconfig

@@ -321,3 +321,34 @@ func (w *Watcher) Targets() []discovery.Target {
 // Wait blocks until every reflector has stopped (after ctx passed to Watch
 // is done).
 func (w *Watcher) Wait() { w.wg.Wait() }
+
+// Object returns an object of the type group/resource as the watcher
+// caches it now (pruned and redacted), or nil when no watch of the type
+// holds it. It is for facts about an object (its owners), read beside a
+// change; the object must not be modified.
+func (w *Watcher) Object(group, resource, namespace, name string) *unstructured.Unstructured {
+	key := name
+	if namespace != "" {
+		key = namespace + "/" + name
+	}
+	w.mu.Lock()
+	var stores []*store
+	for _, rt := range w.targets {
+		if gvr := rt.target.Resource.GVR; gvr.Group == group && gvr.Resource == resource {
+			stores = append(stores, rt.store)
+		}
+	}
+	w.mu.Unlock()
+	for _, s := range stores {
+		s.mu.Lock()
+		c := s.objects[key]
+		s.mu.Unlock()
+		if c == nil {
+			continue
+		}
+		if u, err := expand(c); err == nil {
+			return u
+		}
+	}
+	return nil
+}

@@ -16,6 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubediff/kubediff/internal/testenv"
 )
 
 // TestMCPAnswersAnAssistant: the MCP SDK's own client starts `kubediff
@@ -210,24 +212,13 @@ func checkMCPTools(t *testing.T, s *mcp.ClientSession, ns string, moments []stri
 func mcpHTTPSession(t *testing.T, server, token string) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "kubediff-e2e", Version: "v0"}, nil)
-	httpClient := &http.Client{Transport: bearerTransport{token: token, next: http.DefaultTransport}}
+	httpClient := &http.Client{Transport: testenv.Bearer{Token: token, Next: http.DefaultTransport}}
 	session, err := client.Connect(bg, &mcp.StreamableClientTransport{Endpoint: server + "/mcp", HTTPClient: httpClient, DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		t.Fatalf("connect over HTTP: %v", err)
 	}
 	t.Cleanup(func() { _ = session.Close() })
 	return session
-}
-
-type bearerTransport struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
 }
 
 // tokenOf reads the bearer token of a kubeconfig tokenKubeconfig wrote.

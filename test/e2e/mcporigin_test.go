@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kubediff/kubediff/internal/testenv"
 )
 
 // TestMCPOverHTTPRefusesOtherOrigins: a web page of another origin,
@@ -73,7 +75,7 @@ func mcpInitializeStatus(t *testing.T, server, token, origin string) int {
 func mcpHTTPSessionFrom(t *testing.T, server, token, origin string) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "kubediff-e2e", Version: "v0"}, nil)
-	var next http.RoundTripper = bearerTransport{token: token, next: http.DefaultTransport}
+	var next http.RoundTripper = testenv.Bearer{Token: token, Next: http.DefaultTransport}
 	if origin != "" {
 		next = originTransport{origin: origin, next: next}
 	}

@@ -1,17 +1,14 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -19,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubediff/kubediff/internal/testenv"
 	"github.com/kubediff/kubediff/pkg/history/historyui"
 )
 
@@ -236,38 +234,5 @@ func startUI(t *testing.T, args ...string) string {
 // args, and returns the URL it prints.
 func startUIWithEnv(t *testing.T, environment []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(kubediff, append([]string{"ui"}, args...)...)
-	cmd.Env = append(append(os.Environ(), "KUBECONFIG="+env.Kubeconfig), environment...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("kubediff ui %v: stderr:\n%s", args, stderr.String())
-		}
-	})
-	urls := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		urls <- strings.TrimSpace(strings.TrimPrefix(line, "kubediff history: "))
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	select {
-	case url := <-urls:
-		if !strings.HasPrefix(url, "http://127.0.0.1:") {
-			t.Fatalf("kubediff ui printed %q; stderr:\n%s", url, stderr.String())
-		}
-		return url
-	case <-time.After(deadline):
-		t.Fatalf("kubediff ui printed no URL; stderr:\n%s", stderr.String())
-	}
-	return ""
+	return testenv.StartUI(t, kubediff, deadline, append([]string{"KUBECONFIG=" + env.Kubeconfig}, environment...), args...)
 }

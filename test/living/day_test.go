@@ -270,8 +270,12 @@ func reportHistoryCost(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("history after the day: %d records, %d quiet states, %d bytes in all (%.0f bytes per entry)",
-		stats.Records, stats.QuietStates, stats.Bytes, float64(stats.Bytes)/float64(max(1, stats.Records+stats.QuietStates)))
+	t.Logf("history after the day: %d records, %d quiet states, %d bytes in all (%.0f bytes per entry); of them %d Event entries (folded per object and reason), %d bytes (%.0f bytes per entry, %.0f%% of the history)",
+		stats.Records, stats.QuietStates, stats.Bytes, float64(stats.Bytes)/float64(max(1, stats.Records+stats.QuietStates+stats.Events)),
+		stats.Events, stats.EventBytes, float64(stats.EventBytes)/float64(max(1, stats.Events)), 100*float64(stats.EventBytes)/float64(max(1, stats.Bytes)))
+	if stats.Events == 0 {
+		t.Error("the history kept no Event: the controllers' and the scheduler's say nothing beside the changes")
+	}
 	if stats.QuietStates == 0 {
 		t.Error("the history kept no quiet state: get --at would show the status of the last record as current")
 	}

@@ -129,11 +129,14 @@ func olderState(steps history.Steps, i int, view View) (older map[string]string,
 	var raw []byte
 	switch {
 	case i+1 < len(steps.Steps):
-		raw = steps.Steps[i+1].State
+		raw, err = steps.Steps[i+1].StateJSON()
 	case !steps.Complete:
 		return nil, false, nil
 	default:
-		raw = steps.Before
+		raw, err = steps.BeforeJSON()
+	}
+	if err != nil {
+		return nil, false, err
 	}
 	if raw == nil {
 		return map[string]string{}, true, nil // it did not exist

@@ -110,6 +110,7 @@ func (r *Remote) Records(ctx context.Context, q history.Query) (history.Page, er
 	setIf(v, "user", q.User)
 	setIf(v, "rule", q.Rule)
 	setIf(v, "severity", q.Severity)
+	setIf(v, "events", q.Events)
 	setIf(v, "release", q.Release)
 	setIf(v, "after", q.After)
 	setTime(v, "from", q.From)

@@ -416,13 +416,14 @@ func (h *Handler) types(w http.ResponseWriter, r *http.Request, _ *authnv1.UserI
 }
 
 // parseQuery reads a records query: select (repeatable), namespace,
-// user, rule, severity, release, from, until, limit, after.
+// user, rule, severity, events, release, from, until, limit, after.
 func parseQuery(r *http.Request) (history.Query, error) {
 	v, err := queryOf(r)
 	if err != nil {
 		return history.Query{}, err
 	}
-	q := history.Query{Namespace: v.Get("namespace"), After: v.Get("after"), User: v.Get("user"), Rule: v.Get("rule"), Severity: v.Get("severity"), Release: v.Get("release")}
+	q := history.Query{Namespace: v.Get("namespace"), After: v.Get("after"), User: v.Get("user"), Rule: v.Get("rule"), Severity: v.Get("severity"),
+		Events: v.Get("events"), Release: v.Get("release")}
 	if err := checkNamespace(q.Namespace); err != nil {
 		return q, err
 	}
@@ -430,6 +431,9 @@ func parseQuery(r *http.Request) (history.Query, error) {
 		return q, err
 	}
 	if err := CheckRuleFilter(q.Rule, q.Severity); err != nil {
+		return q, err
+	}
+	if err := CheckEvents(q.Events); err != nil {
 		return q, err
 	}
 	if err := CheckReleaseFilter(q.Release); err != nil {

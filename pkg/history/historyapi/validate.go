@@ -130,3 +130,13 @@ func truncate(s string) string {
 	}
 	return s
 }
+
+// CheckEvents checks which events a query lists: all, warnings or none
+// ("" is all).
+func CheckEvents(events string) error {
+	switch events {
+	case "", history.EventsAll, history.EventsWarnings, history.EventsNone:
+		return nil
+	}
+	return fmt.Errorf("events: %q is not one of all, warnings, none", events)
+}

@@ -44,10 +44,12 @@ func NewServer(o Options) *mcp.Server {
 		Description: "Changes kubediff recorded in a time window, oldest first, optionally filtered by namespace, type, name, " +
 			"the field manager or the user who made them, the release that applied them (Helm, Argo CD, Flux), the rules they matched, or a changed field; " +
 			"each names its release when its object carries one. A controller's burst on the objects it owns is summarised as one " +
-			"entry. Paged: pass next back as cursor for more."}, t.listChanges)
+			"entry; Kubernetes Events about objects are entries of type event. Paged: pass next back as cursor for more."}, t.listChanges)
 	mcp.AddTool(s, &mcp.Tool{Name: "object_changes", Annotations: readOnly, Title: "One object's changes",
 		Description: "Every change kubediff recorded to one object (type as kubectl names it, such as deploy or configmaps), " +
-			"oldest first, each with who made it and the changed fields' old and new values (long values cut); optionally only one user's."}, t.objectChanges)
+			"oldest first, each with who made it and the changed fields' old and new values (long values cut); optionally only one user's. " +
+			"Among them, in time order, the Kubernetes Events about the object and the objects it owns (a Deployment's ReplicaSets and Pods): " +
+			"why it changed or stalled, such as FailedCreate over a quota or FailedScheduling, folded per object and reason with a count."}, t.objectChanges)
 	mcp.AddTool(s, &mcp.Tool{Name: "object_at", Annotations: readOnly, Title: "An object at a moment",
 		Description: "The object as kubediff had it at a moment, as YAML (fields kubediff ignores left out, secrets redacted). " +
 			"An error says when it did not exist then."}, t.objectAt)

@@ -39,7 +39,7 @@ type listOutput struct {
 // entry is one change, or a controller's burst of them.
 type entry struct {
 	Time      string          `json:"time"`
-	Type      string          `json:"type" jsonschema:"added, updated, deleted, or burst"`
+	Type      string          `json:"type" jsonschema:"added, updated, deleted, event (what a Kubernetes Event said about the object), or burst"`
 	Kind      string          `json:"kind"`
 	Namespace string          `json:"namespace,omitempty"`
 	Name      string          `json:"name"`
@@ -51,6 +51,7 @@ type entry struct {
 	Summary   string          `json:"summary,omitempty" jsonschema:"the most severe rule's summary of the change"`
 	Access    []string        `json:"access,omitempty" jsonschema:"for a Role, ClusterRole or binding: what access the change gave or took away, in sentences, the most dangerous first"`
 	Release   *record.Release `json:"release,omitempty" jsonschema:"the release or sync the object belongs to, as it stood when the change was made: tool (helm, argocd, flux), kind, namespace, name, Helm revision, status, chart, appVersion, gitRevision"`
+	Event     string          `json:"event,omitempty" jsonschema:"for type event: what a Kubernetes Event said about the object, as Type Reason: message (×count)"`
 	Burst     *burst          `json:"burst,omitempty"`
 }
 
@@ -151,7 +152,7 @@ func fold(recs []record.Change) []entry {
 	open := map[string]int{} // owner → index of its entry in out
 	objects := map[int]map[string]bool{}
 	for _, c := range recs {
-		if c.Owner != nil {
+		if c.Owner != nil && c.Type != record.EventRecord {
 			key := c.Namespace + "/" + c.Owner.String()
 			if i, ok := open[key]; ok && time.Time(c.Time).Sub(parseTime(out[i].Time)) <= burstGap {
 				out[i] = joined(out[i], c)
@@ -180,6 +181,10 @@ func single(c record.Change) entry {
 	}
 	if c.User != nil {
 		e.User = c.User.Name
+	}
+	if c.Event != nil {
+		e.Event = c.Event.String()
+		return e
 	}
 	if c.Owner != nil {
 		e.Burst = &burst{Owner: c.Owner.String(), From: e.Time, Records: 1, Objects: 1, Kinds: []string{c.Kind}}
@@ -242,6 +247,7 @@ type objectChangesInput struct {
 	From   string `json:"from,omitempty" jsonschema:"start: RFC 3339, or a duration ago such as 24h (default: 1h ago)"`
 	Until  string `json:"until,omitempty" jsonschema:"end (default: now)"`
 	User   string `json:"user,omitempty" jsonschema:"only changes whose request this user sent, named exactly as the API server authenticated them: alice, system:serviceaccount:NAMESPACE:NAME"`
+	Events string `json:"events,omitempty" jsonschema:"the Kubernetes Events about the object and the objects it owns listed among its changes: all (default), warnings, none"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"most records (default 50, at most 500)"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"next, from the previous page"`
 }
@@ -252,13 +258,28 @@ type objectChangesOutput struct {
 }
 
 type objectChange struct {
-	Time   string        `json:"time"`
-	Type   string        `json:"type"`
+	Time string `json:"time"`
+	Type string `json:"type" jsonschema:"added, updated, deleted, or event: what a Kubernetes Event said"`
+	// Object and Event are set for an event.
+	Object string        `json:"object,omitempty" jsonschema:"for an event: the object it is about, Kind/name (the object itself, or one it owns)"`
+	Event  *eventFact    `json:"event,omitempty"`
 	By     string        `json:"by,omitempty" jsonschema:"the field manager that made the change"`
 	User   string        `json:"user,omitempty" jsonschema:"the user whose request made the change, when an identity source said"`
 	Fields []fieldChange `json:"fields,omitempty"`
 	// Release is as list_changes names it.
 	Release *record.Release `json:"release,omitempty" jsonschema:"the release or sync the object belongs to, as it stood when the change was made"`
+}
+
+// eventFact is what Kubernetes Events said about an object, folded per
+// object and reason.
+type eventFact struct {
+	Type       string `json:"type" jsonschema:"Normal or Warning"`
+	Reason     string `json:"reason"`
+	Message    string `json:"message,omitempty"`
+	Count      int    `json:"count"`
+	First      string `json:"first"`
+	Last       string `json:"last"`
+	Controller string `json:"controller,omitempty" jsonschema:"the component that reported it"`
 }
 
 type fieldChange struct {
@@ -276,7 +297,10 @@ func (t tools) objectChanges(ctx context.Context, _ *mcp.CallToolRequest, in obj
 	if err != nil {
 		return nil, objectChangesOutput{}, err
 	}
-	q.After, q.User = in.Cursor, in.User
+	if err := historyapi.CheckEvents(in.Events); err != nil {
+		return nil, objectChangesOutput{}, err
+	}
+	q.After, q.User, q.Events = in.Cursor, in.User, in.Events
 	recs, next, err := t.read(ctx, q, limitOf(in.Limit), func(record.Change) bool { return true })
 	if err != nil {
 		return nil, objectChangesOutput{}, err
@@ -284,6 +308,11 @@ func (t tools) objectChanges(ctx context.Context, _ *mcp.CallToolRequest, in obj
 	out := objectChangesOutput{Changes: []objectChange{}, Next: next}
 	for _, c := range recs {
 		oc := objectChange{Time: c.Time.String(), Type: c.Type, Release: c.Release}
+		if e := c.Event; e != nil {
+			oc.Object = c.Kind + "/" + c.Name
+			oc.Event = &eventFact{Type: e.Type, Reason: e.Reason, Message: short(e.Message), Count: e.Count, First: e.First.String(),
+				Last: e.Last.String(), Controller: e.ReportingController}
+		}
 		if c.Manager != nil {
 			oc.By = c.Manager.Name
 		}

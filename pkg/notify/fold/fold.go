@@ -35,6 +35,9 @@ const (
 // It is safe for concurrent use.
 type Folder struct {
 	now func() time.Time
+	// outcome says how the top owner's rollout ended at a moment (nil:
+	// not known): SetOutcome.
+	outcome Outcome
 
 	mu sync.Mutex
 	// owners maps an object ("Kind/namespace/name") to its owner's key,
@@ -55,7 +58,8 @@ type foldMark struct {
 	due   time.Time
 }
 
-// Burst is the records of the objects under one owner.
+// Burst is the records of the objects under one owner, with the Events
+// about them (record.EventRecord).
 type Burst struct {
 	root        string // the top owner's key
 	Records     []record.Change
@@ -63,6 +67,27 @@ type Burst struct {
 	// Continues is the first record's time of the owner's fold these
 	// records came late to (zero: none).
 	Continues record.Timestamp
+	// Outcome says how the owner's rollout ended, when it did by the
+	// time the burst is due: "rolled out 5/5", "stalled: FailedCreate: …"
+	// ("": under way, or not known).
+	Outcome string
+}
+
+// Outcome says how the workload kind namespace/name's rollout stood at a
+// moment (pkg/rollout): "" while it is under way or not known.
+type Outcome func(kind, namespace, name string, at time.Time) string
+
+// OutcomeSetter is a folding sink whose bursts can say how their owner's
+// rollout ended.
+type OutcomeSetter interface {
+	SetOutcome(Outcome)
+}
+
+// SetOutcome makes due bursts say how their owner's rollout ended.
+func (f *Folder) SetOutcome(o Outcome) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.outcome = o
 }
 
 // New returns an empty Folder.
@@ -86,6 +111,9 @@ func (f *Folder) Add(c record.Change) bool {
 		f.regroup(self, f.root(c))
 	}
 	root := f.root(c)
+	if root == "" && c.Type == record.EventRecord && f.bursts[objectKey(c.Kind, c.Namespace, c.Name)] != nil {
+		root = objectKey(c.Kind, c.Namespace, c.Name) // about the owner of a burst: under it
+	}
 	if c.Type == record.Deleted {
 		delete(f.owners, objectKey(c.Kind, c.Namespace, c.Name)) // the map stays as small as the cluster
 	}
@@ -147,6 +175,7 @@ func (f *Folder) Due(all bool) []*Burst {
 	var due []*Burst
 	for root, b := range f.bursts {
 		if all || now.Sub(b.last) >= Quiet || now.Sub(b.first) >= Max {
+			b.Outcome = f.outcomeOf(b)
 			due = append(due, b)
 			delete(f.bursts, root)
 		}
@@ -206,9 +235,59 @@ func (f *Folder) root(c record.Change) string {
 	return key
 }
 
-// Folded reports whether the burst shows as one line: big enough, or
-// late steps of its owner's fold.
-func (b *Burst) Folded() bool { return len(b.Records) >= Min || !time.Time(b.Continues).IsZero() }
+// outcomeOf says how b's owner's rollout ended: as the owner says, or,
+// while it says it is under way, stalled on the last warning about its
+// objects. The caller holds mu.
+func (f *Folder) outcomeOf(b *Burst) string {
+	if f.outcome == nil {
+		return ""
+	}
+	kind, name := b.Owner()
+	namespace, name, found := strings.Cut(name, "/")
+	if !found {
+		namespace, name = "", namespace
+	}
+	if o := f.outcome(kind, namespace, name, time.Time(b.Last())); o != "" {
+		return o
+	}
+	if w := b.Events(); len(w) > 0 && w[len(w)-1].Event.Warning() {
+		e := w[len(w)-1].Event
+		return "stalled: " + e.Reason + ": " + e.Message
+	}
+	return ""
+}
+
+// Folded reports whether the burst shows as one line: enough changes
+// (Events are shown under it apart), or late steps of its owner's fold.
+func (b *Burst) Folded() bool {
+	n := 0
+	for _, c := range b.Records {
+		if c.Type != record.EventRecord {
+			n++
+		}
+	}
+	return n >= Min || n > 0 && !time.Time(b.Continues).IsZero()
+}
+
+// Events returns the Events about the burst's objects, once per object
+// and reason (the last said), in the order they first came.
+func (b *Burst) Events() []record.Change {
+	var out []record.Change
+	for _, c := range b.Records {
+		if c.Type != record.EventRecord || c.Event == nil {
+			continue
+		}
+		i := slices.IndexFunc(out, func(o record.Change) bool {
+			return o.Kind == c.Kind && o.Namespace == c.Namespace && o.Name == c.Name && o.Event.Reason == c.Event.Reason
+		})
+		if i < 0 {
+			out = append(out, c)
+			continue
+		}
+		out[i] = c
+	}
+	return out
+}
 
 // Owner is the top owner's kind and name (namespace/name): "Deployment",
 // "day/web".
@@ -227,6 +306,9 @@ func (b *Burst) Summary() string {
 	var kinds []string
 	tallies := map[string]*tally{}
 	for _, c := range b.Records {
+		if c.Type == record.EventRecord {
+			continue // shown apart (Events)
+		}
 		t := tallies[c.Kind]
 		if t == nil {
 			t = &tally{byType: map[string]int{}}
@@ -267,6 +349,25 @@ func (b *Burst) First() record.Timestamp {
 		}
 	}
 	return first
+}
+
+// Headline is the Summary, then how the rollout ended when it did:
+// "ReplicaSet 1 added; Pod 2 added; stalled: FailedCreate: …".
+func (b *Burst) Headline() string {
+	if b.Outcome == "" {
+		return b.Summary()
+	}
+	return b.Summary() + "; " + b.Outcome
+}
+
+// EventLines are the Events about the burst's objects, a line each for
+// people: "ReplicaSet web-5d: Warning FailedCreate: … (×3)".
+func (b *Burst) EventLines() []string {
+	var out []string
+	for _, c := range b.Events() {
+		out = append(out, c.Kind+" "+c.Name+": "+c.Event.String())
+	}
+	return out
 }
 
 // Last is when the burst's last record was observed.

@@ -77,6 +77,9 @@ func (f *Sink) NotifyBatch(ctx context.Context, cs []record.Change) error {
 	return nil
 }
 
+// SetOutcome makes folded bursts say how their owner's rollout ended.
+func (f *Sink) SetOutcome(o Outcome) { f.folder.SetOutcome(o) }
+
 // Notify posts or holds one record.
 func (f *Sink) Notify(ctx context.Context, c record.Change) error {
 	return f.NotifyBatch(ctx, []record.Change{c})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/kubediff/kubediff/pkg/notify/fold"
 	"github.com/kubediff/kubediff/pkg/record"
@@ -53,8 +54,9 @@ func (f *Folding) post(ctx context.Context, bursts []*fold.Burst) error {
 		}
 		kind, name := b.Owner()
 		title := fmt.Sprintf("owned %s %s", kind, name)
+		summary := strings.Join(append([]string{b.Headline()}, b.EventLines()...), "\n")
 		sections = append(sections, section{
-			text:  "*" + escape(title) + "*\n" + escape(truncate(b.Summary(), maxSectionText-len(title)-10)),
+			text:  "*" + escape(title) + "*\n" + escape(truncate(summary, maxSectionText-len(title)-10)),
 			title: title + ": " + b.Summary(),
 		})
 	}

@@ -188,6 +188,9 @@ func message(sections []section) ([]slack.Block, string) {
 // title names the record, after what the rules said of it when they
 // matched: "[warning: image-changed] updated Deployment shop/web".
 func title(c record.Change) string {
+	if c.Type == record.EventRecord && c.Event != nil {
+		return fmt.Sprintf("%s %s %s: %s", strings.ToLower(c.Event.Type), c.Kind, c.ObjectName(), c.Event.Reason)
+	}
 	t := fmt.Sprintf("%s %s %s", c.Type, c.Kind, c.ObjectName())
 	if j := c.Judgement(); j != "" {
 		t = "[" + j + "] " + t
@@ -219,6 +222,9 @@ func sectionText(c record.Change, withTitle bool) string {
 	if c.Summary != "" {
 		head = append(head, "_"+escape(c.Summary)+"_")
 	}
+	if c.Event != nil {
+		head = append(head, escape(truncate(eventText(c), maxSectionText/2)))
+	}
 	text := strings.Join(head, "\n")
 	// What access an RBAC change gave or took away comes first: it is
 	// what a reviewer reads the record for.
@@ -235,6 +241,20 @@ func sectionText(c record.Change, withTitle bool) string {
 			return text + more
 		}
 		text += line
+	}
+	return text
+}
+
+// eventText is what an Event said: "⚠ FailedCreate: Error creating: … (×3)
+// by replicaset-controller".
+func eventText(c record.Change) string {
+	e := c.Event
+	text := e.String()[len(e.Type)+1:]
+	if e.Warning() {
+		text = "⚠ " + text
+	}
+	if e.ReportingController != "" {
+		text += " by " + e.ReportingController
 	}
 	return text
 }

@@ -88,6 +88,9 @@ func (f *FoldingText) Notify(_ context.Context, c record.Change) error {
 	return nil
 }
 
+// SetOutcome makes a folded burst say how its owner's rollout ended.
+func (f *FoldingText) SetOutcome(o fold.Outcome) { f.folder.SetOutcome(o) }
+
 // Close implements notify.Closer: it prints every waiting burst.
 func (f *FoldingText) Close() error {
 	f.ticker.Stop()
@@ -141,9 +144,16 @@ func (f *FoldingText) write(line pendingLine) error {
 	if when != "" {
 		when = " " + p.dim + "(" + when + ")" + p.reset
 	}
-	_, err := fmt.Fprintf(f.text.w, "%s%s%s %s%-7s%s %s%s %s%s: %s%s\n", p.dim, b.First(), p.reset, p.dim, "owned", p.reset,
-		p.bold, printable(kind), printable(name), p.reset, printable(b.Summary()), when)
-	return err
+	if _, err := fmt.Fprintf(f.text.w, "%s%s%s %s%-7s%s %s%s %s%s: %s%s\n", p.dim, b.First(), p.reset, p.dim, "owned", p.reset,
+		p.bold, printable(kind), printable(name), p.reset, printable(b.Headline()), when); err != nil {
+		return err
+	}
+	for _, e := range b.Events() {
+		if _, err := fmt.Fprintf(f.text.w, "  %s\n", eventLine(e, p)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // span says when a folded burst's steps happened after its first: until

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kubediff/kubediff/pkg/record"
 )
@@ -63,5 +64,47 @@ func TestRolloutFoldsUnderItsDeployment(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "restartCount: 0 → 1") {
 		t.Fatalf("a lone restart was folded:\n%s", out.String())
+	}
+}
+
+// A rollout stalled on a quota: the Deployment's change, then one fold
+// line saying how it ended, and its ReplicaSet's warning once under it
+// however often the controller said it.
+func TestWarningFoldsUnderItsOwnerOnce(t *testing.T) {
+	var out bytes.Buffer
+	sink := NewFoldingText(&out, false)
+	sink.SetOutcome(func(kind, namespace, name string, _ time.Time) string {
+		if kind != "Deployment" || namespace != "day" || name != "web" {
+			t.Errorf("outcome asked of %s %s/%s", kind, namespace, name)
+		}
+		return ""
+	})
+	ctx := context.Background()
+	added := record.Change{Time: at, Type: "added", Kind: "Deployment", Namespace: "day", Name: "web"}
+	burst := []record.Change{owned("added", "ReplicaSet", "web-5d", "Deployment", "web"),
+		owned("added", "Pod", "web-5d-1", "ReplicaSet", "web-5d"), owned("added", "Pod", "web-5d-2", "ReplicaSet", "web-5d")}
+	for n := 1; n <= 3; n++ {
+		e := owned(record.EventRecord, "ReplicaSet", "web-5d", "Deployment", "web")
+		e.Event = &record.Event{Type: record.EventWarning, Reason: "FailedCreate", Count: n, ReportingController: "replicaset-controller",
+			Message: `Error creating: pods "web-5d-3" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=2, limited: pods=2`}
+		burst = append(burst, e)
+	}
+	for _, c := range append([]record.Change{added}, burst...) {
+		if err := sink.Notify(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("printed %d lines, want the change, the fold and one warning:\n%s", len(lines), out.String())
+	}
+	if want := "Pod 2 added; stalled: FailedCreate: Error creating: pods \"web-5d-3\" is forbidden: exceeded quota"; !strings.Contains(lines[1], want) {
+		t.Errorf("fold line %q lacks %q", lines[1], want)
+	}
+	if want := "  warning ReplicaSet day/web-5d FailedCreate: Error creating:"; !strings.HasPrefix(lines[2], want) || !strings.Contains(lines[2], "(×3) by replicaset-controller") {
+		t.Errorf("warning line %q, want it to start %q and count 3", lines[2], want)
 	}
 }

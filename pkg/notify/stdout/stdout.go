@@ -95,6 +95,10 @@ var ansiPalette = palette{
 // goes through printable (see escape.go): the terminal obeys only
 // kubediff's own colours.
 func encodeText(w *bufio.Writer, c record.Change, p palette) error {
+	if c.Type == record.EventRecord && c.Event != nil {
+		fmt.Fprintf(w, "%s%s%s %s\n", p.dim, c.Time, p.reset, eventLine(c, p))
+		return nil
+	}
 	typeColor := map[string]string{"added": p.green, "updated": p.yellow, "deleted": p.red}[c.Type]
 	by := ""
 	if who := c.By(); who != "" {
@@ -133,6 +137,30 @@ func encodeText(w *bufio.Writer, c record.Change, p palette) error {
 		}
 	}
 	return nil
+}
+
+// eventLine shows what an Event said about its object, a warning in
+// red: "warning ReplicaSet shop/web-5d4f FailedCreate: Error creating: …
+// (×3) by replicaset-controller".
+func eventLine(c record.Change, p palette) string {
+	e := c.Event
+	color := p.dim
+	if e.Warning() {
+		color = p.red
+	}
+	text := e.Reason
+	if e.Message != "" {
+		text += ": " + e.Message
+	}
+	if e.Count > 1 {
+		text += fmt.Sprintf(" (×%d)", e.Count)
+	}
+	by := ""
+	if e.ReportingController != "" {
+		by = " " + p.dim + "by " + printable(e.ReportingController) + p.reset
+	}
+	return fmt.Sprintf("%s%-7s%s %s%s %s%s %s%s", color, printable(strings.ToLower(e.Type)), p.reset, p.bold, printable(c.Kind), printable(c.ObjectName()), p.reset,
+		printable(text), by)
 }
 
 // severityColor is the colour of what the rules said: red for critical,

@@ -84,6 +84,9 @@ func recordSection(c record.Change) Section {
 	for _, fc := range record.CondenseConditions(c.Changes) {
 		s.Lines = append(s.Lines, changeLine(fc))
 	}
+	if c.Event != nil {
+		s.Lines = append(s.Lines, cut(visible.String(c.Event.String()), maxChatDetail))
+	}
 	return s
 }
 

@@ -53,8 +53,18 @@ func (f *FoldingChat) PostBursts(ctx context.Context, bursts []*fold.Burst) erro
 		kind, name := b.Owner()
 		secs = append(secs, Section{
 			Title: cut(visible.String(fmt.Sprintf("owned %s %s", kind, name)), maxTitle),
-			Lines: []string{cut(visible.String(b.Summary()), maxChatDetail)},
+			Lines: burstLines(b),
 		})
 	}
 	return f.chat.postSections(ctx, secs, batchKey(ids))
+}
+
+// burstLines are a folded burst's summary, with how the rollout ended,
+// and a line per Event about its objects.
+func burstLines(b *fold.Burst) []string {
+	var lines []string
+	for _, line := range append([]string{b.Headline()}, b.EventLines()...) {
+		lines = append(lines, cut(visible.String(line), maxChatDetail))
+	}
+	return lines
 }

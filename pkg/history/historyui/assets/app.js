@@ -96,19 +96,22 @@ async function records(query) {
 
 function fillFilters() {
   const form = document.getElementById("filters");
-  for (const input of form.elements) if (input.name) input.value = params.get(input.name) || "";
+  for (const input of form.elements) {
+    if (input.name) input.value = params.get(input.name) || (input.tagName === "SELECT" ? input.options[0].value : "");
+  }
 }
 
 async function timeline() {
   const until = moment(params.get("until"), new Date(), "until");
   const from = moment(params.get("from"), new Date(until - 36e5), "from");
   const query = [["namespace", params.get("namespace")], ["user", params.get("user")], ["rule", params.get("rule")],
-    ["severity", params.get("severity")], ["release", params.get("release")], ["from", iso(from)], ["until", iso(until)]];
+    ["severity", params.get("severity")], ["release", params.get("release")], ["from", iso(from)], ["until", iso(until)],
+    ["events", params.get("events") || "warnings"]];
   const kind = params.get("kind"), name = params.get("name");
   if (kind) query.push(["select", (await selector(kind)) + (name ? "/" + name : "")]);
   const manager = params.get("manager") || "", field = params.get("field") || "";
   const recs = (await records(query)).filter((c) =>
-    (!name || c.name === name) && (!manager || (c.manager && c.manager.name.includes(manager))) &&
+    (!name || kind || c.name === name) && (!manager || (c.manager && c.manager.name.includes(manager))) &&
     (!field || (c.changed || "").includes(field)));
   if (!recs.length) return show(el("p", { class: "status" }, `No changes from ${clock(from)} to ${clock(until)}.`));
   const groups = group(recs);
@@ -116,11 +119,26 @@ async function timeline() {
 }
 
 function legend(recs, from, until) {
+  const events = recs.filter((c) => c.event).length;
+  const counts = `${recs.length - events} changes${events ? `, ${events} events` : ""}`;
   const named = recs.filter((c) => c.severity).length;
-  return el("div", { class: "legend", role: "note" }, el("strong", {}, `${recs.length} changes, ${clock(from)} – ${clock(until)}`),
+  return el("div", { class: "legend", role: "note" }, el("strong", {}, `${counts}, ${clock(from)} – ${clock(until)}`),
     el("span", { class: "added" }, "added"), el("span", { class: "updated" }, "updated"),
     el("span", { class: "deleted" }, "deleted"), el("span", { class: "burst" }, "folded burst"),
+    el("span", { class: "event" }, "event"), el("span", { class: "warning" }, "warning"),
     named ? el("span", { class: "ringed" }, `named by a rule (${named})`) : null, zoomLink(recs, from, until));
+}
+
+// said is what a Kubernetes Event said about an object: "Warning
+// FailedCreate: … (×3)".
+const said = (e) => `${e.type} ${e.reason}${e.message ? ": " + e.message : ""}${e.count > 1 ? ` (×${e.count})` : ""}`;
+
+// markClass is a mark's class: an Event's (a warning marked apart) keeps
+// its own in a folded burst, where the changes fold; a ring when the
+// rules named the change.
+function markClass(c, burst) {
+  if (c.event) return c.event.type === "Warning" ? "event warning" : "event";
+  return (burst ? "burst" : c.type) + (c.severity ? " severity-" + c.severity : "");
 }
 
 // zoomLink narrows the window to where the changes are, when they crowd
@@ -220,9 +238,9 @@ function lane(recs, from, until, href, burst) {
   const span = until - from || 1;
   return el("div", { class: "lane" }, recs.map((c) => {
     const left = Math.min(100, Math.max(0, ((Date.parse(c.time) - from) / span) * 100));
-    const what = `${c.time} ${c.type} ${c.kind} ${c.name}${c.changed ? ": " + c.changed : ""}${by(c) ? " by " + by(c) : ""}${judged(c) ? " " + judged(c) : ""}`;
-    const severity = c.severity ? " severity-" + c.severity : ""; // a ring: the rules named it
-    const mark = el("a", { class: "mark " + (burst ? "burst" : c.type) + severity, href: href(c), title: what, "aria-label": what });
+    const what = c.event ? `${c.time} ${c.kind} ${c.name}: ${said(c.event)}` :
+      `${c.time} ${c.type} ${c.kind} ${c.name}${c.changed ? ": " + c.changed : ""}${by(c) ? " by " + by(c) : ""}${judged(c) ? " " + judged(c) : ""}`;
+    const mark = el("a", { class: "mark " + markClass(c, burst), href: href(c), title: what, "aria-label": what });
     mark.style.left = left + "%"; // CSSOM: allowed by the page's content security policy
     return mark;
   }));
@@ -255,13 +273,16 @@ async function objectPage() {
   const recs = await records([["select", object], ["namespace", namespace]]);
   const back = el("a", { href: home }, "← timeline");
   if (!recs.length) return show(back, el("p", { class: "status" }, `No changes kept for ${object}.`));
-  const first = recs[0];
-  const title = el("h2", {}, `${first.kind} ${namespace ? namespace + "/" : ""}${first.name}`);
+  // Events about the objects it owns are listed too, under their own names.
+  const name = object.split("/").slice(1).join("/");
+  const changes = recs.filter((c) => !c.event && c.name === name);
+  const first = changes[0] || recs[0];
+  const title = el("h2", {}, `${first.kind} ${namespace ? namespace + "/" : ""}${name}`);
   // A deleted object is blamed and restored as it was before its deletion.
-  const last = recs[recs.length - 1];
-  const when = last.type === "deleted" && recs.length > 1 ? recs[recs.length - 2].time : new Date().toISOString();
-  show(back, title, blameSection(object, namespace, when), restoreSection(object, namespace, when, first.name),
-    compareForm(object, namespace, recs), el("div", { id: "records" }, recs.map(drawRecord)));
+  const last = changes[changes.length - 1];
+  const when = last && last.type === "deleted" && changes.length > 1 ? changes[changes.length - 2].time : new Date().toISOString();
+  show(back, title, blameSection(object, namespace, when), restoreSection(object, namespace, when, name),
+    compareForm(object, namespace, changes.length ? changes : recs), el("div", { id: "records" }, recs.map((c) => drawRecord(c, name))));
 }
 
 // momentForm is a form of one moment that runs act with it.
@@ -341,7 +362,18 @@ function diffLines(text) {
   });
 }
 
-function drawRecord(c) {
+// drawEvent shows what an Event said about the object, or an object it
+// owns (named then).
+function drawEvent(c, object) {
+  const e = c.event, about = c.name === object ? "" : ` ${c.kind} ${c.name}`;
+  return el("article", { class: "record event" + (e.type === "Warning" ? " warning" : "") },
+    el("h3", {}, el("span", { class: e.type === "Warning" ? "warning" : "event" }, `${e.type.toLowerCase()} ${e.reason}`), ` ${c.time}${about}`,
+      e.reportingController ? el("span", { class: "dim" }, ` by ${e.reportingController}`) : null),
+    el("p", {}, said(e), el("span", { class: "dim" }, ` first ${e.firstTime}, last ${e.lastTime}`)));
+}
+
+function drawRecord(c, object) {
+  if (c.event) return drawEvent(c, object);
   const fields = (c.changes || []).map((fc) => {
     if (fc.lines) {
       const hunks = fc.lines.hunks.flatMap((h) => [`@@ -${h.fromLine},${h.fromCount} +${h.toLine},${h.toCount} @@`, ...h.lines]);

@@ -1,0 +1,149 @@
+// Package kubeevents reads Kubernetes Event objects as facts about the
+// object each one regards (docs/why.md): what happened to it (reason,
+// type, message), how often and when, and who said so. It reads both
+// APIs that serve Events, events.k8s.io/v1 and core v1: they are the
+// same stored objects under two shapes.
+package kubeevents
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubediff/kubediff/pkg/record"
+)
+
+// Ref names the object an Event regards, as its reference says.
+type Ref struct {
+	APIVersion, Kind, Namespace, Name, UID, ResourceVersion string
+}
+
+// Fact is one Event object read: the object it regards and what it said.
+type Fact struct {
+	Regarding Ref
+	Event     record.Event
+	// UID and ResourceVersion are the Event object's own.
+	UID, ResourceVersion string
+}
+
+// IsEvent says whether group/kind are an Event type's (core v1 or
+// events.k8s.io/v1).
+func IsEvent(group, kind string) bool {
+	return kind == "Event" && (group == "" || group == "events.k8s.io")
+}
+
+// withheld replaces the message of an Event about a Secret: controllers
+// write what failed into it, and kubediff never keeps what a Secret
+// holds, nor words that may quote it.
+const withheld = "(message withheld: an Event about a Secret)"
+
+// Read reads an Event object of either API; false when it names no
+// object or no reason (nothing to say about anything).
+func Read(u *unstructured.Unstructured) (Fact, bool) {
+	obj := u.Object
+	regarding := nestedMap(obj, "regarding")
+	message := str(obj, "note")
+	if regarding == nil { // core v1
+		regarding = nestedMap(obj, "involvedObject")
+		message = str(obj, "message")
+	}
+	f := Fact{UID: string(u.GetUID()), ResourceVersion: u.GetResourceVersion()}
+	f.Regarding = Ref{APIVersion: str(regarding, "apiVersion"), Kind: str(regarding, "kind"), Namespace: str(regarding, "namespace"),
+		Name: str(regarding, "name"), UID: str(regarding, "uid"), ResourceVersion: str(regarding, "resourceVersion")}
+	if f.Regarding.Kind == "" || f.Regarding.Name == "" || str(obj, "reason") == "" {
+		return Fact{}, false
+	}
+	if f.Regarding.Kind == "Secret" && (f.Regarding.APIVersion == "v1" || f.Regarding.APIVersion == "") {
+		message = withheld
+	}
+	if len(message) > record.MaxEventMessage {
+		message = message[:record.MaxEventMessage] + "…"
+	}
+	first, last := times(u)
+	f.Event = record.Event{
+		Reason: str(obj, "reason"), Type: str(obj, "type"), Message: message, Count: count(obj),
+		First: record.Timestamp(first), Last: record.Timestamp(last), ReportingController: controller(obj),
+		Namespace: u.GetNamespace(), Name: u.GetName(),
+	}
+	if f.Event.Type == "" {
+		f.Event.Type = record.EventNormal
+	}
+	return f, true
+}
+
+// count is how many times the Event happened: its series' count, else
+// the count of the older API, at least 1.
+func count(obj map[string]any) int {
+	if series := nestedMap(obj, "series"); series != nil {
+		if n := integer(series, "count"); n > 0 {
+			return n
+		}
+	}
+	return max(1, integer(obj, "deprecatedCount"), integer(obj, "count"))
+}
+
+// times are when the Event first and last happened, from whichever
+// fields its reporter set.
+func times(u *unstructured.Unstructured) (first, last time.Time) {
+	obj := u.Object
+	first = firstTime(obj, "deprecatedFirstTimestamp", "firstTimestamp", "eventTime")
+	if first.IsZero() {
+		first = u.GetCreationTimestamp().Time
+	}
+	last = firstTime(nestedMap(obj, "series"), "lastObservedTime")
+	if last.IsZero() {
+		last = firstTime(obj, "deprecatedLastTimestamp", "lastTimestamp", "eventTime")
+	}
+	if last.Before(first) {
+		last = first
+	}
+	return first.UTC(), last.UTC()
+}
+
+// controller names who reported the Event.
+func controller(obj map[string]any) string {
+	if c := str(obj, "reportingController"); c != "" {
+		return c
+	}
+	if c := str(obj, "reportingComponent"); c != "" {
+		return c
+	}
+	if c := str(nestedMap(obj, "deprecatedSource"), "component"); c != "" {
+		return c
+	}
+	return str(nestedMap(obj, "source"), "component")
+}
+
+// firstTime is the first of keys that holds a time.
+func firstTime(obj map[string]any, keys ...string) time.Time {
+	for _, k := range keys {
+		if s := str(obj, k); s != "" {
+			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				return t
+			}
+		}
+	}
+	return time.Time{}
+}
+
+func nestedMap(obj map[string]any, key string) map[string]any {
+	m, _ := obj[key].(map[string]any)
+	return m
+}
+
+func str(obj map[string]any, key string) string {
+	s, _ := obj[key].(string)
+	return s
+}
+
+func integer(obj map[string]any, key string) int {
+	switch n := obj[key].(type) {
+	case int64:
+		return int(n)
+	case float64:
+		return int(n)
+	case int:
+		return n
+	}
+	return 0
+}
