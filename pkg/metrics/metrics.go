@@ -108,11 +108,11 @@ func newOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metrics 
 			Buckets: []float64{0.001, 0.01, 0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 10, 30, 60},
 		}),
 		Changes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kubediff_changes_total", Help: "Change records made (before any sink's match, a rule's drop or the leader gate), by resource, type, namespace (the 100 with the most records; the rest \"other\") and the highest severity of the rules they matched (\"\" for none).",
-		}, []string{"resource", "type", "namespace", "severity"}),
+			Name: "kubediff_changes_total", Help: "Change records made (before any sink's match, a rule's drop or the leader gate), by cluster, resource, type, namespace (the 100 with the most records; the rest \"other\") and the highest severity of the rules they matched (\"\" for none).",
+		}, []string{"cluster", "resource", "type", "namespace", "severity"}),
 		RuleMatches: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kubediff_rule_matches_total", Help: "Change records each rule matched, by rule and severity.",
-		}, []string{"rule", "severity"}),
+			Name: "kubediff_rule_matches_total", Help: "Change records each rule matched, by cluster, rule and severity.",
+		}, []string{"cluster", "rule", "severity"}),
 		RuleFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kubediff_rule_failures_total", Help: "Evaluations of a rule that failed (over the cost limit, or an error), counted as not matched, by rule.",
 		}, []string{"rule"}),

@@ -100,11 +100,11 @@ spec:
 
 	_, metrics := get(t, httpAddress(t, w)+"/metrics")
 	for _, line := range []string{
-		`kubediff_rule_matches_total{rule="replicas-to-zero",severity="warning"} 1`,
-		`kubediff_rule_matches_total{rule="cm-mode-unsafe",severity="critical"} 1`,
-		`kubediff_rule_matches_total{rule="scratch-is-noise",severity="info"} 2`,
-		`kubediff_changes_total{namespace="` + ns + `",resource="configmaps",severity="critical",type="updated"} 1`,
-		`kubediff_changes_total{namespace="` + ns + `",resource="deployments",severity="",type="added"} 1`,
+		`kubediff_rule_matches_total{cluster="envtest",rule="replicas-to-zero",severity="warning"} 1`,
+		`kubediff_rule_matches_total{cluster="envtest",rule="cm-mode-unsafe",severity="critical"} 1`,
+		`kubediff_rule_matches_total{cluster="envtest",rule="scratch-is-noise",severity="info"} 2`,
+		`kubediff_changes_total{cluster="envtest",namespace="` + ns + `",resource="configmaps",severity="critical",type="updated"} 1`,
+		`kubediff_changes_total{cluster="envtest",namespace="` + ns + `",resource="deployments",severity="",type="added"} 1`,
 	} {
 		if !strings.Contains(metrics, line+"\n") {
 			t.Errorf("/metrics lacks %s:\n%s", line, grepLines(metrics, "kubediff_rule|kubediff_changes"))
