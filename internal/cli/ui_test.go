@@ -1,15 +1,10 @@
 package cli
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"io"
-	"net"
 	"net/http"
-	"os"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -35,30 +30,7 @@ func TestUIClosesIdleConnections(t *testing.T) {
 		}
 		return m != nil
 	})
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := io.WriteString(conn, "GET / HTTP/1.1\r\nHost: "+addr+"\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
-	reader := bufio.NewReader(conn)
-	resp, err := http.ReadResponse(reader, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	// Generous: the server should close it after half a second.
-	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
-	_, err = reader.ReadByte()
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatal("an idle keep-alive connection to kubediff ui was still open after 30 s")
-	}
-	if !errors.Is(err, io.EOF) && !strings.Contains(err.Error(), "reset") {
-		t.Fatalf("reading an idle connection: %v, want the server to close it", err)
-	}
+	testsync.IdleConnectionCloses(t, addr, "/")
 	cancel()
 	if err := <-served; err != nil {
 		t.Fatalf("serveUI: %v", err)
