@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubediff/kubediff/internal/app"
 	"github.com/kubediff/kubediff/pkg/history/historyapi"
 	"github.com/kubediff/kubediff/pkg/history/historyui"
 	"github.com/kubediff/kubediff/pkg/state"
@@ -66,11 +67,21 @@ func uiHandler(cmd *cobra.Command, stderr io.Writer) (http.Handler, func(), erro
 		mux.Handle("/api/", remote.Proxy())
 		return mux, func() {}, nil
 	}
+	cfg, err := loadConfigWithArgs(cmd, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	rules, err := app.DiffRules(cfg) // what its states lack, for the page's restore manifest
+	if err != nil {
+		return nil, nil, err
+	}
 	reader, closeDB, err := state.OpenHistory(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	historyapi.NewHandler(reader, nil).Register(mux)
+	api := historyapi.NewHandler(reader, nil)
+	api.SetRules(rules)
+	api.Register(mux)
 	return mux, func() { _ = closeDB() }, nil
 }
 

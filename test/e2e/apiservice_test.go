@@ -105,6 +105,14 @@ func TestHistoryThroughTheAPIServer(t *testing.T) {
 		t.Errorf("alice (a client certificate, ConfigMaps of %s only) should see %s alone:\n%s", mine, mine, out)
 	}
 
+	// Blame and restore take the same way, with the same access.
+	if out, code := cliOutput(t, "blame", "cm/settings", "-n", mine, "--kubeconfig", alice, "--via-apiserver"); code != 0 || !strings.Contains(out, "│   name: settings") {
+		t.Errorf("alice's blame through the API server (exit %d):\n%s", code, out)
+	}
+	if out, code := cliOutput(t, "restore", "cm/settings", "-n", other, "--at", "0s", "--kubeconfig", alice, "--via-apiserver"); code != 1 || strings.Contains(out, "kind: ConfigMap") {
+		t.Errorf("alice's restore of %s's ConfigMap through the API server (exit %d):\n%s", other, code, out)
+	}
+
 	// The page of `kubediff ui --via-apiserver` calls the API through it,
 	// as alice.
 	page, base := uiClient(t, startUI(t, "--via-apiserver", "--kubeconfig", alice))

@@ -182,7 +182,7 @@ func (fp *FrontProxy) Handler(api http.Handler) http.Handler {
 func discovery() *metav1.APIResourceList {
 	list := &metav1.APIResourceList{GroupVersion: Group + "/" + Version}
 	list.Kind, list.APIVersion = "APIResourceList", "v1"
-	for _, name := range []string{"records", "object", "types", "diff"} {
+	for _, name := range []string{"records", "object", "types", "diff", "blame", "restore"} {
 		list.APIResources = append(list.APIResources, metav1.APIResource{Name: name, Kind: "History", Verbs: metav1.Verbs{"get", "list"}})
 	}
 	return list
