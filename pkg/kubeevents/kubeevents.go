@@ -53,7 +53,7 @@ func Read(u *unstructured.Unstructured) (Fact, bool) {
 	if f.Regarding.Kind == "" || f.Regarding.Name == "" || str(obj, "reason") == "" {
 		return Fact{}, false
 	}
-	if f.Regarding.Kind == "Secret" && (f.Regarding.APIVersion == "v1" || f.Regarding.APIVersion == "") {
+	if aboutSecret(f.Regarding.APIVersion, f.Regarding.Kind) {
 		message = withheld
 	}
 	if len(message) > record.MaxEventMessage {
@@ -69,6 +69,29 @@ func Read(u *unstructured.Unstructured) (Fact, bool) {
 		f.Event.Type = record.EventNormal
 	}
 	return f, true
+}
+
+// aboutSecret says whether a reference names a core Secret.
+func aboutSecret(apiVersion, kind string) bool {
+	return kind == "Secret" && (apiVersion == "v1" || apiVersion == "")
+}
+
+// Scrub withholds the message of an Event object about a Secret, in
+// place, before the object is cached (and so stored in the state dir, or
+// reported as a change when Events are watched as changes): nothing a
+// Secret holds, nor words that may quote it, is kept anywhere.
+func Scrub(u *unstructured.Unstructured) {
+	for _, ref := range []string{"regarding", "involvedObject"} {
+		r := nestedMap(u.Object, ref)
+		if r == nil || !aboutSecret(str(r, "apiVersion"), str(r, "kind")) {
+			continue
+		}
+		for _, field := range []string{"note", "message"} {
+			if _, ok := u.Object[field]; ok {
+				u.Object[field] = withheld
+			}
+		}
+	}
 }
 
 // count is how many times the Event happened: its series' count, else

@@ -1,6 +1,7 @@
 package kubeevents
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -49,5 +50,21 @@ func TestWithholdsAndBoundsMessages(t *testing.T) {
 	}
 	if _, ok := Read(&unstructured.Unstructured{Object: map[string]any{"reason": "R"}}); ok {
 		t.Error("an Event about nothing was read")
+	}
+}
+
+func TestScrubWithholdsAMessageAboutASecretBeforeCaching(t *testing.T) {
+	for _, u := range []*unstructured.Unstructured{
+		{Object: map[string]any{"regarding": map[string]any{"apiVersion": "v1", "kind": "Secret", "name": "db"}, "note": "password=hunter2"}},
+		{Object: map[string]any{"involvedObject": map[string]any{"apiVersion": "v1", "kind": "Secret", "name": "db"}, "message": "password=hunter2"}},
+	} {
+		Scrub(u)
+		if strings.Contains(fmt.Sprint(u.Object), "hunter2") {
+			t.Errorf("scrubbed: %v", u.Object)
+		}
+	}
+	other := &unstructured.Unstructured{Object: map[string]any{"regarding": map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}, "note": "kept"}}
+	if Scrub(other); other.Object["note"] != "kept" {
+		t.Errorf("an Event about a ConfigMap lost its note: %v", other.Object)
 	}
 }

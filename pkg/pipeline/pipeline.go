@@ -224,6 +224,14 @@ func (p *Pipeline) Run(ctx context.Context) {
 func (p *Pipeline) CacheTransform(r discovery.Resource) cache.TransformFunc {
 	transform := p.differ.CacheTransform(r)
 	group, resource := r.GVR.Group, r.GVR.Resource
+	if kubeevents.IsEvent(group, r.Kind) {
+		return func(obj any) (any, error) {
+			if u, ok := obj.(*unstructured.Unstructured); ok {
+				kubeevents.Scrub(u) // an Event about a Secret keeps no message, in memory or on disk
+			}
+			return transform(obj)
+		}
+	}
 	if p.releases == nil || !release.Source(group, resource) {
 		return transform
 	}

@@ -72,8 +72,9 @@ type Set struct {
 	OnError func(rule string, err error, healed bool)
 }
 
-// Compile compiles the config's rules and the pack's rules named in
-// pack. Each error names its rule: "rules[name].when: 1:8: undefined
+// Compile compiles the config's rules and the pack's rules pack
+// enables (each limited to its namespaces, at its severity, when the
+// entry gives them). Each error names its rule: "rules[name].when: 1:8: undefined
 // field 'namspace'", one line each.
 func Compile(specs []Spec, pack []PackEntry) (*Set, error) {
 	env, err := newEnv()

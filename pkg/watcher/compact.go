@@ -95,6 +95,13 @@ func expand(c *compactObject) (*unstructured.Unstructured, error) {
 	if c.decoded != nil {
 		return &unstructured.Unstructured{Object: c.decoded}, nil
 	}
+	return decodeCompact(c)
+}
+
+// decodeCompact decodes a cached object from its compact form alone,
+// which never changes once cached (decoded does: the reflector's
+// goroutine drops it), so any goroutine may call it.
+func decodeCompact(c *compactObject) (*unstructured.Unstructured, error) {
 	raw, err := c.json()
 	if err != nil {
 		return nil, err

@@ -346,7 +346,7 @@ func (w *Watcher) Object(group, resource, namespace, name string) *unstructured.
 		if c == nil {
 			continue
 		}
-		if u, err := expand(c); err == nil {
+		if u, err := decodeCompact(c); err == nil {
 			return u
 		}
 	}

@@ -204,7 +204,8 @@ func TestABadRuleAtReloadKeepsTheRunningRules(t *testing.T) {
 // TestRulesOnThePage: the timeline page shows what the rules said of
 // each change (a ring of its severity's colour, the rules in its title),
 // filters by rule and severity through the API, and an object's page
-// names each record's rules, severity and summary; in a browser.
+// names each record's rules, severity and summary; in a browser. MCP's
+// list_changes, through the SDK's client, filters and names them too.
 func TestRulesOnThePage(t *testing.T) {
 	ns := newNamespace(t)
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
@@ -273,4 +274,17 @@ rules:
 		}
 	}
 	screenshot(t, browser, "rules-object")
+
+	var out struct {
+		Changes []struct {
+			Name, Severity, Summary string
+			Rules                   []string
+		}
+	}
+	callTool(t, mcpSession(t, "--server", httpAddress(t, w), "--kubeconfig", reviewer), "list_changes",
+		map[string]any{"namespace": ns, "from": "15m", "rule": "cm-*", "severity": "critical"}, &out)
+	if c := out.Changes; len(c) != 1 || c[0].Name != "unsafe" || c[0].Severity != "critical" ||
+		!slices.Equal(c[0].Rules, []string{"cm-flagged", "cm-unsafe"}) || c[0].Summary != "ConfigMap unsafe runs unsafe" {
+		t.Errorf("MCP list_changes rule=cm-* severity=critical: %+v, want unsafe's record alone, with its rules, severity and summary", c)
+	}
 }

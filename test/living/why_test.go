@@ -83,6 +83,11 @@ func TestWhyARolloutStalls(t *testing.T) {
 	if got := history(blind, "deploy/web"); !strings.Contains(got, "added   Deployment why/web") || strings.Contains(got, "warning ReplicaSet") {
 		t.Errorf("a caller who may not list Events sees them, or not the change:\n%s", got)
 	}
+	// The namespace's history folds the burst as watch did, and says how
+	// it ended from the Deployment's state kept at its end.
+	if got := history(reader); !regexp.MustCompile(`owned   Deployment why/web: .*stalled: FailedCreate`).MatchString(got) {
+		t.Errorf("history -n why does not fold the burst saying it stalled:\n%s", got)
+	}
 	if got := history(reader, "pod/stuck"); !strings.Contains(got, "warning Pod why/stuck FailedScheduling") {
 		t.Errorf("history pod/stuck lacks the scheduler's FailedScheduling:\n%s", got)
 	}

@@ -2,6 +2,10 @@ package historyapi
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,11 +44,37 @@ func TestKeptStatesAnswerThroughTheCurrentRedaction(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := Local{Reader: history.NewReader(db, nil)}.At(context.Background(), history.NewObjectID("", "secrets", "shop", "db"), time.Now())
-	if err != nil {
-		t.Fatal(err)
+	reader := history.NewReader(db, nil)
+	id := history.NewObjectID("", "secrets", "shop", "db")
+	for _, way := range []struct {
+		name string
+		at   func() ([]byte, error)
+	}{
+		{"a state dir (Local)", func() ([]byte, error) { return Local{Reader: reader}.At(context.Background(), id, time.Now()) }},
+		{"MCP and restore (UserSource)", func() ([]byte, error) { return UserSource{Reader: reader}.At(context.Background(), id, time.Now()) }},
+		{"the HTTP API's object", func() ([]byte, error) { return objectOverHTTP(NewHandler(reader, nil), "shop", "secrets/db") }},
+	} {
+		t.Run(way.name, func(t *testing.T) {
+			raw, err := way.at()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(raw), copyOfValues) || !strings.Contains(string(raw), "builder") {
+				t.Errorf("kept Secret answered as %s: want the copy redacted, the service account's name shown", raw)
+			}
+		})
 	}
-	if strings.Contains(string(raw), copyOfValues) || !strings.Contains(string(raw), "builder") {
-		t.Errorf("kept Secret answered as %s: want the copy redacted, the service account's name shown", raw)
+}
+
+// objectOverHTTP asks h's object endpoint for the object's state now.
+func objectOverHTTP(h *Handler, namespace, object string) ([]byte, error) {
+	mux := http.NewServeMux()
+	h.Register(mux)
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, ObjectPath+"?namespace="+namespace+"&object="+object+
+		"&at="+url.QueryEscape(time.Now().Format(time.RFC3339Nano)), nil))
+	if rec.Code != http.StatusOK {
+		return nil, fmt.Errorf("%s: %d %s", ObjectPath, rec.Code, rec.Body)
 	}
+	return rec.Body.Bytes(), nil
 }

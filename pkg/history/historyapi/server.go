@@ -54,11 +54,7 @@ func (l Local) Records(_ context.Context, q history.Query) (history.Page, error)
 // At implements Source: the kept state, through the current redaction
 // rules.
 func (l Local) At(_ context.Context, id history.ObjectID, t time.Time) ([]byte, error) {
-	raw, err := l.Reader.At(id, t)
-	if err != nil {
-		return nil, err
-	}
-	return redactKept(id, raw)
+	return keptAt(l.Reader, id, t)
 }
 
 // Resolve implements Source.
@@ -227,7 +223,7 @@ func (h *Handler) object(w http.ResponseWriter, r *http.Request, user *authnv1.U
 	if !ok {
 		return
 	}
-	raw, err := h.turns.inTurn(r.Context(), func() ([]byte, error) { return h.reader.At(id, at) })
+	raw, err := h.turns.inTurn(r.Context(), func() ([]byte, error) { return keptAt(h.reader, id, at) })
 	if err != nil {
 		writeStateError(w, err)
 		return

@@ -58,12 +58,13 @@ func (u UserSource) Records(ctx context.Context, q history.Query) (history.Page,
 	return read(ctx, u.turns, func() (history.Page, error) { return u.Reader.Records(q) })
 }
 
-// At implements Source.
+// At implements Source: the kept state, through the current redaction
+// rules, as Local answers it.
 func (u UserSource) At(ctx context.Context, id history.ObjectID, t time.Time) ([]byte, error) {
 	if err := u.mayList(ctx, id); err != nil {
 		return nil, err
 	}
-	return read(ctx, u.turns, func() ([]byte, error) { return u.Reader.At(id, t) })
+	return read(ctx, u.turns, func() ([]byte, error) { return keptAt(u.Reader, id, t) })
 }
 
 // Blame implements Source.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -17,6 +18,18 @@ import (
 // View is how a kept state is shown in a two-moment diff: the fields
 // watch's rules ignore left out. Nil shows everything kept.
 type View func(obj map[string]any, r change.Resource) map[string]any
+
+// keptAt is the object's kept state at t through the current redaction
+// rules: every way the history answers a state (the CLI's state dir, the
+// HTTP API, MCP) reads it here, so none shows what an older kubediff
+// kept in the clear.
+func keptAt(reader *history.Reader, id history.ObjectID, t time.Time) ([]byte, error) {
+	raw, err := reader.At(id, t)
+	if err != nil {
+		return nil, err
+	}
+	return redactKept(id, raw)
+}
 
 // redactKept passes a kept state through the current redaction rules,
 // which may hide more than those it was kept under: an upgrade's new rule

@@ -74,7 +74,8 @@ type Burst struct {
 }
 
 // Outcome says how the workload kind namespace/name's rollout stood at a
-// moment (pkg/rollout): "" while it is under way or not known.
+// moment (pkg/rollout): "" while it is under way or not known. The moment
+// is when the burst settled, Quiet after its last record.
 type Outcome func(kind, namespace, name string, at time.Time) string
 
 // OutcomeSetter is a folding sink whose bursts can say how their owner's
@@ -247,7 +248,8 @@ func (f *Folder) outcomeOf(b *Burst) string {
 	if !found {
 		namespace, name = "", namespace
 	}
-	if o := f.outcome(kind, namespace, name, time.Time(b.Last())); o != "" {
+	// At the moment the burst settles, as watch reads it when it prints.
+	if o := f.outcome(kind, namespace, name, time.Time(b.Last()).Add(Quiet)); o != "" {
 		return o
 	}
 	if w := b.Events(); len(w) > 0 && w[len(w)-1].Event.Warning() {
