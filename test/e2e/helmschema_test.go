@@ -8,8 +8,8 @@ import (
 )
 
 // TestChartRefusesWhatKubediffRefuses: the chart's values.schema.json,
-// generated from pkg/config, refuses at `helm lint`/`helm template` (so at
-// `helm install`) the config kubediff would refuse at start, naming the
+// generated from pkg/config, refuses at `helm lint`, `helm template` and
+// `helm install` the config kubediff would refuse at start, naming the
 // key's path; and it accepts config.example.yaml, every key kubediff has.
 func TestChartRefusesWhatKubediffRefuses(t *testing.T) {
 	chart := filepath.Join(repoRoot(t), "charts", "kubediff")
@@ -34,7 +34,8 @@ func TestChartRefusesWhatKubediffRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			values := valuesWithConfig(t, tt.config)
-			for _, cmd := range [][]string{{"lint", chart, "--strict", "-f", values}, {"template", "x", chart, "-f", values}} {
+			install := []string{"install", "x", chart, "--dry-run=client", "--kubeconfig", env.Kubeconfig, "-f", values}
+			for _, cmd := range [][]string{{"lint", chart, "--strict", "-f", values}, {"template", "x", chart, "-f", values}, install} {
 				out, err := helm(t, cmd...)
 				if err == nil {
 					t.Errorf("helm %s accepts it:\n%.500s", cmd[0], out)
