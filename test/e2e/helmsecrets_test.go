@@ -156,9 +156,11 @@ config:
 	if err == nil || !strings.Contains(out, "persistence.size: 3Gi is less than") {
 		t.Errorf("a 3Gi claim: err %v, output %q; want a failure naming persistence.size", err, out)
 	}
-	// History off (0 in either key): the queues and the objects, 2560Mi, fit 3Gi.
+	// History off ("0" in either key): the queues and the objects, 2560Mi,
+	// fit 3Gi. The keys are strings (kubediff refuses a number there, and
+	// so does the chart's schema): --set-string.
 	for _, off := range []string{"config.history.maxBytes=0", "config.history.retention=0"} {
-		if out, err := renderChart(t, "default", twoSinks, "--set", off, "--set", "persistence.emptyDirSizeLimit=3Gi"); err != nil {
+		if out, err := renderChart(t, "default", twoSinks, "--set-string", off, "--set", "persistence.emptyDirSizeLimit=3Gi"); err != nil {
 			t.Errorf("history off (%s) in a 3Gi emptyDir: %v\n%s", off, err, out)
 		}
 	}
