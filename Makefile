@@ -8,13 +8,27 @@ LDFLAGS  := -s -w -X github.com/kubediff/kubediff/internal/cli.version=$(VERSION
 TESTENV  := .testenv/bin
 export KUBEBUILDER_ASSETS := $(abspath $(TESTENV))
 
-.PHONY: all build dist testenv peers helm browser tools test unit demo bench microbench vet lint tidy-check lint-dockerfile fmt clean
+.PHONY: all build install chart-schema dist testenv peers helm browser shells tools test unit demo bench microbench vet lint tidy-check lint-dockerfile fmt clean
 
 all: build
 
 ## build: static kubediff binary in bin/, version stamped
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/kubediff ./cmd/kubediff
+
+## install: bin/kubediff into $(PREFIX)/bin (default /usr/local), with kubectl-kubediff and kubectl_complete-kubediff beside it for kubectl, and bash completion in $(PREFIX)/share/bash-completion/completions
+PREFIX  ?= /usr/local
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 bin/kubediff $(DESTDIR)$(PREFIX)/bin/kubediff
+	ln -sf kubediff $(DESTDIR)$(PREFIX)/bin/kubectl-kubediff
+	install -m 0755 hack/plugin/kubectl_complete-kubediff $(DESTDIR)$(PREFIX)/bin/kubectl_complete-kubediff
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	bin/kubediff completion bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kubediff
+
+## chart-schema: the config part of charts/kubediff/values.schema.json, generated from pkg/config's types
+chart-schema:
+	$(GO) run ./hack/chartschema charts/kubediff/values.schema.json
 
 ## testenv: local control plane (etcd, kube-apiserver, kubectl, controller manager, scheduler, KWOK) built from Go modules
 TESTENV_BINS := $(addprefix $(TESTENV)/,etcd kube-apiserver kubectl kube-controller-manager kube-scheduler kwok)
@@ -39,13 +53,17 @@ peers: $(TESTENV)/kubewatch
 # real cluster's controllers make kubediff print, step by step, and on two
 # cores the browser and control planes of test/e2e beside it slowed its
 # Pods enough to split a Deployment's creation into one record more.
-test: testenv peers helm browser vet
+test: testenv peers helm browser shells vet
 	$(GO) test -race -count=1 -timeout 45m $$($(GO) list ./... | grep -v /test/living)
 	$(GO) test -race -count=1 -timeout 25m ./test/living/
 
 ## browser: Debian's chromium, which the timeline page's tests drive headless (hack/browser.sh)
 browser:
 	hack/browser.sh
+
+## shells: Debian's bash-completion, which bash needs for kubediff's completion script and its tests (hack/shells.sh)
+shells:
+	hack/shells.sh
 
 ## unit: tests that need no control plane and build no release (everything but test/e2e, test/living and test/dist)
 UNIT_PKGS = $$($(GO) list ./... | grep -v -e /test/e2e -e /test/living -e /test/dist)

@@ -23,8 +23,14 @@ for p in $platforms; do
   echo "building $os/$arch..." >&2
   CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags "$ldflags" -o "$stage/$exe" ./cmd/kubediff
   cp README.md "$stage/"
+  files=("$exe" README.md)
+  # kubectl's completion of the plugin (a shell script: not for windows).
+  if [ "$os" != windows ]; then
+    cp hack/plugin/kubectl_complete-kubediff "$stage/"
+    files+=(kubectl_complete-kubediff)
+  fi
   # Reproducible archives: fixed order, times and owners.
-  tar -C "$stage" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - "$exe" README.md | gzip -n >"$out/$name.tar.gz"
+  tar -C "$stage" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - "${files[@]}" | gzip -n >"$out/$name.tar.gz"
   rm -rf "$stage"
   sum=$(sha256sum "$out/$name.tar.gz" | cut -d' ' -f1)
   echo "$sum  $name.tar.gz" >>"$out/checksums.txt"

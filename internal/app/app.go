@@ -96,7 +96,8 @@ func (p *program) runAll(ctx context.Context, stdout io.Writer, serve serveFunc)
 	if p.state, err = openState(p.cfg, p.log); err != nil {
 		return err
 	}
-	defer closeState(p.state, p.log) // after the watches stopped: their last writes included
+	defer closeState(p.state, p.log)                // after the watches stopped: their last writes included
+	defer serveStateSocket(p.state, p.cfg, p.log)() // readers of the dir ask this kubediff
 	if err := p.connectRetrying(ctx); err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ field kept. Exits 1 when the object did not exist then.`,
 			all, _ := cmd.Flags().GetBool("all")
 			b, err := src.Blame(cmd.Context(), id, at, all)
 			if err != nil {
-				return stateError(args[0], at, err)
+				return stateError(cmd, args[0], id, at, err)
 			}
 			if format == "json" {
 				return json.NewEncoder(out).Encode(b)

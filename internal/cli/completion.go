@@ -16,10 +16,10 @@ import (
 )
 
 // Dynamic completion, as kubectl completes `kubectl get`: resource types
-// from discovery, object names (TYPE/NAME, or a type then names) and
-// namespaces from the cluster the flags and config point at. Cobra's
-// `completion` command writes the bash, zsh, fish and powershell scripts
-// that call it.
+// from discovery (or a state dir's history), object names (TYPE/NAME, or
+// a type then names) and namespaces from the cluster the flags and config
+// point at. Cobra's `completion` command writes the bash, zsh, fish and
+// powershell scripts that call it.
 
 // completionTimeout keeps a slow or unreachable cluster from hanging a
 // shell's Tab.
@@ -42,22 +42,25 @@ func connect(cmd *cobra.Command) (*app.Clients, []string) {
 	if err != nil {
 		return nil, nil
 	}
+	// The history commands' -n is their own (no config key): the
+	// namespace whose objects to offer all the same.
+	if f := cmd.Flags().Lookup("namespace"); f != nil && isUnbound(f) && f.Changed {
+		return cl, []string{f.Value.String()}
+	}
 	return cl, cfg.Namespaces
 }
 
-// completeArgs completes watch's arguments.
+// completeArgs completes TYPE, TYPE/NAME and TYPE NAME arguments: types
+// from discovery (or, with no cluster answering, from --state-dir's
+// history), objects from the cluster.
 func completeArgs(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
 	defer cancel()
 	cl, namespaces := connect(cmd)
-	if cl == nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	catalog, _ := discovery.New(cl.Discovery).Resources(ctx)
-	all := catalog.Watchable
+	all := knownTypes(ctx, cmd, cl)
 	find := func(name string) *discovery.Resource {
 		i := slices.IndexFunc(all, func(r discovery.Resource) bool { return r.Matches(name) })
-		if i < 0 {
+		if i < 0 || cl == nil {
 			return nil
 		}
 		return &all[i]
@@ -75,19 +78,60 @@ func completeArgs(cmd *cobra.Command, args []string, toComplete string) ([]strin
 		}
 	case len(args) == 1 && !strings.ContainsAny(args[0], "/,"):
 		if r := find(args[0]); r != nil { // kubectl get deployment <names>
-			return objectNames(ctx, cl, *r, namespaces), cobra.ShellCompDirectiveNoFileComp
+			return withPrefix(objectNames(ctx, cl, *r, namespaces), toComplete), cobra.ShellCompDirectiveNoFileComp
 		}
-	case len(args) == 0:
-		var out []string
-		for _, r := range all {
-			if name := r.GVR.Resource; strings.HasPrefix(name, toComplete) && !slices.Contains(out, name) {
-				out = append(out, name)
-			}
-		}
-		slices.Sort(out)
-		return out, cobra.ShellCompDirectiveNoFileComp
+	case len(args) == 0 || cmd.Name() == "history":
+		return withPrefix(typeNames(all), toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 	return nil, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeTypes completes a comma-separated list of types (--resources).
+func completeTypes(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
+	defer cancel()
+	cl, _ := connect(cmd)
+	done, last := "", toComplete
+	if i := strings.LastIndex(toComplete, ","); i >= 0 {
+		done, last = toComplete[:i+1], toComplete[i+1:]
+	}
+	var out []string
+	for _, name := range withPrefix(typeNames(knownTypes(ctx, cmd, cl)), last) {
+		out = append(out, done+name)
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// knownTypes are the types discovery finds, or with no cluster answering
+// those the history in --state-dir knows.
+func knownTypes(ctx context.Context, cmd *cobra.Command, cl *app.Clients) []discovery.Resource {
+	if cl != nil {
+		if catalog, err := discovery.New(cl.Discovery).Resources(ctx); err == nil && len(catalog.Watchable) > 0 {
+			return catalog.Watchable
+		}
+	}
+	dir, _ := cmd.Flags().GetString("state-dir")
+	if dir == "" {
+		return nil
+	}
+	src, err := openStateDir(cmd, dir)
+	if err != nil {
+		return nil
+	}
+	types, _ := src.Resolve(ctx, "")
+	return types
+}
+
+// typeNames are the types' plural names, sorted, each once.
+func typeNames(types []discovery.Resource) []string {
+	var out []string
+	for _, r := range types {
+		if !slices.Contains(out, r.GVR.Resource) {
+			out = append(out, r.GVR.Resource)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // objectNames lists the objects of r (in namespaces, or all), by
@@ -124,21 +168,18 @@ func completeNamespaces(cmd *cobra.Command, _ []string, toComplete string) ([]st
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	var out []string
+	var names []string
 	for _, ns := range list.Items {
-		if strings.HasPrefix(ns.Name, toComplete) {
-			out = append(out, ns.Name)
-		}
+		names = append(names, ns.Name)
 	}
-	return out, cobra.ShellCompDirectiveNoFileComp
+	return withPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp
 }
 
-// addCompletion registers the dynamic completions on a command with the
-// selection flags.
+// addCompletion completes a command's arguments as types and objects
+// (withArgs) whatever its usage line says; its flags complete by their
+// names (registerCompletions).
 func addCompletion(cmd *cobra.Command, withArgs bool) {
 	if withArgs {
 		cmd.ValidArgsFunction = completeArgs
 	}
-	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces)
-	_ = cmd.RegisterFlagCompletionFunc("exclude-namespace", completeNamespaces)
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -113,7 +114,7 @@ func loadConfigWithArgs(cmd *cobra.Command, args []string) (config.Config, error
 		if err := checkConfigFile(path); err != nil {
 			return config.Config{}, usageError{err}
 		}
-		v.SetConfigFile(path)
+		useConfigFile(v, path)
 		if err := v.ReadInConfig(); err != nil {
 			return config.Config{}, usageError{fmt.Errorf("config file %s: %w", path, err)}
 		}
@@ -153,8 +154,13 @@ func loadConfigWithArgs(cmd *cobra.Command, args []string) (config.Config, error
 // unknown key or a value of the wrong type is reported with the file's name
 // instead of being ignored or blamed on the environment.
 func checkConfigFile(path string) error {
+	if info, err := os.Stat(path); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	} else if info.IsDir() {
+		return fmt.Errorf("config file %s is a directory: --config (or KUBEDIFF_CONFIG) wants a YAML file, such as config.example.yaml", path)
+	}
 	fv := viper.New()
-	fv.SetConfigFile(path)
+	useConfigFile(fv, path)
 	if err := fv.ReadInConfig(); err != nil {
 		return fmt.Errorf("config file %s: %w", path, err)
 	}
@@ -183,6 +189,15 @@ func checkConfigFile(path string) error {
 		return fmt.Errorf("config file %s: %w", path, unwrapDecodeError(err))
 	}
 	return nil
+}
+
+// useConfigFile points v at the config file, read as YAML whatever its
+// name ends in: viper would otherwise guess the format from the extension
+// and refuse /etc/kubediff/config with `Unsupported Config Type ""`. YAML
+// reads JSON too.
+func useConfigFile(v *viper.Viper, path string) {
+	v.SetConfigFile(path)
+	v.SetConfigType("yaml")
 }
 
 // unwrapDecodeError drops mapstructure's generic preamble so the message

@@ -18,12 +18,7 @@ import (
 // answer: a port that was just free on loopback.
 func unreachableKubeconfig(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddress(t)
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	kc := `apiVersion: v1
 kind: Config
@@ -36,6 +31,18 @@ current-context: c
 		t.Fatal(err)
 	}
 	return path
+}
+
+// freeAddress is a loopback address that was just free: nothing
+// answers there.
+func freeAddress(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 // A script or a supervisor tells "fix the command line" (2) from "it

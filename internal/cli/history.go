@@ -87,7 +87,7 @@ func newGetCommand(out, stderr io.Writer) *cobra.Command {
 Exits 1 when the object did not exist then.`,
 		Example: `  kubediff get deploy/web -n shop --at 2026-11-23T14:01:30Z --state-dir /var/lib/kubediff
   kubediff get cm/settings --at 2h --server http://127.0.0.1:8080 -o json`,
-		Args: cobra.ExactArgs(1),
+		Args: objectArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, done, err := openHistory(cmd, stderr)
 			if err != nil {
@@ -104,7 +104,7 @@ Exits 1 when the object did not exist then.`,
 			}
 			raw, err := src.At(cmd.Context(), id, at)
 			if err != nil {
-				return stateError(args[0], at, err)
+				return stateError(cmd, args[0], id, at, err)
 			}
 			format, _ := cmd.Flags().GetString("output")
 			return writeObject(out, raw, format)
@@ -116,6 +116,7 @@ Exits 1 when the object did not exist then.`,
 	f.String("at", "", "the moment: RFC 3339 (fractional seconds allowed) or a duration ago such as 15m")
 	f.StringP("output", "o", "yaml", "yaml or json")
 	markUnbound(cmd, "namespace", "at", "output")
+	completeWords(cmd, "output", "yaml", "json")
 	_ = cmd.MarkFlagRequired("at")
 	return cmd
 }
@@ -132,7 +133,7 @@ resourceVersion, generation, heartbeat times); --all shows every field
 kept.`,
 		Example: `  kubediff diff deploy/web -n shop --from 2026-11-23T13:00:00Z --to 2026-11-23T14:05:00Z --state-dir /var/lib/kubediff
   kubediff diff cm/settings --from 1h --server http://127.0.0.1:8080`,
-		Args: cobra.ExactArgs(1),
+		Args: objectArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, done, err := openHistory(cmd, stderr)
 			if err != nil {
@@ -153,6 +154,15 @@ kept.`,
 	return cmd
 }
 
+// objectArg takes one TYPE/NAME argument.
+func objectArg(cmd *cobra.Command, args []string) error {
+	if err := cobra.ExactArgs(1)(cmd, args); err != nil {
+		return err
+	}
+	_, _, err := splitObjectArg(args[0])
+	return err
+}
+
 // addHistorySourceFlags adds where the history is read.
 func addHistorySourceFlags(cmd *cobra.Command) {
 	cmd.Flags().String("state-dir", "", "read the history in this state dir (no kubediff running with it); also the config's state.dir")
@@ -169,19 +179,25 @@ func openHistory(cmd *cobra.Command, stderr io.Writer) (historyapi.Source, func(
 	if err != nil || remote != nil {
 		return remote, func() {}, err
 	}
-	cfg, err := loadConfigWithArgs(cmd, nil)
+	src, err := openStateDir(cmd, dir)
 	if err != nil {
 		return nil, nil, err
+	}
+	return src, func() {}, nil
+}
+
+// openStateDir reads the history in dir under the diff rules the flags
+// and config give (what its states lack).
+func openStateDir(cmd *cobra.Command, dir string) (app.StateDir, error) {
+	cfg, err := loadConfigWithArgs(cmd, nil)
+	if err != nil {
+		return app.StateDir{}, err
 	}
 	rules, err := app.DiffRules(cfg)
 	if err != nil {
-		return nil, nil, err
+		return app.StateDir{}, err
 	}
-	reader, closeDB, err := openStateHistory(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	return historyapi.Local{Reader: reader, Rules: rules}, func() { _ = closeDB() }, nil
+	return app.OpenStateDir(dir, rules)
 }
 
 // historyFlags reads where the history is: a running kubediff, asked as
@@ -333,11 +349,21 @@ func momentFlag(cmd *cobra.Command, name string, now time.Time) (time.Time, erro
 	return t, nil
 }
 
+// splitObjectArg reads TYPE/NAME. Commands check it before opening the
+// history, so that a state dir and a running kubediff refuse it alike.
+func splitObjectArg(arg string) (typ, name string, err error) {
+	typ, name, ok := strings.Cut(arg, "/")
+	if !ok || typ == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", usageError{fmt.Errorf("%q: want TYPE/NAME with one slash, such as deploy/web", arg)}
+	}
+	return typ, name, nil
+}
+
 // resolveObject reads TYPE/NAME with -n into the object's id.
 func resolveObject(cmd *cobra.Command, src historyapi.Source, arg string) (history.ObjectID, error) {
-	typ, name, ok := strings.Cut(arg, "/")
-	if !ok || name == "" {
-		return "", usageError{fmt.Errorf("%q: want TYPE/NAME, such as deploy/web", arg)}
+	typ, name, err := splitObjectArg(arg)
+	if err != nil {
+		return "", err
 	}
 	id, err := historyapi.ResolveObject(cmd.Context(), src, typ, name, objectNamespace(cmd))
 	return id, nameError(err)
@@ -372,16 +398,32 @@ func objectNamespace(cmd *cobra.Command) string {
 	return ns
 }
 
-// stateError says why an object's state at a moment is not there.
-func stateError(arg string, at time.Time, err error) error {
+// stateError says why an object's state at a moment is not there, and
+// in which namespace it was looked for.
+func stateError(cmd *cobra.Command, arg string, id history.ObjectID, at time.Time, err error) error {
 	when := at.UTC().Format(time.RFC3339Nano)
 	switch {
 	case errors.Is(err, history.ErrNotFound):
-		return fmt.Errorf("%s did not exist at %s (as far as kubediff saw)", arg, when)
+		return fmt.Errorf("%s%s did not exist at %s (as far as kubediff saw)", arg, searchedNamespace(cmd, id), when)
 	case errors.Is(err, history.ErrBeforeHistory):
 		return fmt.Errorf("%s is older than kubediff's history (retention, or before kubediff first kept it)", when)
 	}
 	return err
+}
+
+// searchedNamespace names the namespace an object was looked for in
+// (nothing for a cluster-scoped type), and where it came from when -n
+// did not name it: an object in another namespace is the usual reason
+// for "did not exist".
+func searchedNamespace(cmd *cobra.Command, id history.ObjectID) string {
+	_, _, ns, _ := id.Parts()
+	switch {
+	case ns == "":
+		return ""
+	case cmd.Flags().Changed("namespace"):
+		return " in namespace " + ns
+	}
+	return " in namespace " + ns + " (your kubeconfig context's, or default: -n names another)"
 }
 
 // historyPrinter prints records as watch prints them: JSON, or text with

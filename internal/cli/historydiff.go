@@ -11,11 +11,7 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/history/historyapi"
-	"github.com/kubediff/kubediff/pkg/state"
 )
-
-// openStateHistory reads a state dir's history.
-var openStateHistory = state.OpenHistory
 
 // runDiff prints how the object changed between --from and --to.
 func runDiff(cmd *cobra.Command, src historyapi.Source, arg string, out io.Writer) error {
@@ -40,8 +36,11 @@ func runDiff(cmd *cobra.Command, src historyapi.Source, arg string, out io.Write
 		view = nil
 	}
 	text, err := historyapi.UnifiedDiff(cmd.Context(), src, id, arg, from, to, view)
-	if errors.Is(err, history.ErrBeforeHistory) {
-		return stateError(arg, from, err) // from is the older moment
+	switch {
+	case errors.Is(err, history.ErrBeforeHistory):
+		return stateError(cmd, arg, id, from, err) // from is the older moment
+	case errors.Is(err, history.ErrNotFound):
+		return fmt.Errorf("%s%s existed at neither moment (as far as kubediff saw)", arg, searchedNamespace(cmd, id))
 	}
 	if err != nil {
 		return err

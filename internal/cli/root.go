@@ -97,7 +97,7 @@ func RunAs(ctx context.Context, name string, args []string, stdout, stderr io.Wr
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "%s: %v\n", name, err)
+	fmt.Fprintf(stderr, "%s: %s\n", name, shortenError(err.Error()))
 	return exitCode(err)
 }
 
@@ -143,6 +143,7 @@ or text on stdout. Operational logs go to stderr.`,
 	for _, cmd := range root.Commands() {
 		cmd.Example = strings.ReplaceAll(cmd.Example, "  kubediff ", "  "+name+" ")
 	}
+	registerCompletions(root)
 	markRuntimeErrors(root)
 	return root
 }

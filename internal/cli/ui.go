@@ -17,10 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubediff/kubediff/internal/app"
-	"github.com/kubediff/kubediff/pkg/history/historyapi"
 	"github.com/kubediff/kubediff/pkg/history/historyui"
-	"github.com/kubediff/kubediff/pkg/state"
 )
 
 func newUICommand(stdout, stderr io.Writer) *cobra.Command {
@@ -64,25 +61,19 @@ func uiHandler(cmd *cobra.Command, stderr io.Writer) (http.Handler, func(), erro
 		return nil, nil, err
 	}
 	if remote != nil {
+		// A page that could only say "Bad Gateway": refuse to start.
+		if err := remote.Ping(cmd.Context()); err != nil {
+			return nil, nil, err
+		}
 		mux.Handle("/api/", remote.Proxy())
 		return mux, func() {}, nil
 	}
-	cfg, err := loadConfigWithArgs(cmd, nil)
+	stateDir, err := openStateDir(cmd, dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	rules, err := app.DiffRules(cfg) // what its states lack, for the page's restore manifest
-	if err != nil {
-		return nil, nil, err
-	}
-	reader, closeDB, err := state.OpenHistory(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	api := historyapi.NewHandler(reader, nil)
-	api.SetRules(rules)
-	api.Register(mux)
-	return mux, func() { _ = closeDB() }, nil
+	mux.Handle("/api/", stateDir.Handler())
+	return mux, func() {}, nil
 }
 
 // uiIdleTimeout closes a browser's keep-alive connection left idle, as

@@ -75,18 +75,10 @@ func orNone(names []string) string {
 // checkOutput checks stdout's format and the logs'.
 func (c Config) checkOutput() []error {
 	var errs []error
-	if !oneOf(c.Output, OutputJSON, OutputText, OutputNone) {
-		errs = append(errs, fmt.Errorf("output: %q is not one of json, text, none", c.Output))
-	}
-	if !oneOf(c.Color, "auto", "always", "never") {
-		errs = append(errs, fmt.Errorf("color: %q is not one of auto, always, never", c.Color))
-	}
-	if !oneOf(c.Log.Level, "debug", "info", "warn", "error") {
-		errs = append(errs, fmt.Errorf("log.level: %q is not one of debug, info, warn, error", c.Log.Level))
-	}
-	if !oneOf(c.Log.Format, "text", "json") {
-		errs = append(errs, fmt.Errorf("log.format: %q is not one of text, json", c.Log.Format))
-	}
+	errs = append(errs, notOneOf("output", c.Output, Outputs)...)
+	errs = append(errs, notOneOf("color", c.Color, Colors)...)
+	errs = append(errs, notOneOf("log.level", c.Log.Level, LogLevels)...)
+	errs = append(errs, notOneOf("log.format", c.Log.Format, LogFormats)...)
 	if err := checkHTTPAddress(c.HTTPAddress); err != nil {
 		errs = append(errs, fmt.Errorf("httpAddress (--http-address): %w", err))
 	}
@@ -154,9 +146,7 @@ func (d DiffConfig) check() []error {
 			}
 		}
 	}
-	if !oneOf(d.Style, StyleCompact, StyleUnified) {
-		errs = append(errs, fmt.Errorf("diff.style: %q is not one of compact, unified", d.Style))
-	}
+	errs = append(errs, notOneOf("diff.style", d.Style, DiffStyles)...)
 	return errs
 }
 
@@ -193,9 +183,7 @@ func (c Config) checkDelivery() []error {
 	if _, err := c.History.EventRetention(); err != nil {
 		errs = append(errs, err)
 	}
-	if !oneOf(c.Events, EventsNone, EventsWarnings, EventsAll) {
-		errs = append(errs, fmt.Errorf("events (--events): %q is not one of none, warnings, all", c.Events))
-	}
+	errs = append(errs, notOneOf("events (--events)", c.Events, EventModes)...)
 	if c.DrainTimeout < 0 {
 		errs = append(errs, fmt.Errorf("drainTimeout: %s is negative", c.DrainTimeout))
 	}
@@ -247,7 +235,13 @@ func checkSafeAnnotations(key string, patterns []string) []error {
 	return errs
 }
 
-func oneOf(s string, allowed ...string) bool { return slices.Contains(allowed, s) }
+// notOneOf is the error of a key whose value is not one of allowed.
+func notOneOf(key, value string, allowed []string) []error {
+	if slices.Contains(allowed, value) {
+		return nil
+	}
+	return []error{fmt.Errorf("%s: %q is not one of %s", key, value, strings.Join(allowed, ", "))}
+}
 
 // ParseObject reads an object named as kubectl names it: TYPE/NAME.
 func ParseObject(o string) (typ, name string, err error) {
@@ -341,9 +335,7 @@ func (s SinkEntry) validate(key string, seen map[string]bool) []error {
 		}
 	}
 	for _, t := range s.Match.Types {
-		if !oneOf(t, "added", "updated", "deleted", "event") {
-			errs = append(errs, fmt.Errorf("%s.match.types: %q is not one of added, updated, deleted, event", key, t))
-		}
+		errs = append(errs, notOneOf(key+".match.types", t, ChangeTypes)...)
 	}
 	if err := glob.Valid(s.Match.Namespaces); err != nil {
 		errs = append(errs, fmt.Errorf("%s.match.namespaces: %w", key, err))

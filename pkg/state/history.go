@@ -46,12 +46,31 @@ func (s *Store) KeepTypes(types []discovery.Resource) error {
 // History reads the store's history.
 func (s *Store) History() *history.Reader { return history.NewReader(s.db, current) }
 
+// SocketPath is where a running kubediff answers history queries for
+// its state dir (the history API, to whoever may open the socket, as to
+// whoever may read the file): readers ask it rather than wait for the
+// file, which the writer holds locked while it runs.
+func SocketPath(dir string) string { return filepath.Join(dir, "kubediff.sock") }
+
+// ErrInUse says a running kubediff holds the state dir's file.
+var ErrInUse = errors.New("in use by a running kubediff")
+
+// CheckHistory says whether dir holds a kubediff state at all.
+func CheckHistory(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, fileName)); err != nil {
+		return fmt.Errorf("state dir %s: no kubediff state there (%w)", dir, err)
+	}
+	return nil
+}
+
 // OpenHistory opens the history in a state dir for reading, while no
-// kubediff runs with it. Close the returned database when done.
+// kubediff runs with it. Close the returned database when done: while it
+// is open no kubediff can start with the dir, so readers that stay (the
+// page) open it for each query.
 func OpenHistory(dir string) (*history.Reader, func() error, error) {
 	path := filepath.Join(dir, fileName)
-	if _, err := os.Stat(path); err != nil {
-		return nil, nil, fmt.Errorf("state dir %s: no kubediff state there (%w)", dir, err)
+	if err := CheckHistory(dir); err != nil {
+		return nil, nil, err
 	}
 	var db *bolt.DB
 	err := guard(func() (err error) {
@@ -59,7 +78,7 @@ func OpenHistory(dir string) (*history.Reader, func() error, error) {
 		return err
 	})
 	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, nil, fmt.Errorf("state dir %s: in use by a running kubediff; ask it instead with --server", dir)
+		return nil, nil, fmt.Errorf("state dir %s: %w; ask it instead with --server", dir, ErrInUse)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("state dir %s: %w", dir, err)

@@ -95,6 +95,15 @@ func TestDistArchivesChecksumsAndKrewManifestAgree(t *testing.T) {
 		if err != nil || !strings.Contains(string(v), "v9.9.9-test") {
 			t.Errorf("the archived binary, run as a plugin: %v\n%s", err, v)
 		}
+		// kubectl completes `kubectl kubediff ...` by running
+		// kubectl_complete-kubediff from PATH.
+		completer := filepath.Join(filepath.Dir(bin), "kubectl_complete-kubediff")
+		extract(t, data, "kubectl_complete-kubediff", completer)
+		complete := exec.Command(completer, "history", "-o", "")
+		complete.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"))
+		if words, err := complete.Output(); err != nil || !strings.HasPrefix(string(words), "json\ntext\n") {
+			t.Errorf("the archived kubectl_complete-kubediff: %v\n%s", err, words)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -32,9 +33,9 @@ type Remote struct {
 	// ("": the first, or its only one).
 	Cluster string
 	// trim is the part of the API's paths base replaces (through the API
-	// server: BasePath), and hint what to check when the answer is not
-	// kubediff's.
-	trim, hint string
+	// server: BasePath), hint what to check when the answer is not
+	// kubediff's, and down what to check when nothing answers.
+	trim, hint, down string
 }
 
 // NewRemoteThroughAPIServer asks the kubediff registered as an aggregated
@@ -52,12 +53,16 @@ func NewRemoteThroughAPIServer(rc *rest.Config, prefix, apiService string) (*Rem
 	if host.Path == "" {
 		host.Path = "/" // else JoinPath makes a relative path, which the proxy would send as it is
 	}
-	return &Remote{base: host.JoinPath(prefix), client: &http.Client{Transport: rt, Timeout: time.Minute}, trim: BasePath,
-		hint: fmt.Sprintf("is kubediff's APIService registered and available? kubectl get apiservice %s", apiService)}, nil
+	r := &Remote{base: host.JoinPath(prefix), client: &http.Client{Transport: rt, Timeout: time.Minute}, trim: BasePath,
+		hint: fmt.Sprintf("is kubediff's APIService registered and available? kubectl get apiservice %s", apiService)}
+	r.down = r.hint
+	return r, nil
 }
 
 // ErrNoToken says the kubeconfig's user has no bearer token to send.
-var ErrNoToken = errors.New("your kubeconfig's user has no bearer token (it signs in with a client certificate): the history API checks callers with TokenReview, so use a kubeconfig with a token, such as one made by `kubectl create token`")
+var ErrNoToken = errors.New("your kubeconfig's user has no bearer token to send (it signs in with a client certificate, as kind's and minikube's do), " +
+	"and kubediff checks callers with TokenReview: use --via-apiserver (the chart's apiService.enabled), or a ServiceAccount's token " +
+	"(`kubectl create token NAME`; the recipe is in docs/history.md, \"Client certificates\")")
 
 // NewRemote asks the kubediff at server (http://host:port) as rc's user.
 func NewRemote(server string, rc *rest.Config) (*Remote, error) {
@@ -79,7 +84,20 @@ func NewRemote(server string, rc *rest.Config) (*Remote, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Remote{base: base, client: &http.Client{Transport: rt, Timeout: time.Minute}, hint: "is it kubediff, with a state dir?"}, nil
+	return &Remote{base: base, client: &http.Client{Transport: rt, Timeout: time.Minute}, hint: "is it kubediff, with a state dir?", down: "is kubediff running with this --http-address?"}, nil
+}
+
+// NewSocketRemote asks the kubediff running with a state dir through the
+// unix socket it serves there (state.SocketPath): no credentials, as the
+// socket is only for those who may read the state dir.
+func NewSocketRemote(path string) *Remote {
+	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", path)
+	}
+	base := &url.URL{Scheme: "http", Host: "kubediff", Path: "/"}
+	return &Remote{base: base, client: &http.Client{Transport: &http.Transport{DialContext: dial}, Timeout: time.Minute},
+		hint: "is it kubediff?", down: "is kubediff still running with this state dir?"}
 }
 
 // Records implements Source.
@@ -179,7 +197,7 @@ func (r *Remote) get(ctx context.Context, path string, v url.Values, read func(i
 	}
 	resp, err := r.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("kubediff at %s: %w", r.base.Redacted(), err)
+		return r.unreachable(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
@@ -198,6 +216,23 @@ func (r *Remote) get(ctx context.Context, path string, v url.Values, read func(i
 		return fmt.Errorf("%w%s", restore.ErrIncomplete, strings.TrimPrefix(strings.TrimSpace(e.Error), restore.ErrIncomplete.Error()))
 	}
 	return fmt.Errorf("kubediff at %s: %s", r.base.Redacted(), strings.TrimSpace(e.Error))
+}
+
+// Ping asks the running kubediff for one cheap answer (its types), so that
+// a command serving its page can refuse to start when it does not answer.
+func (r *Remote) Ping(ctx context.Context) error {
+	var out json.RawMessage
+	return r.get(ctx, TypesPath, url.Values{"name": {"namespaces"}}, func(body io.Reader) error { return json.NewDecoder(body).Decode(&out) })
+}
+
+// unreachable says that the kubediff at base did not answer, and what to
+// check.
+func (r *Remote) unreachable(err error) error {
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		err = urlErr.Err
+	}
+	return fmt.Errorf("kubediff at %s does not answer (%w): %s", r.base.Redacted(), err, r.down)
 }
 
 func setIf(v url.Values, key, value string) {
@@ -230,6 +265,11 @@ func (r *Remote) Proxy() http.Handler {
 			pr.Out.Header.Del("Authorization")
 			pr.Out.Header.Del("Cookie")
 			r.nameCluster(pr.Out)
+		},
+		// The page shows the error's sentence: a bare "Bad Gateway" said
+		// nothing of which kubediff did not answer or why.
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			writeError(w, http.StatusBadGateway, "Unreachable", r.unreachable(err))
 		},
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {

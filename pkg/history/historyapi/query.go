@@ -59,6 +59,11 @@ func ResolveObject(ctx context.Context, src Source, typ, name, namespace string)
 	if name == "" {
 		return "", fmt.Errorf("%w: an object name is needed", ErrBadName)
 	}
+	if err := checkObjectName(name); err != nil {
+		// Refused before any source answers, so that the state dir and a
+		// running kubediff say the same.
+		return "", fmt.Errorf("%w: %s/%s: %w", ErrBadName, typ, name, err)
+	}
 	r, err := ResolveType(ctx, src, typ)
 	if err != nil {
 		return "", err

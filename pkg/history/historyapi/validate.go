@@ -108,8 +108,17 @@ func checkSelector(s history.Selector) error {
 		return fmt.Errorf("%q: not a resource's plural name (a DNS-1123 label, such as deployments)", truncate(s.Resource))
 	case s.Group != "" && len(validation.IsDNS1123Subdomain(s.Group)) > 0:
 		return fmt.Errorf("%q: not an API group (a DNS-1123 subdomain, such as apps)", truncate(s.Group))
-	case s.Name != "" && (len(s.Name) > validation.DNS1123SubdomainMaxLength || len(content.IsPathSegmentName(s.Name)) > 0):
-		return fmt.Errorf("%q: not an object's name (at most 253 characters, no '/' or '%%')", truncate(s.Name))
+	case s.Name != "":
+		return checkObjectName(s.Name)
+	}
+	return nil
+}
+
+// checkObjectName refuses a name no object can have: more than 253
+// characters, or one that cannot be a path segment ("web/extra").
+func checkObjectName(name string) error {
+	if len(name) > validation.DNS1123SubdomainMaxLength || len(content.IsPathSegmentName(name)) > 0 {
+		return fmt.Errorf("%q: not an object's name (at most 253 characters, no '/' or '%%')", truncate(name))
 	}
 	return nil
 }

@@ -6,6 +6,7 @@
 package fold
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -44,6 +45,17 @@ type Folder struct {
 	// Deployment that owns its ReplicaSet.
 	owners map[string]string
 	bursts map[string]*Burst // by top owner's key
+	// folds remembers, for Max, each owner's last fold: the late steps of
+	// a scale-down (a Pod's graceful deletion, seconds after the rest)
+	// then say they continue it instead of printing alone.
+	folds map[string]foldMark
+}
+
+// foldMark is an owner's last fold: its first record's time, and when it
+// was due.
+type foldMark struct {
+	first record.Timestamp
+	due   time.Time
 }
 
 // Burst is the records of the objects under one owner, with the Events
@@ -52,6 +64,9 @@ type Burst struct {
 	root        string // the top owner's key
 	Records     []record.Change
 	first, last time.Time
+	// Continues is the first record's time of the owner's fold these
+	// records came late to (zero: none).
+	Continues record.Timestamp
 	// Outcome says how the owner's rollout ended, when it did by the
 	// time the burst is due: "rolled out 5/5", "stalled: FailedCreate: …"
 	// ("": under way, or not known).
@@ -83,7 +98,7 @@ func New() *Folder { return NewWithClock(time.Now) }
 // replay of kept records (kubediff history -o text) folds by the records'
 // own times, as watch folded them when they came.
 func NewWithClock(now func() time.Time) *Folder {
-	return &Folder{now: now, owners: map[string]string{}, bursts: map[string]*Burst{}}
+	return &Folder{now: now, owners: map[string]string{}, bursts: map[string]*Burst{}, folds: map[string]foldMark{}}
 }
 
 // Add holds c in its top owner's burst and reports true, or reports false
@@ -152,7 +167,8 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // Due removes and returns, oldest first, the bursts that have settled
-// (quiet for Quiet, or waiting for Max), or every burst with all.
+// (quiet for Quiet, or waiting for Max), or every burst with all. A
+// burst of an owner folded within Max continues that fold.
 func (f *Folder) Due(all bool) []*Burst {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -166,7 +182,34 @@ func (f *Folder) Due(all bool) []*Burst {
 		}
 	}
 	slices.SortFunc(due, func(a, b *Burst) int { return a.first.Compare(b.first) })
+	for root, m := range f.folds {
+		if now.Sub(m.due) >= Max {
+			delete(f.folds, root)
+		}
+	}
+	for _, b := range due {
+		if m, ok := f.folds[b.root]; ok {
+			b.Continues = m.first
+		}
+		if b.Folded() {
+			f.folds[b.root] = foldMark{first: cmp.Or(b.Continues, b.First()), due: now}
+		}
+	}
 	return due
+}
+
+// OpenSince is when the oldest burst still held began (its first
+// record's time), and whether one is held.
+func (f *Folder) OpenSince() (record.Timestamp, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var oldest record.Timestamp
+	for _, b := range f.bursts {
+		if first := b.First(); time.Time(oldest).IsZero() || time.Time(first).Before(time.Time(oldest)) {
+			oldest = first
+		}
+	}
+	return oldest, !time.Time(oldest).IsZero()
 }
 
 // Waiting reports whether any burst is held.
@@ -216,8 +259,8 @@ func (f *Folder) outcomeOf(b *Burst) string {
 	return ""
 }
 
-// Folded reports whether the burst has enough changes to show as one
-// line (Events are shown under it apart).
+// Folded reports whether the burst shows as one line: enough changes
+// (Events are shown under it apart), or late steps of its owner's fold.
 func (b *Burst) Folded() bool {
 	n := 0
 	for _, c := range b.Records {
@@ -225,7 +268,7 @@ func (b *Burst) Folded() bool {
 			n++
 		}
 	}
-	return n >= Min
+	return n >= Min || n > 0 && !time.Time(b.Continues).IsZero()
 }
 
 // Events returns the Events about the burst's objects, once per object
@@ -297,6 +340,17 @@ func (b *Burst) Summary() string {
 		parts = append(parts, kind+" "+strings.Join(counts, ", "))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// First is when the burst's first step happened (its earliest record).
+func (b *Burst) First() record.Timestamp {
+	first := b.Records[0].Time
+	for _, c := range b.Records[1:] {
+		if time.Time(c.Time).Before(time.Time(first)) {
+			first = c.Time
+		}
+	}
+	return first
 }
 
 // Headline is the Summary, then how the rollout ended when it did:

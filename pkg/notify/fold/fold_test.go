@@ -69,3 +69,36 @@ func TestPodsBeforeTheirReplicaSetsOwnerFoldInOneBurst(t *testing.T) {
 		t.Errorf("burst under %s %s: %s; want the Deployment's, with the ReplicaSet and its 3 Pods", kind, name, due[0].Summary())
 	}
 }
+
+// An owner's steps that come after its fold was due (a scale-down's last
+// Pod, deleted 13 s after the rest) continue that fold, within Max; past
+// Max, a lone step is a lone step again.
+func TestLateStepsContinueTheirOwnersFold(t *testing.T) {
+	start := time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)
+	clock := start
+	f := NewWithClock(func() time.Time { return clock })
+	deleted := func(name string) record.Change {
+		return record.Change{Type: record.Deleted, Kind: "Pod", Namespace: "day", Name: name, Time: record.Timestamp(clock),
+			Owner: &record.Owner{Kind: "ReplicaSet", Name: "web-1"}}
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		f.Add(deleted(name))
+	}
+	clock = clock.Add(Quiet)
+	if due := f.Due(false); len(due) != 1 || !due[0].Folded() || !time.Time(due[0].Continues).IsZero() {
+		t.Fatalf("the first three deletions: %+v", due)
+	}
+	clock = clock.Add(3 * time.Second)
+	f.Add(deleted("d"))
+	clock = clock.Add(Quiet)
+	due := f.Due(false)
+	if len(due) != 1 || !due[0].Folded() || time.Time(due[0].Continues) != start {
+		t.Fatalf("the late deletion does not continue the fold of %s: %+v", start, due)
+	}
+	clock = clock.Add(Max)
+	f.Add(deleted("e"))
+	clock = clock.Add(Quiet)
+	if due := f.Due(false); len(due) != 1 || due[0].Folded() {
+		t.Fatalf("a deletion past Max after the fold: %+v", due)
+	}
+}

@@ -89,6 +89,12 @@ type SASLConfig struct {
 // topicName is what Kafka accepts as a topic's name.
 var topicName = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,249}$`)
 
+// SchemaRules says, for the chart's values.schema.json, what Validate
+// requires: brokers, a topic and a compression of the known ones.
+func (c *Config) SchemaRules() map[string]any {
+	return map[string]any{"required": []string{"brokers", "topic"}, "properties+": map[string]any{"compression": map[string]any{"enum": compressions}}}
+}
+
 // Validate implements notify.SinkConfig.
 func (c *Config) Validate() error {
 	var errs []error

@@ -24,6 +24,12 @@ type Config struct {
 	Timeout  time.Duration     `mapstructure:"timeout"`
 }
 
+// SchemaRules says, for the chart's values.schema.json, what Validate
+// requires: an endpoint.
+func (c *Config) SchemaRules() map[string]any {
+	return map[string]any{"required": []string{"endpoint"}}
+}
+
 // Validate implements notify.SinkConfig.
 func (c *Config) Validate() error {
 	var errs []error

@@ -41,6 +41,13 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// SchemaRules says, for the chart's values.schema.json, what Validate
+// requires: a channel, and exactly one of token and tokenFile.
+func (c *Config) SchemaRules() map[string]any {
+	return map[string]any{"required": []string{"channel"}, "oneOf": []any{
+		map[string]any{"required": []string{"token"}}, map[string]any{"required": []string{"tokenFile"}}}}
+}
+
 // Build implements notify.SinkConfig.
 func (c *Config) Build(log *slog.Logger) (notify.Notifier, error) {
 	token, err := notify.ReadSecret(c.Token, c.TokenFile, "tokenFile")

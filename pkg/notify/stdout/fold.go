@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -25,9 +26,19 @@ type FoldingText struct {
 	ticker fold.Ticker
 
 	// replay folds kept records by their own times (clock), printing a
-	// burst once a later record shows it settled, with no timer.
-	replay bool
-	clock  time.Time
+	// burst once a later record shows it settled, with no timer, where
+	// its first step happened: what came after that step waits in
+	// pending until the burst prints.
+	replay  bool
+	clock   time.Time
+	pending []pendingLine
+}
+
+// pendingLine is a burst or a record waiting to print at its time.
+type pendingLine struct {
+	at     time.Time
+	burst  *fold.Burst
+	record record.Change
 }
 
 // NewFoldingText returns a text sink that folds owned objects' records.
@@ -62,6 +73,10 @@ func (f *FoldingText) Notify(_ context.Context, c record.Change) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.folder.Add(c) {
+		if since, open := f.folder.OpenSince(); f.replay && open && time.Time(since).Before(time.Time(c.Time)) {
+			f.pending = append(f.pending, pendingLine{at: time.Time(c.Time), record: c})
+			return nil
+		}
 		if err := f.text.encode(f.text.w, c); err != nil {
 			return err
 		}
@@ -82,28 +97,75 @@ func (f *FoldingText) Close() error {
 	return f.print(true)
 }
 
-// print writes the bursts that are due (all of them with all), oldest
-// first.
+// print writes the bursts that are due (all of them with all), each at
+// its first step's time, and in a replay the records waiting behind them
+// up to the oldest burst still open.
 func (f *FoldingText) print(all bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, b := range f.folder.Due(all) {
-		if b.Folded() {
-			kind, name := b.Owner()
-			p := f.palette
-			summary := b.Headline()
-			fmt.Fprintf(f.text.w, "%s%s%s %s%-7s%s %s%s %s%s: %s\n", p.dim, b.Last(), p.reset, p.dim, "owned", p.reset,
-				p.bold, printable(kind), printable(name), p.reset, printable(summary))
-			for _, e := range b.Events() {
-				fmt.Fprintf(f.text.w, "  %s\n", eventLine(e, p))
-			}
-			continue
+		f.pending = append(f.pending, pendingLine{at: time.Time(b.First()), burst: b})
+	}
+	slices.SortStableFunc(f.pending, func(a, b pendingLine) int { return a.at.Compare(b.at) })
+	cutoff, open := f.folder.OpenSince()
+	n := 0
+	for _, line := range f.pending {
+		if f.replay && open && !line.at.Before(time.Time(cutoff)) {
+			break
 		}
+		if err := f.write(line); err != nil {
+			return err
+		}
+		n++
+	}
+	f.pending = slices.Delete(f.pending, 0, n)
+	return f.text.flush()
+}
+
+// write prints one record, or a burst: folded as one line stamped with
+// its first step and saying its span (or the fold it came late to), else
+// its records.
+func (f *FoldingText) write(line pendingLine) error {
+	b := line.burst
+	switch {
+	case b == nil:
+		return f.text.encode(f.text.w, line.record)
+	case !b.Folded():
 		for _, c := range b.Records {
 			if err := f.text.encode(f.text.w, c); err != nil {
 				return err
 			}
 		}
+		return nil
 	}
-	return f.text.flush()
+	kind, name := b.Owner()
+	p := f.palette
+	when := span(b)
+	if when != "" {
+		when = " " + p.dim + "(" + when + ")" + p.reset
+	}
+	if _, err := fmt.Fprintf(f.text.w, "%s%s%s %s%-7s%s %s%s %s%s: %s%s\n", p.dim, b.First(), p.reset, p.dim, "owned", p.reset,
+		p.bold, printable(kind), printable(name), p.reset, printable(b.Headline()), when); err != nil {
+		return err
+	}
+	for _, e := range b.Events() {
+		if _, err := fmt.Fprintf(f.text.w, "  %s\n", eventLine(e, p)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// span says when a folded burst's steps happened after its first: until
+// when, or which earlier fold of the same owner its late steps belong to
+// ("": all at once).
+func span(b *fold.Burst) string {
+	first, last := time.Time(b.First()), time.Time(b.Last())
+	switch {
+	case !time.Time(b.Continues).IsZero():
+		return fmt.Sprintf("late steps of the fold at %s", b.Continues)
+	case last.After(first):
+		return fmt.Sprintf("until %s, %s", b.Last(), last.Sub(first).Round(time.Millisecond))
+	}
+	return ""
 }

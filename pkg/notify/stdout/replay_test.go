@@ -38,3 +38,43 @@ func TestReplayFoldsByTheRecordsOwnTimes(t *testing.T) {
 		t.Errorf("replayed as:\n%s\nwant one owned line for the 25 Pods, then the ConfigMap's record", out.String())
 	}
 }
+
+// A replayed fold prints where its first step happened, saying its span,
+// so the text reads in time order: a record made while the rollout ran
+// comes after the rollout's line, not before it. A scale-down's last Pod,
+// deleted 13 s after the rest, says it belongs to their fold instead of
+// printing alone.
+func TestReplayPrintsFoldsInTimeOrderAndJoinsLateSteps(t *testing.T) {
+	var out bytes.Buffer
+	sink := NewReplayText(&out, false)
+	at := time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)
+	pod := func(typ, name string, after time.Duration) record.Change {
+		return record.Change{Type: typ, Kind: "Pod", Namespace: "shop", Name: name, Time: record.Timestamp(at.Add(after)),
+			Owner: &record.Owner{Kind: "ReplicaSet", Name: "web-1"}}
+	}
+	settings := func(after time.Duration) record.Change {
+		return record.Change{Type: record.Updated, Kind: "ConfigMap", Namespace: "shop", Name: "settings", Time: record.Timestamp(at.Add(after)),
+			Changes: []record.FieldChange{{Op: record.OpReplace, Path: "/data/level", Field: "data.level", From: "1", To: "2"}}}
+	}
+	changes := []record.Change{pod(record.Deleted, "a", 0), pod(record.Deleted, "b", time.Second), settings(1500 * time.Millisecond),
+		pod(record.Deleted, "c", 2*time.Second), pod(record.Deleted, "d", 15*time.Second), settings(time.Minute)}
+	for _, c := range changes {
+		if err := sink.Notify(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"2026-11-23T07:00:00.000Z owned   ReplicaSet shop/web-1: Pod 3 deleted (until 2026-11-23T07:00:02.000Z, 2s)",
+		"2026-11-23T07:00:01.500Z updated ConfigMap shop/settings",
+		"  ~ data.level: \"1\" → \"2\"",
+		"2026-11-23T07:00:15.000Z owned   ReplicaSet shop/web-1: Pod 1 deleted (late steps of the fold at 2026-11-23T07:00:00.000Z)",
+		"2026-11-23T07:01:00.000Z updated ConfigMap shop/settings",
+		"  ~ data.level: \"1\" → \"2\"",
+	}
+	if got := strings.Split(strings.TrimSpace(out.String()), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("replayed as:\n%s\nwant:\n%s", out.String(), strings.Join(want, "\n"))
+	}
+}

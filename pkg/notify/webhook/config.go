@@ -44,6 +44,12 @@ type Config struct {
 	Fold bool `mapstructure:"fold"`
 }
 
+// SchemaRules says, for the chart's values.schema.json, what Validate
+// requires: a url, and a format of Formats.
+func (c *Config) SchemaRules() map[string]any {
+	return map[string]any{"required": []string{"url"}, "properties+": map[string]any{"format": map[string]any{"enum": Formats}}}
+}
+
 // Validate implements notify.SinkConfig.
 func (c *Config) Validate() error {
 	var errs []error

@@ -57,19 +57,21 @@ function signIn() {
   });
 }
 
-// moment reads a duration ago ("90m", "2h", "1d") or an RFC 3339 time.
-function moment(s, fallback) {
+// moment reads a duration ago ("90m", "2h", "1d") or an RFC 3339 time;
+// anything else is an error naming the parameter, never a silent default.
+function moment(s, fallback, name) {
   if (!s) return fallback;
   const m = /^(\d+(?:\.\d+)?)(s|m|h|d)$/.exec(s.trim());
   if (m) return new Date(Date.now() - m[1] * { s: 1e3, m: 6e4, h: 36e5, d: 864e5 }[m[2]]);
-  const t = new Date(s);
-  return isNaN(t) ? fallback : t;
+  const t = /^\d{4}-\d\d-\d\dT/.test(s.trim()) ? new Date(s) : new Date(NaN);
+  if (isNaN(t)) throw new Error(`${name} "${s.slice(0, 80)}" is neither an RFC 3339 time (2026-11-23T14:02:00Z) nor a duration ago (90m, 2h, 1d)`);
+  return t;
 }
 
 const iso = (d) => d.toISOString();
 // exact keeps a typed RFC 3339 time as typed (a browser's Date would cut
 // it to milliseconds), and turns a duration ago into a time.
-const exact = (s) => (/^\d{4}-\d\d-\d\dT/.test(s.trim()) ? s.trim() : iso(moment(s, new Date())));
+const exact = (s, name) => (/^\d{4}-\d\d-\d\dT/.test(s.trim()) ? s.trim() : iso(moment(s, new Date(), name)));
 const clock = (d) => d.toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
 
 // selector resolves a kind as kubectl names it into the API's RESOURCE.GROUP.
@@ -100,8 +102,8 @@ function fillFilters() {
 }
 
 async function timeline() {
-  const until = moment(params.get("until"), new Date());
-  const from = moment(params.get("from"), new Date(until - 36e5));
+  const until = moment(params.get("until"), new Date(), "until");
+  const from = moment(params.get("from"), new Date(until - 36e5), "from");
   const query = [["namespace", params.get("namespace")], ["user", params.get("user")], ["rule", params.get("rule")],
     ["severity", params.get("severity")], ["release", params.get("release")], ["from", iso(from)], ["until", iso(until)],
     ["events", params.get("events") || "warnings"]];
@@ -344,7 +346,7 @@ function compareForm(object, namespace, recs) {
     e.preventDefault();
     try {
       const text = await api("diff", [["object", object], ["namespace", namespace],
-        ["from", exact(fromInput.value)], ["to", exact(toInput.value)]]);
+        ["from", exact(fromInput.value, "from")], ["to", exact(toInput.value, "to")]]);
       out.replaceChildren(...diffLines(text || "no difference\n"));
     } catch (err) {
       out.replaceChildren(el("span", { class: "error" }, err.message));
