@@ -76,7 +76,7 @@ func NewPlanner(cfg config.Config, c *Clients) *discovery.Planner {
 	if cfg.Diff.Defaults.Events {
 		// Events are a stream of their own, not changes to the cluster.
 		p.Excluded = func(r discovery.Resource) (bool, string) {
-			return r.Kind == "Event", "Events are watched only when named in resources (diff.defaults.events)"
+			return r.Kind == "Event", "Event objects are changes only when named in resources (diff.defaults.events)"
 		}
 	}
 	return p

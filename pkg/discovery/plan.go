@@ -151,9 +151,11 @@ type Planner struct {
 	// Excluded is a default filter (Events) that naming a type in Include
 	// overrides; it returns the reason.
 	Excluded func(Resource) (bool, string)
-	// EventFacts watches Events, whatever Include, Exclude and Excluded
-	// say, to read them as facts about the objects they regard
-	// (Catalog.Events), unless an Event type is watched already.
+	// EventFacts watches Events, whatever Exclude and Excluded say, to
+	// read them as facts about the objects they regard (Catalog.Events),
+	// unless an Event type is watched already, or Include or Objects
+	// narrow what is watched (then Events are watched only when Include
+	// names them, as changes and facts).
 	EventFacts bool
 	Scope      Scope
 
@@ -166,6 +168,24 @@ type Planner struct {
 	frozen           bool
 	// planNamespaces are the scope's namespaces during one Plan call.
 	planNamespaces []string
+}
+
+// EventFactsReason is the status of the Event type watched for facts
+// about objects, not for changes of its own.
+const EventFactsReason = "read as facts about the objects Events regard, not as changes (--events, docs/why.md)"
+
+// changes says whether r is watched for its own changes: selected by
+// Include and Exclude, and not Excluded by default.
+func (p *Planner) changes(r Resource) bool {
+	selected, err := Select([]Resource{r}, p.Include, p.Exclude)
+	if err != nil || len(selected) == 0 {
+		return false
+	}
+	if p.Excluded != nil && !slices.ContainsFunc(p.Include, r.Matches) {
+		excluded, _ := p.Excluded(r)
+		return !excluded
+	}
+	return true
 }
 
 // Plan discovers and decides. Unavailable API groups come back as a
@@ -211,7 +231,8 @@ func (p *Planner) Plan(ctx context.Context) (Plan, error) {
 		}
 		candidates = append(candidates, targets...)
 	}
-	if p.EventFacts && catalog.Events != nil && !slices.ContainsFunc(candidates, func(t Target) bool { return t.Resource.Kind == "Event" }) {
+	if p.EventFacts && len(p.Include) == 0 && len(p.Objects) == 0 && catalog.Events != nil &&
+		!slices.ContainsFunc(candidates, func(t Target) bool { return t.Resource.Kind == "Event" }) {
 		targets, err := p.targets(ctx, *catalog.Events)
 		if err != nil {
 			return Plan{}, err
@@ -226,7 +247,13 @@ func (p *Planner) Plan(ctx context.Context) (Plan, error) {
 		}
 	}
 	plan.Targets = allowed
-	plan.Statuses = append(plan.Statuses, targetStatuses(candidates, forbidden)...)
+	statuses := targetStatuses(candidates, forbidden)
+	for i, st := range statuses {
+		if p.EventFacts && catalog.Events != nil && st.Resource.GVR == catalog.Events.GVR && st.State == StateWatched && !p.changes(st.Resource) {
+			statuses[i].Reason = EventFactsReason
+		}
+	}
+	plan.Statuses = append(plan.Statuses, statuses...)
 	slices.SortStableFunc(plan.Statuses, func(a, b Status) int { return byGroupResource(a.Resource, b.Resource) })
 	return plan, warn
 }

@@ -40,15 +40,21 @@ type Metrics struct {
 	// each waited for it. Both only with a source (docs/identity.md).
 	IdentityRecords *prometheus.CounterVec
 	IdentityWait    prometheus.Histogram
-	// Changes counts the records made, whether or not a sink gets them,
-	// by resource, type, namespace (bounded: see Namespace) and the
-	// highest severity of the rules they matched ("" for none).
-	Changes *prometheus.CounterVec
-	// RuleMatches counts the records each rule matched, by rule and
-	// severity; RuleFailures the evaluations of a rule that failed (over
-	// the cost limit, or an error), which count as not matched.
-	RuleMatches  *prometheus.CounterVec
+	// changes counts the records made, whether or not a sink gets them,
+	// by cluster, resource, type, namespace (bounded: see Namespace) and
+	// the highest severity of the rules they matched ("" for none);
+	// CountChange adds to it.
+	changes *prometheus.CounterVec
+	// ruleMatches counts the records each rule matched, by cluster, rule
+	// and severity (CountRuleMatch); RuleFailures the evaluations of a
+	// rule that failed (over the cost limit, or an error), which count
+	// as not matched.
+	ruleMatches  *prometheus.CounterVec
 	RuleFailures *prometheus.CounterVec
+	// clusterIsConstant says the registerer labels every metric with the
+	// cluster (ForCluster): the counters above then take no cluster label
+	// of their own, which Prometheus would refuse as a duplicate.
+	clusterIsConstant bool
 	// ReleaseRecords counts the records naming the release their object
 	// belongs to, by tool (helm, argocd, flux) and whether its state was
 	// known (a revision, commit or chart) or only its name, from the
@@ -62,7 +68,7 @@ type Metrics struct {
 // New registers kubediff's metrics and the Go runtime's.
 func New() *Metrics {
 	reg := NewRegistry()
-	return newOn(reg, reg)
+	return newOn(reg, reg, false)
 }
 
 // NewRegistry returns a registry with the Go runtime's metrics, for
@@ -76,12 +82,39 @@ func NewRegistry() *prometheus.Registry {
 // ForCluster registers one cluster's metrics on reg (made by New), each
 // labelled cluster=name, for several clusters watched in one process.
 func ForCluster(reg *prometheus.Registry, name string) *Metrics {
-	return newOn(reg, prometheus.WrapRegistererWith(prometheus.Labels{"cluster": name}, reg))
+	return newOn(reg, prometheus.WrapRegistererWith(prometheus.Labels{"cluster": name}, reg), true)
 }
 
-func newOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metrics {
+// byCluster is labels with the cluster label first, unless the registerer
+// already sets it.
+func byCluster(clusterIsConstant bool, labels ...string) []string {
+	if clusterIsConstant {
+		return labels
+	}
+	return append([]string{"cluster"}, labels...)
+}
+
+// CountChange counts a record made in cluster (its name; ignored when
+// every metric is labelled with the cluster already).
+func (m *Metrics) CountChange(cluster, resource, changeType, namespace, severity string) {
+	m.changes.WithLabelValues(m.withCluster(cluster, resource, changeType, m.Namespace(namespace), severity)...).Inc()
+}
+
+// CountRuleMatch counts a record the rule matched in cluster.
+func (m *Metrics) CountRuleMatch(cluster, rule, severity string) {
+	m.ruleMatches.WithLabelValues(m.withCluster(cluster, rule, severity)...).Inc()
+}
+
+func (m *Metrics) withCluster(cluster string, values ...string) []string {
+	if m.clusterIsConstant {
+		return values
+	}
+	return append([]string{cluster}, values...)
+}
+
+func newOn(reg *prometheus.Registry, registerer prometheus.Registerer, clusterIsConstant bool) *Metrics {
 	m := &Metrics{
-		Registry: reg, registerer: registerer,
+		Registry: reg, registerer: registerer, clusterIsConstant: clusterIsConstant,
 		EventsObserved: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kubediff_events_observed_total", Help: "Watch events observed, by resource and type.",
 		}, []string{"resource", "type"}),
@@ -107,12 +140,12 @@ func newOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metrics 
 			Name: "kubediff_identity_wait_seconds", Help: "How long records waited for a source of identity to say who made them.",
 			Buckets: []float64{0.001, 0.01, 0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 10, 30, 60},
 		}),
-		Changes: prometheus.NewCounterVec(prometheus.CounterOpts{
+		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kubediff_changes_total", Help: "Change records made (before any sink's match, a rule's drop or the leader gate), by cluster, resource, type, namespace (the 100 with the most records; the rest \"other\") and the highest severity of the rules they matched (\"\" for none).",
-		}, []string{"cluster", "resource", "type", "namespace", "severity"}),
-		RuleMatches: prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, byCluster(clusterIsConstant, "resource", "type", "namespace", "severity")),
+		ruleMatches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kubediff_rule_matches_total", Help: "Change records each rule matched, by cluster, rule and severity.",
-		}, []string{"cluster", "rule", "severity"}),
+		}, byCluster(clusterIsConstant, "rule", "severity")),
 		RuleFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kubediff_rule_failures_total", Help: "Evaluations of a rule that failed (over the cost limit, or an error), counted as not matched, by rule.",
 		}, []string{"rule"}),
@@ -123,7 +156,7 @@ func newOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metrics 
 	}
 	m.APIServerConnected.Set(1)
 	registerer.MustRegister(m.EventsObserved, m.RecordsEmitted, m.WatchesRunning, m.LastSync, m.Leader, m.APIServerConnected,
-		m.Changes, m.RuleMatches, m.RuleFailures, m.ReleaseRecords)
+		m.changes, m.ruleMatches, m.RuleFailures, m.ReleaseRecords)
 	return m
 }
 

@@ -3,6 +3,8 @@ package metrics
 import (
 	"fmt"
 	"testing"
+
+	"github.com/kubediff/kubediff/pkg/metrics/metricstest"
 )
 
 // A cluster that makes a namespace per test run must not grow the
@@ -63,5 +65,27 @@ func TestNamespaceLabelsEverNamedAreBounded(t *testing.T) {
 	}
 	if len(m.namespaces.counts) > m.namespaces.maxCounted+1 {
 		t.Errorf("%d counts held, want at most %d", len(m.namespaces.counts), m.namespaces.maxCounted)
+	}
+}
+
+// Several clusters in one process label every metric with their cluster
+// already; the change and rule counters must not add a second cluster
+// label (Prometheus refuses the duplicate, and the fleet did not start).
+func TestFleetCountersCarryTheirClusterOnce(t *testing.T) {
+	reg := NewRegistry()
+	alpha, beta := ForCluster(reg, "alpha"), ForCluster(reg, "beta")
+	alpha.CountChange("alpha", "configmaps", "updated", "shop", "")
+	beta.CountChange("beta", "configmaps", "updated", "shop", "warning")
+	beta.CountRuleMatch("beta", "image-changed", "warning")
+	if n := metricstest.Value(t, reg, "kubediff_changes_total", "cluster", "alpha", "resource", "configmaps", "type", "updated", "namespace", "shop", "severity", ""); n != 1 {
+		t.Errorf("alpha's changes = %v, want 1", n)
+	}
+	if n := metricstest.Value(t, reg, "kubediff_rule_matches_total", "cluster", "beta", "rule", "image-changed", "severity", "warning"); n != 1 {
+		t.Errorf("beta's rule matches = %v, want 1", n)
+	}
+	single := New()
+	single.CountChange("prod", "pods", "added", "", "")
+	if n := metricstest.Value(t, single.Registry, "kubediff_changes_total", "cluster", "prod", "resource", "pods", "type", "added", "namespace", "", "severity", ""); n != 1 {
+		t.Errorf("one cluster's changes = %v, want 1 labelled with its cluster", n)
 	}
 }

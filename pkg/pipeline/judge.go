@@ -36,7 +36,7 @@ func (j judge) emit(ev watcher.Event, c record.Change, hops []identity.Hop) {
 		v := j.rules.Judge(in)
 		c.Rules, c.Severity, c.Summary = v.Rules, v.Severity, v.Summary
 		for _, name := range v.Rules {
-			j.metrics.RuleMatches.WithLabelValues(clusterName(c), name, j.rules.Severity(name)).Inc()
+			j.metrics.CountRuleMatch(clusterName(c), name, j.rules.Severity(name))
 		}
 		for _, name := range v.Failed {
 			j.metrics.RuleFailures.WithLabelValues(name).Inc()
@@ -52,7 +52,7 @@ func (j judge) emit(ev watcher.Event, c record.Change, hops []identity.Hop) {
 }
 
 func (j judge) count(c record.Change) {
-	j.metrics.Changes.WithLabelValues(clusterName(c), c.Resource, c.Type, j.metrics.Namespace(c.Namespace), c.Severity).Inc()
+	j.metrics.CountChange(clusterName(c), c.Resource, c.Type, c.Namespace, c.Severity)
 	if r := c.Release; r != nil {
 		state := "unknown"
 		if r.Revision > 0 || r.GitRevision != "" || r.Chart != "" || r.Status != "" {

@@ -4,8 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
+	"github.com/kubediff/kubediff/pkg/metrics/metricstest"
 	"github.com/kubediff/kubediff/pkg/rules"
 )
 
@@ -46,12 +45,12 @@ func TestJudgeNamesRulesAndDropRulesKeepOnlyTheState(t *testing.T) {
 		rule, severity string
 		want           float64
 	}{{"k-changed", "warning", 2}, {"scratch-is-noise", "info", 1}, {"any-configmap", "info", 3}} {
-		if n := testutil.ToFloat64(m.RuleMatches.WithLabelValues("", c.rule, c.severity)); n != c.want {
+		if n := metricstest.Value(t, m.Registry, "kubediff_rule_matches_total", "cluster", "", "rule", c.rule, "severity", c.severity); n != c.want {
 			t.Errorf("kubediff_rule_matches_total{rule=%q} = %v, want %v", c.rule, n, c.want)
 		}
 	}
 	for ns, severity := range map[string]string{"prod": "warning", "scratch": "warning", "dev": "info"} {
-		if n := testutil.ToFloat64(m.Changes.WithLabelValues("", "configmaps", "updated", ns, severity)); n != 1 {
+		if n := metricstest.Value(t, m.Registry, "kubediff_changes_total", "cluster", "", "resource", "configmaps", "type", "updated", "namespace", ns, "severity", severity); n != 1 {
 			t.Errorf("kubediff_changes_total{namespace=%q,severity=%q} = %v, want 1", ns, severity, n)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kubediff/kubediff/internal/cli"
+	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -270,8 +271,8 @@ func TestResourcesListsBuiltinsAndCRD(t *testing.T) {
 		"configmaps.":               "watched: ",
 		"deployments.apps":          "watched: ",
 		"widgets." + crd.Spec.Group: "watched: ",
-		"events.":                   "excluded: Events are watched only when named in resources (diff.defaults.events)",
-		"events.events.k8s.io":      "not watchable: same objects as events, which is watched instead",
+		"events.":                   "excluded: Event objects are changes only when named in resources (diff.defaults.events)",
+		"events.events.k8s.io":      "watched: " + discovery.EventFactsReason,
 		"bindings.":                 "not watchable: no list and watch verbs",
 		"customresourcedefinitions.apiextensions.k8s.io": "watched: ",
 	} {
