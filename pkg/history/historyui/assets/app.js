@@ -289,7 +289,7 @@ async function objectPage() {
 function momentForm(label, at, button, act) {
   const input = el("input", { name: "at", size: "26", value: at });
   const form = el("form", { class: "moment", "aria-label": label }, el("label", {}, "at", input), el("button", { type: "submit" }, button));
-  form.addEventListener("submit", (e) => { e.preventDefault(); act(exact(input.value)); });
+  form.addEventListener("submit", (e) => { e.preventDefault(); act(exact(input.value, "at")); });
   return form;
 }
 
