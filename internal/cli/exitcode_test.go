@@ -6,31 +6,17 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kubediff/kubediff/internal/testsync"
 	"github.com/kubediff/kubediff/pkg/state"
 )
 
 // unreachableKubeconfig writes a kubeconfig for a server that does not
 // answer: a port that was just free on loopback.
 func unreachableKubeconfig(t *testing.T) string {
-	t.Helper()
-	addr := freeAddress(t)
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	kc := `apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://` + addr + `", insecure-skip-tls-verify: true}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-`
-	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return testsync.UnreachableKubeconfig(t, freeAddress(t))
 }
 
 // freeAddress is a loopback address that was just free: nothing

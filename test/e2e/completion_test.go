@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kubediff/kubediff/internal/testsync"
 )
 
 // bashCompletion is Debian's bash-completion, which cobra's bash script
@@ -52,7 +54,7 @@ func TestCompletionInARealBash(t *testing.T) {
 		{"kubediff history --severity w", []string{"warning"}},
 		{"kubediff watch --context ", contextsOf(t)},
 		{"kubediff diff cm/x --cluster ", contextsOf(t)},
-		{"kubediff history --kubeconfig " + unreachableKubeconfigFile(t) + " --state-dir " + stateDir + " configm", []string{"configmaps"}},
+		{"kubediff history --kubeconfig " + testsync.UnreachableKubeconfig(t, "127.0.0.1:1") + " --state-dir " + stateDir + " configm", []string{"configmaps"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
@@ -120,22 +122,4 @@ func contextsOf(t *testing.T) []string {
 	contexts := strings.Fields(string(out))
 	slices.Sort(contexts)
 	return contexts
-}
-
-// unreachableKubeconfigFile writes a kubeconfig whose server does not
-// answer (port 1 on loopback).
-func unreachableKubeconfigFile(t *testing.T) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	kc := `apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-`
-	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

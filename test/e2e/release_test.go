@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 	rbacv1 "k8s.io/api/rbac/v1"
 
+	"github.com/kubediff/kubediff/internal/testsync"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -39,15 +38,7 @@ spec:
 		"templates/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web-settings}\ndata: {level: {{ .Values.level | quote }}}\n",
 		"templates/secret.yaml":    "apiVersion: v1\nkind: Secret\nmetadata: {name: web-login}\nstringData: {password: {{ .Values.password | quote }}}\n",
 	}
-	for name, text := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testsync.WriteFiles(t, dir, files)
 	return dir
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubediff/kubediff/internal/scenario"
 	"github.com/kubediff/kubediff/internal/testenv"
+	"github.com/kubediff/kubediff/internal/testsync"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -37,15 +38,7 @@ spec:
     spec: {containers: [{name: web, image: {{ .Values.image | quote }}}]}
 `,
 	}
-	for name, text := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testsync.WriteFiles(t, dir, files)
 	return dir
 }
 
