@@ -27,11 +27,19 @@ type CurrentFunc func(tx *bolt.Tx, group, resource, namespace, name string) []by
 type Reader struct {
 	db      *bolt.DB
 	current CurrentFunc
+	catchUp func()
 }
 
 // NewReader reads the history in db.
 func NewReader(db *bolt.DB, current CurrentFunc) *Reader {
 	return &Reader{db: db, current: current}
+}
+
+// CatchingUp returns a reader of the same history that calls catchUp
+// before each read: the writer's way to put what it holds in memory on
+// disk first, so that a change kubediff has printed is in the answer.
+func (r *Reader) CatchingUp(catchUp func()) *Reader {
+	return &Reader{db: r.db, current: r.current, catchUp: catchUp}
 }
 
 // Selector picks records: of a type (group and resource), of one object

@@ -20,6 +20,9 @@ type readBuckets struct {
 // view runs fn in a read transaction. A damaged page makes bbolt panic:
 // the query fails instead of the process.
 func (r *Reader) view(fn func(*readBuckets) error) (err error) {
+	if r.catchUp != nil {
+		r.catchUp()
+	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {

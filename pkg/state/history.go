@@ -43,8 +43,12 @@ func (s *Store) KeepTypes(types []discovery.Resource) error {
 	return s.db.Update(func(tx *bolt.Tx) error { return history.WriteTypes(tx, types) })
 }
 
-// History reads the store's history.
-func (s *Store) History() *history.Reader { return history.NewReader(s.db, current) }
+// History reads the store's history, after writing what was noted: a
+// record kubediff printed a moment ago is in the answer, not a second
+// later. A failed write is Run's to report; the read answers from disk.
+func (s *Store) History() *history.Reader {
+	return history.NewReader(s.db, current).CatchingUp(func() { _ = s.Flush() })
+}
 
 // SocketPath is where a running kubediff answers history queries for
 // its state dir (the history API, to whoever may open the socket, as to

@@ -86,6 +86,22 @@ func TestHistoryWrittenWithTheState(t *testing.T) {
 	}
 }
 
+// A record whose state is noted is in the running kubediff's answers at
+// once, not after the next second's write: a page opened just after
+// kubediff printed a change shows it.
+func TestHistoryAnswersWithWhatWasJustNoted(t *testing.T) {
+	s := openBound(t, t.TempDir(), "c1", &bytes.Buffer{})
+	if err := s.SetHistory(history.Policy{Retention: time.Hour, MaxBytes: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	s.Keep(keptUpdate("debug", time.Now()), Ref{Target: configMapTarget, Key: "ns/a"})
+	s.Put(configMapTarget, "ns/a", &Object{UID: "u1", ResourceVersion: "debug", Raw: []byte(`{"data":{"level":"debug"}}`)})
+	page, err := s.History().Records(history.Query{})
+	if err != nil || len(page.Records) != 1 {
+		t.Fatalf("just after the record was noted: %d records, %v", len(page.Records), err)
+	}
+}
+
 // The cluster's current state answers for an object never changed, by
 // its type's target whatever the version or namespace scope.
 func TestTargetOf(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -175,8 +176,20 @@ func inBrowser(t *testing.T, browser context.Context, what string, steps ...chro
 	ctx, cancel := context.WithTimeout(browser, deadline)
 	defer cancel()
 	if err := chromedp.Do(ctx, steps...); err != nil {
-		t.Fatalf("%s: %v", what, err)
+		t.Fatalf("%s: %v\n%s", what, err, pageState(browser))
 	}
+}
+
+// pageState says where the browser is and what its page shows, for a
+// failed step's message.
+func pageState(browser context.Context) string {
+	ctx, cancel := context.WithTimeout(browser, 10*time.Second)
+	defer cancel()
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + " shows:\n" + (document.body ? document.body.innerText : "")`))
+	if err != nil {
+		return "the page could not be read: " + err.Error()
+	}
+	return "the page at " + shown
 }
 
 // browserValue runs an action that reads something from the page.
