@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/identity"
 	"github.com/kubediff/kubediff/pkg/record"
 	"github.com/kubediff/kubediff/pkg/state"
@@ -89,7 +90,33 @@ type heldUpdate struct {
 // disk together, and a crash meanwhile loses neither.
 type StateHolds interface {
 	Hold(state.Ref)
-	Release(state.Ref)
+	// Release takes the records kept of what was held (its note's).
+	Release(state.Ref, ...history.Entry)
+}
+
+// holdState holds ev's stored state while a stage holds ev past the
+// handler's return, and gives ev a note of its own: the watcher hands
+// the note ev came with to the state store as soon as the handler
+// returns, so what is kept of ev when it goes on goes to releaseState
+// instead. Without holds, ev keeps its records in the history at once.
+func holdState(holds StateHolds, ev *watcher.Event) {
+	if ev.Note == nil {
+		return
+	}
+	if holds == nil {
+		ev.Note = nil
+		return
+	}
+	holds.Hold(ev.Note.Ref)
+	ev.Note = &state.Note{Ref: ev.Note.Ref}
+}
+
+// releaseState lets go of what holdState held, with the records kept of
+// ev since (its note's).
+func releaseState(holds StateHolds, ev watcher.Event) {
+	if holds != nil && ev.Note != nil {
+		holds.Release(ev.Note.Ref, ev.Note.Records...)
+	}
 }
 
 func newCoalescer(differ *diff.Differ, next emitter, holds StateHolds) *coalescer {
@@ -115,10 +142,8 @@ func (co *coalescer) add(ev watcher.Event, c record.Change) {
 	h := co.held[c.UID]
 	if h == nil {
 		co.seq++
+		holdState(co.holds, &ev)
 		co.held[c.UID] = &heldUpdate{ev: ev, first: c, at: c.Time, start: now, last: now, seq: co.seq, hops: []identity.Hop{hopOf(ev)}}
-		if co.holds != nil && ev.Stored != (state.Ref{}) {
-			co.holds.Hold(ev.Stored)
-		}
 		return
 	}
 	h.ev.New, h.joined, h.at, h.last = ev.New, true, c.Time, now
@@ -189,9 +214,8 @@ func (co *coalescer) release(h *heldUpdate) {
 		c.Time = h.at // when the last of it was seen
 		co.next.emit(h.ev, c, hops)
 	}
-	if co.holds != nil && h.ev.Stored != (state.Ref{}) {
-		co.holds.Release(h.ev.Stored) // after the record is queued
-	}
+	releaseState(co.holds, h.ev) // with the record, if any
+
 }
 
 // run releases held updates when they are due, and all of them when ctx

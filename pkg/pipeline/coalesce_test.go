@@ -13,6 +13,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/identity"
 	"github.com/kubediff/kubediff/pkg/record"
 	"github.com/kubediff/kubediff/pkg/state"
@@ -160,8 +161,10 @@ func testEventually(t *testing.T, ok func() bool) {
 
 type recordedHolds struct{ calls []string }
 
-func (h *recordedHolds) Hold(r state.Ref)    { h.calls = append(h.calls, "hold "+r.Key) }
-func (h *recordedHolds) Release(r state.Ref) { h.calls = append(h.calls, "release "+r.Key) }
+func (h *recordedHolds) Hold(r state.Ref) { h.calls = append(h.calls, "hold "+r.Key) }
+func (h *recordedHolds) Release(r state.Ref, records ...history.Entry) {
+	h.calls = append(h.calls, fmt.Sprintf("release %s with %d", r.Key, len(records)))
+}
 
 // TestCoalescerHoldsTheStoredStateWithTheUpdate: the stored state is held
 // from the first held update until its record is emitted.
@@ -172,13 +175,13 @@ func TestCoalescerHoldsTheStoredStateWithTheUpdate(t *testing.T) {
 	ref := state.Ref{Target: "apps/v1/replicasets", Key: "day/web-rs"}
 	for _, step := range [][2]int64{{3, 2}, {2, 1}} {
 		s.rv++
-		ev := watcher.Event{Event: change.Event{Type: change.Updated, Resource: replicaSets, Old: replicaSet("rs", s.rv, step[0]), New: replicaSet("rs", s.rv+1, step[1])}, Stored: ref}
+		ev := watcher.Event{Event: change.Event{Type: change.Updated, Resource: replicaSets, Old: replicaSet("rs", s.rv, step[0]), New: replicaSet("rs", s.rv+1, step[1])}, Note: &state.Note{Ref: ref}}
 		c, _ := s.differ.Diff(ev.Event)
 		s.co.add(ev, c)
 		holds.calls = append(holds.calls, fmt.Sprintf("emitted %d", len(out.list())))
 	}
 	s.co.flush(func(*heldUpdate) bool { return true })
-	want := "[hold day/web-rs emitted 0 emitted 0 release day/web-rs]"
+	want := "[hold day/web-rs emitted 0 emitted 0 release day/web-rs with 0]"
 	if got := fmt.Sprint(holds.calls); got != want {
 		t.Fatalf("holds %s, want %s", got, want)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/kubeevents"
 	"github.com/kubediff/kubediff/pkg/record"
-	"github.com/kubediff/kubediff/pkg/state"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
@@ -92,7 +91,7 @@ func (s *eventFacts) handle(ev watcher.Event) {
 	c.ID = c.StableID()
 	owners := s.describe(&c, res)
 	if s.history != nil {
-		s.history.Keep(history.Entry{Change: c, Resource: res, Owners: owners}, state.Ref{})
+		s.history.Keep(history.Entry{Change: c, Resource: res, Owners: owners})
 	}
 	if s.Show != nil && s.Show(f.Event) && s.firstShown(c) {
 		s.next.Emit(c)

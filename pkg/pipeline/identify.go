@@ -10,7 +10,6 @@ import (
 	"github.com/kubediff/kubediff/pkg/identity"
 	"github.com/kubediff/kubediff/pkg/record"
 	"github.com/kubediff/kubediff/pkg/release"
-	"github.com/kubediff/kubediff/pkg/state"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
@@ -106,9 +105,9 @@ func (s *identify) emit(ev watcher.Event, c record.Change, hops []identity.Hop) 
 		w.userPending, w.releasePending = false, false
 	}
 	w.deadline, w.releaseDeadline = w.since.Add(s.wait), w.since.Add(s.releaseWait)
+	holdState(s.holds, &w.ev) // before anything can release it
 	queue.items = append(queue.items, w)
 	s.mu.Unlock()
-	s.hold(ev)
 }
 
 // nameUser names w's user if its writes are noted, and says in
@@ -148,23 +147,11 @@ func (s *identify) keepState(ev watcher.Event, c record.Change) {
 		s.next.keepState(ev, c)
 		return
 	}
+	// The object's stored state stays in place while its record waits:
+	// the record and the newer state reach the disk together.
+	holdState(s.holds, &ev)
 	queue.items = append(queue.items, waitingRecord{ev: ev, c: c, stateOnly: true})
 	s.mu.Unlock()
-	s.hold(ev)
-}
-
-// hold keeps the object's stored state in place while its record waits:
-// the record and the newer state reach the disk together.
-func (s *identify) hold(ev watcher.Event) {
-	if s.holds != nil && ev.Stored != (state.Ref{}) {
-		s.holds.Hold(ev.Stored)
-	}
-}
-
-func (s *identify) release(ev watcher.Event) {
-	if s.holds != nil && ev.Stored != (state.Ref{}) {
-		s.holds.Release(ev.Stored)
-	}
 }
 
 // queryOf is what record c of ev knows of the writes it covers.
@@ -238,7 +225,7 @@ func (s *identify) releaseDue(all bool) {
 					s.count(w.answer, s.now().Sub(w.since))
 					s.next.emit(w.ev, w.c, w.query.Hops)
 				}
-				s.release(w.ev)
+				releaseState(s.holds, w.ev)
 			}
 			s.doneReleasing(uid)
 		}

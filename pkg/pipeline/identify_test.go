@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/identity"
 	"github.com/kubediff/kubediff/pkg/record"
 	"github.com/kubediff/kubediff/pkg/release"
@@ -47,12 +48,12 @@ func (n *named) String() string {
 // countedHolds counts each ref's holds not yet released.
 type countedHolds struct{ held map[state.Ref]int }
 
-func (h *countedHolds) Hold(r state.Ref)    { h.held[r]++ }
-func (h *countedHolds) Release(r state.Ref) { h.held[r]-- }
+func (h *countedHolds) Hold(r state.Ref)                        { h.held[r]++ }
+func (h *countedHolds) Release(r state.Ref, _ ...history.Entry) { h.held[r]-- }
 
 // configMapWrite is a ConfigMap's write from version from to to, with its record.
 func configMapWrite(name string, from, to int) (watcher.Event, record.Change) {
-	ev := watcher.Event{Stored: state.Ref{Target: "configmaps", Key: name}}
+	ev := watcher.Event{Note: &state.Note{Ref: state.Ref{Target: "configmaps", Key: name}}}
 	ev.Resource = replicaSets
 	ev.Resource.GVR.Resource, ev.Resource.GVR.Group = "configmaps", ""
 	ev.Old = replicaSet(name, from, 1)

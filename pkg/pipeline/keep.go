@@ -6,21 +6,24 @@ import (
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/identity"
 	"github.com/kubediff/kubediff/pkg/record"
-	"github.com/kubediff/kubediff/pkg/state"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
-// Keeper keeps records in the history (state.Store), each written with
-// the state of the object stored at the ref.
+// Keeper keeps records of no stored object in the history (state.Store):
+// an Event's facts about the object it regards. The records of a watch
+// event go in its note instead (watcher.Event.Note), which the state
+// store takes with the object's new state.
 type Keeper interface {
-	Keep(history.Entry, state.Ref)
+	Keep(...history.Entry)
 }
 
 // keep is the stage that hands each record, with the object's states
 // around it, to the history, before the gate: a follower keeps the same
-// history as the leader, so either answers a query. The state store
-// writes the record with the object's new state, which the watcher notes
-// after the record is made.
+// history as the leader, so either answers a query. The record goes in
+// the event's note, which the watcher hands to the state store with the
+// object's new state once the pipeline returns (or, for a held update,
+// the holding stage hands to Release): record and state reach the disk
+// together.
 type keep struct {
 	history Keeper                          // nil: no history
 	cluster *atomic.Pointer[record.Cluster] // set on every record (nil: none)
@@ -29,9 +32,7 @@ type keep struct {
 
 func (k keep) emit(ev watcher.Event, c record.Change, _ []identity.Hop) {
 	c.Cluster = k.cluster.Load()
-	if k.history != nil {
-		k.history.Keep(history.Entry{Change: c, Resource: ev.Resource, Old: ev.Old, New: ev.New}, ev.Stored)
-	}
+	k.keep(ev, history.Entry{Change: c, Resource: ev.Resource, Old: ev.Old, New: ev.New})
 	k.next.Emit(c)
 }
 
@@ -40,7 +41,17 @@ func (k keep) emit(ev watcher.Event, c record.Change, _ []identity.Hop) {
 // Pod's readiness), which the object nonetheless went through. c is the
 // declined record's header (its time and object).
 func (k keep) keepState(ev watcher.Event, c record.Change) {
-	if k.history != nil {
-		k.history.Keep(history.Entry{Change: c, Resource: ev.Resource, Old: ev.Old, New: ev.New, StateOnly: true}, ev.Stored)
+	k.keep(ev, history.Entry{Change: c, Resource: ev.Resource, Old: ev.Old, New: ev.New, StateOnly: true})
+}
+
+// keep puts e in ev's note, or, for an event of no stored object, hands
+// it to the history at once.
+func (k keep) keep(ev watcher.Event, e history.Entry) {
+	switch {
+	case k.history == nil:
+	case ev.Note != nil:
+		ev.Note.Keep(e)
+	default:
+		k.history.Keep(e)
 	}
 }

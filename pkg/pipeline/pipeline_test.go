@@ -20,7 +20,6 @@ import (
 	"github.com/kubediff/kubediff/pkg/metrics"
 	"github.com/kubediff/kubediff/pkg/notify"
 	"github.com/kubediff/kubediff/pkg/record"
-	"github.com/kubediff/kubediff/pkg/state"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
@@ -133,10 +132,10 @@ type keeper struct {
 	entries []history.Entry
 }
 
-func (k *keeper) Keep(e history.Entry, _ state.Ref) {
+func (k *keeper) Keep(e ...history.Entry) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.entries = append(k.entries, e)
+	k.entries = append(k.entries, e...)
 }
 
 // A status-only update that the quiet rules keep out of the stream (a

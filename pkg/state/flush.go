@@ -35,8 +35,8 @@ func (s *Store) Run(ctx context.Context) {
 
 // Flush writes noted changes in one transaction: objects' states, the
 // sinks' spools and the history together, taken at one instant, so a
-// record appended before its object's state was noted is on disk
-// whenever that state is.
+// record is on disk whenever the state noted with it is (and a sink's
+// record appended before its object's state was noted, too).
 func (s *Store) Flush() error {
 	s.writing.Lock()
 	defer s.writing.Unlock()
@@ -44,7 +44,7 @@ func (s *Store) Flush() error {
 	pending := s.pending
 	s.pending = map[string]*targetChanges{}
 	spools := s.snapshotSpools()
-	kept := s.snapshotKept("")
+	kept := s.snapshotKept()
 	s.mu.Unlock()
 	if len(pending) == 0 && len(spools) == 0 && kept.empty() {
 		return nil

@@ -30,10 +30,9 @@ func keptUpdate(level string, at time.Time) history.Entry {
 	return history.Entry{Change: c, Resource: configMapType, Old: u, New: u}
 }
 
-// A kept record is written by the flush that writes its object's state
-// (not by one before it), and read back while the store is open and, after it closes, from the
-// state dir; while it is open, reading the dir says to ask the running
-// kubediff.
+// A record is written with its object's state, and read back while the
+// store is open and, after it closes, from the state dir; while it is
+// open, reading the dir says to ask the running kubediff.
 func TestHistoryWrittenWithTheState(t *testing.T) {
 	dir := t.TempDir()
 	var logs bytes.Buffer
@@ -42,17 +41,8 @@ func TestHistoryWrittenWithTheState(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	s.Keep(keptUpdate("debug", now), Ref{Target: configMapTarget, Key: "ns/a"})
 	s.Put(configMapTarget, "ns/steady", &Object{UID: "u2", ResourceVersion: "1", Raw: []byte(`{"data":{"level":"steady"}}`)})
-	// A flush between the record and its object's state writes neither:
-	// a crash then must not leave the record without its state.
-	if err := s.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if page, _ := s.History().Records(history.Query{}); len(page.Records) != 0 {
-		t.Fatal("a record was written before its object's state")
-	}
-	s.Put(configMapTarget, "ns/a", &Object{UID: "u1", ResourceVersion: "debug", Raw: []byte(`{"data":{"level":"debug"}}`)})
+	s.Put(configMapTarget, "ns/a", &Object{UID: "u1", ResourceVersion: "debug", Raw: []byte(`{"data":{"level":"debug"}}`)}, keptUpdate("debug", now))
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -94,8 +84,7 @@ func TestHistoryAnswersWithWhatWasJustNoted(t *testing.T) {
 	if err := s.SetHistory(history.Policy{Retention: time.Hour, MaxBytes: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	s.Keep(keptUpdate("debug", time.Now()), Ref{Target: configMapTarget, Key: "ns/a"})
-	s.Put(configMapTarget, "ns/a", &Object{UID: "u1", ResourceVersion: "debug", Raw: []byte(`{"data":{"level":"debug"}}`)})
+	s.Put(configMapTarget, "ns/a", &Object{UID: "u1", ResourceVersion: "debug", Raw: []byte(`{"data":{"level":"debug"}}`)}, keptUpdate("debug", time.Now()))
 	page, err := s.History().Records(history.Query{})
 	if err != nil || len(page.Records) != 1 {
 		t.Fatalf("just after the record was noted: %d records, %v", len(page.Records), err)
@@ -119,18 +108,19 @@ func TestTargetOf(t *testing.T) {
 }
 
 // The record of an update the pipeline held is written with the state
-// released after it, not before.
+// released after it, not before; a state noted while held waits with its
+// record for the release too.
 func TestHeldRecordWaitsForItsRelease(t *testing.T) {
-	var logs bytes.Buffer
-	s := openBound(t, t.TempDir(), "c1", &logs)
+	s := openBound(t, t.TempDir(), "c1", &bytes.Buffer{})
 	defer s.Close()
 	if err := s.SetHistory(history.Policy{Retention: time.Hour, MaxBytes: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
 	ref := Ref{Target: configMapTarget, Key: "ns/a"}
+	s.Put(ref.Target, ref.Key, &Object{UID: "u1", ResourceVersion: "1", Raw: []byte(`{"data":{"level":"one"}}`)})
 	s.Hold(ref)
 	s.Put(ref.Target, ref.Key, &Object{UID: "u1", ResourceVersion: "2", Raw: []byte(`{"data":{"level":"two"}}`)})
-	s.Keep(keptUpdate("two", time.Now()), ref)
+	s.Put(ref.Target, ref.Key, &Object{UID: "u1", ResourceVersion: "three", Raw: []byte(`{"data":{"level":"three"}}`)}, keptUpdate("three", time.Now()))
 	count := func() int {
 		t.Helper()
 		if err := s.Flush(); err != nil {
@@ -142,32 +132,67 @@ func TestHeldRecordWaitsForItsRelease(t *testing.T) {
 	if n := count(); n != 0 {
 		t.Fatalf("%d records written while their state is held", n)
 	}
-	s.Release(ref)
-	if n := count(); n != 1 {
-		t.Fatalf("%d records written after the release, want 1", n)
+	if rv := storedRV(t, s, ref.Target, ref.Key); rv != "1" {
+		t.Fatalf("held object stored at %q, want the state before the held update (1)", rv)
 	}
-	if _, ok, _ := s.load(ref.Target); !ok {
-		t.Error("the released state was not written with its record")
+	s.Release(ref, keptUpdate("two", time.Now()))
+	if n := count(); n != 2 {
+		t.Fatalf("%d records written after the release, want the held one and the one noted while held", n)
+	}
+	if rv := storedRV(t, s, ref.Target, ref.Key); rv != "three" {
+		t.Errorf("after the release stored at %q, want the newest state (three)", rv)
+	}
+}
+
+// Records held together for one object each keep the state they lead
+// to: identify held two writes of an object, and the history's state
+// between them is the first write's, not the last one's (the held state
+// released with both).
+func TestHeldRecordsKeepTheirOwnStates(t *testing.T) {
+	s := openBound(t, t.TempDir(), "c1", &bytes.Buffer{})
+	defer s.Close()
+	if err := s.SetHistory(history.Policy{Retention: time.Hour, MaxBytes: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	ref := Ref{Target: configMapTarget, Key: "ns/a"}
+	first := time.Now().Add(-time.Minute)
+	s.Hold(ref)
+	s.Hold(ref)
+	s.Put(ref.Target, ref.Key, &Object{UID: "u1", ResourceVersion: "two", Raw: []byte(`{"data":{"level":"two"}}`)})
+	s.Put(ref.Target, ref.Key, &Object{UID: "u1", ResourceVersion: "three", Raw: []byte(`{"data":{"level":"three"}}`)})
+	s.Release(ref, keptUpdate("two", first))
+	s.Release(ref, keptUpdate("three", first.Add(30*time.Second)))
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := s.History().At(history.NewObjectID("", "configmaps", "ns", "a"), first.Add(time.Second))
+	var got struct{ Data struct{ Level string } }
+	if err != nil || json.Unmarshal(raw, &got) != nil || got.Data.Level != "two" {
+		t.Errorf("state between the two held records: %s (%v), want level two", raw, err)
 	}
 }
 
 // A record whose object's state never comes is written at the next flush
 // all the same, without a timer: its object could not be stored, its type
-// stopped being watched, or the hold Forget dropped was released. None
-// is left waiting once written.
+// stopped being watched while the pipeline held it, or the hold Forget
+// dropped was released. None is left behind once written.
 func TestRecordsWhoseStateNeverComesAreWritten(t *testing.T) {
 	ref := Ref{Target: configMapTarget, Key: "ns/a"}
+	record := keptUpdate("debug", time.Now())
 	for name, end := range map[string]func(s *Store){
-		"an object that cannot be stored": func(s *Store) { s.Unstored(ref.Target, ref.Key) },
-		"a type no longer watched":        func(s *Store) { s.Forget(ref.Target) },
-		"a hold dropped by Forget":        func(s *Store) { s.Hold(ref); s.Forget(ref.Target); s.Release(ref) },
+		"an object that cannot be stored": func(s *Store) { s.Unstored(ref.Target, ref.Key, record) },
+		"a type no longer watched while held": func(s *Store) {
+			s.Hold(ref)
+			s.Put(ref.Target, ref.Key, &Object{UID: "u1", ResourceVersion: "debug", Raw: []byte(`{}`)}, record)
+			s.Forget(ref.Target)
+		},
+		"a hold dropped by Forget": func(s *Store) { s.Hold(ref); s.Forget(ref.Target); s.Release(ref, record) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := openBound(t, t.TempDir(), "c1", &bytes.Buffer{})
 			if err := s.SetHistory(history.Policy{Retention: time.Hour, MaxBytes: 1 << 20}); err != nil {
 				t.Fatal(err)
 			}
-			s.Keep(keptUpdate("debug", time.Now()), ref)
 			end(s)
 			if err := s.Flush(); err != nil {
 				t.Fatal(err)
@@ -177,8 +202,8 @@ func TestRecordsWhoseStateNeverComesAreWritten(t *testing.T) {
 			}
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			if len(s.waiting) != 0 || len(s.kept) != 0 {
-				t.Errorf("%d refs still waited for, %d records still kept after they were written", len(s.waiting), len(s.kept))
+			if len(s.held) != 0 || len(s.kept) != 0 {
+				t.Errorf("%d refs still held, %d records still kept after they were written", len(s.held), len(s.kept))
 			}
 		})
 	}

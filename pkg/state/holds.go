@@ -4,15 +4,19 @@ import (
 	"runtime/debug"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/kubediff/kubediff/pkg/history"
 )
 
 // Ref names one stored object: its target and key.
 type Ref struct{ Target, Key string }
 
-// heldState is an object's newest state while its stored one is held.
+// heldState is an object's newest state while its stored one is held,
+// and the records noted meanwhile, which go to disk with it.
 type heldState struct {
-	latest *Object // nil: deleted
-	noted  bool    // latest was noted since Hold
+	latest  *Object // nil: deleted
+	noted   bool    // latest was noted since Hold
+	records []history.Entry
 	// holders counts the Holds not yet released: a record the coalescer
 	// held can go on to wait for who made it, held again before the
 	// coalescer lets go.
@@ -20,11 +24,12 @@ type heldState struct {
 }
 
 // Hold keeps ref's stored state where it is until Release: states noted
-// meanwhile wait in memory. The pipeline holds an update a while to join
-// it with the next ones (a rollout's steps) before its record is queued;
-// were the newer state written meanwhile, a crash would leave it on disk
-// without a record, and the change would be lost. Held, the state on disk
-// is the one the record starts from, and a restart finds the change.
+// meanwhile wait in memory, with their records. The pipeline holds an
+// update a while to join it with the next ones (a rollout's steps) before
+// its record is kept; were the newer state written meanwhile, a crash
+// would leave it on disk without a record, and the change would be lost.
+// Held, the state on disk is the one the record starts from, and a
+// restart finds the change.
 func (s *Store) Hold(ref Ref) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -34,17 +39,18 @@ func (s *Store) Hold(ref Ref) {
 	s.held[ref].holders++
 }
 
-// Release notes ref's newest state, once the record of what it held is
-// queued: both are then written by the same flush. Each Hold needs its
-// Release; the state is noted at the last.
-func (s *Store) Release(ref Ref) {
+// Release takes the records of what a Hold held, kept once it went on,
+// and at the last Release notes ref's newest state with every record
+// noted while it was held: the same write takes them all.
+func (s *Store) Release(ref Ref, records ...history.Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := s.held[ref]
 	if h == nil {
-		s.stateNoted(ref, nil) // Forget dropped the hold: no state comes
+		s.keep(records, nil) // Forget dropped the hold: no state comes
 		return
 	}
+	h.records = append(h.records, records...)
 	if h.holders--; h.holders > 0 {
 		return // another holder's record is still on its way
 	}
@@ -54,7 +60,7 @@ func (s *Store) Release(ref Ref) {
 		s.changes(ref.Target).objects[ref.Key] = h.latest
 		latest = h.latest
 	}
-	s.stateNoted(ref, latest) // the record of the held update is written with what was held
+	s.keep(h.records, latest)
 }
 
 // WriteFull writes a target's complete state (its first list, or its
@@ -63,8 +69,11 @@ func (s *Store) Release(ref Ref) {
 // of the rules the objects went through (Rules). The watcher reports a
 // type's changes only after its first list is written: a crash from then
 // on finds a stored state to compare with, so no change made after the
-// sync is lost, however early the crash.
-func (s *Store) WriteFull(target, rules string, list List) error {
+// sync is lost, however early the crash. records are those the list's
+// objects were reported with (a type found while running reports what
+// was created since): they go in the same transaction, or, when it
+// fails, stay queued for the next write.
+func (s *Store) WriteFull(target, rules string, list List, records ...history.Entry) error {
 	s.writing.Lock()
 	defer s.writing.Unlock()
 	s.mu.Lock()
@@ -78,12 +87,12 @@ func (s *Store) WriteFull(target, rules string, list List) error {
 		defer debug.FreeOSMemory() // as in Flush
 	}
 	name := []byte(target)
-	// The records queued so far go in the same transaction: a record the
-	// watcher emitted from this list (a type found while running reports
-	// its new objects) is on disk whenever the list is.
+	// The records queued so far go in the same transaction, the list's
+	// among them: each is on disk whenever the list is.
 	s.mu.Lock()
+	s.keep(records, nil)
 	spools := s.snapshotSpools()
-	kept := s.snapshotKept(target)
+	kept := s.snapshotKept()
 	s.mu.Unlock()
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		if err := writeSpools(tx, spools); err != nil {

@@ -53,7 +53,7 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 	if len(damaged) > 0 {
 		log.Warn("state store: damaged records dropped, the rest kept", "path", path, "records", len(damaged), "where", damaged.where())
 	}
-	return &Store{db: db, log: log, pending: map[string]*targetChanges{}, spools: map[string]*Spool{}, held: map[Ref]*heldState{}, waiting: map[Ref][]*keptRecord{}}, nil
+	return &Store{db: db, log: log, pending: map[string]*targetChanges{}, spools: map[string]*Spool{}, held: map[Ref]*heldState{}}, nil
 }
 
 // openChecked opens the file and walks it (check).

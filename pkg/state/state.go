@@ -6,6 +6,38 @@
 // pure Go). Writes are batched: the watcher's changes are noted in memory
 // and written in one transaction a second, so the steady state pays a map
 // write per change and a sequential disk write per second.
+//
+// # A record and its state go together
+//
+// The history (pkg/history) is kept in the same file, and a record
+// reaches the disk in the transaction that writes its object's new
+// state, never apart from it. A record written alone, a crash, and the
+// restart finds the old state stored, reports the change again, and the
+// history holds it twice; a state written alone, and the change is lost.
+// So the store takes both in one call, and no record ever waits for a
+// state that comes later:
+//
+//   - The watcher makes a Note for each watch event; the pipeline's keep
+//     stage adds the records (or the state alone: history.Entry.StateOnly)
+//     it keeps of the event to it; once the pipeline's handler returns,
+//     the watcher hands the note to the store with the object's new state
+//     (Put, Delete; Unstored when the state cannot be encoded). A stage
+//     that drops or filters the event keeps nothing: its state alone goes.
+//   - A stage that holds an update past that call (the coalescer joining
+//     a rollout's steps, identify waiting for who made a write) holds the
+//     object's stored state too (Hold): states noted meanwhile, and their
+//     records, wait in memory, so the state on disk stays the one the held
+//     record starts from. The stage gives the held event a note of its
+//     own, and Release takes its records; the last Release notes the
+//     newest state with every record that waited for it.
+//   - A type's first list is written with the records of what it reports
+//     (WriteFull; Replace when that write fails). Forget, a type no longer
+//     watched, ends its holds: their records go with the next write.
+//   - Records of no stored object (an Event's facts about another object)
+//     go with the next write (Keep).
+//
+// Flush and WriteFull take what is noted at one instant, under one lock,
+// so they can never cut between a record and its state.
 package state
 
 import (
@@ -66,8 +98,7 @@ type Store struct {
 	held    map[Ref]*heldState        // see Hold
 
 	historyPolicy history.Policy
-	kept          []*keptRecord         // records for the history, not yet written
-	waiting       map[Ref][]*keptRecord // kept records whose states are not yet noted
+	kept          []history.Entry // records for the history, their states noted, not yet written
 	lastTrim      time.Time
 }
 
@@ -182,51 +213,55 @@ func (s *Store) Each(target string, fn func(key string, o *Object)) (ok bool, er
 	return ok, err
 }
 
-// Put notes an object's new state.
-func (s *Store) Put(target, key string, o *Object) { s.note(target, key, o) }
-
-// Delete notes that an object is gone.
-func (s *Store) Delete(target, key string) { s.note(target, key, nil) }
-
-func (s *Store) note(target, key string, o *Object) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ref := Ref{Target: target, Key: key}
-	if h := s.held[ref]; h != nil {
-		h.latest, h.noted = o, true
-		return
-	}
-	tc := s.changes(target)
-	tc.objects[key] = o
-	s.stateNoted(ref, o)
+// Put notes an object's new state, with the records the pipeline kept of
+// the change that led to it: the same write takes them all.
+func (s *Store) Put(target, key string, o *Object, records ...history.Entry) {
+	s.note(Ref{Target: target, Key: key}, o, true, records)
 }
 
-// Replace notes a target's complete state (a list). Changes noted after
-// it apply on top.
-func (s *Store) Replace(target string, list List) {
+// Delete notes that an object is gone, with the records of its deletion.
+func (s *Store) Delete(target, key string, records ...history.Entry) {
+	s.note(Ref{Target: target, Key: key}, nil, true, records)
+}
+
+// note notes ref's new state (when stored: o, nil for deleted) and the
+// records that lead to it; a held object's wait for its Release.
+func (s *Store) note(ref Ref, o *Object, stored bool, records []history.Entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.held[ref]; h != nil {
+		if stored {
+			h.latest, h.noted = o, true
+		}
+		h.records = append(h.records, records...)
+		return
+	}
+	if stored {
+		s.changes(ref.Target).objects[ref.Key] = o
+	}
+	s.keep(records, o)
+}
+
+// Replace notes a target's complete state (a list), with the records its
+// objects were reported with. Changes noted after it apply on top.
+func (s *Store) Replace(target string, list List, records ...history.Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pending[target] = &targetChanges{replace: true, list: list, objects: map[string]*Object{}}
-	for ref := range s.waiting {
-		if ref.Target == target {
-			s.stateNoted(ref, nil) // the list holds their states
-		}
-	}
+	s.keep(records, nil)
 }
 
-// Forget notes that a target is no longer watched (its type is gone).
+// Forget notes that a target is no longer watched (its type is gone). Its
+// holds end: no state of it comes any more, and the records noted while
+// they held go with the next write.
 func (s *Store) Forget(target string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pending[target] = &targetChanges{forget: true, objects: map[string]*Object{}}
-	for ref := range s.held {
+	for ref, h := range s.held {
 		if ref.Target == target {
+			s.keep(h.records, nil)
 			delete(s.held, ref)
-		}
-	}
-	for ref := range s.waiting {
-		if ref.Target == target {
-			s.stateNoted(ref, nil) // no state of it comes any more
 		}
 	}
 }

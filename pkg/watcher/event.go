@@ -22,9 +22,12 @@ const (
 // the change itself, and where the state dir keeps the object.
 type Event struct {
 	change.Event
-	// Stored names the object in the state dir (zero without one), for
-	// the pipeline to hold its stored state while it holds the update.
-	Stored state.Ref
+	// Note names the object in the state dir and gathers the records the
+	// pipeline keeps of the event (nil without a state dir): the watcher
+	// hands it to the state store with the object's new state once the
+	// handler returns, so that both reach the disk together (the
+	// protocol is in pkg/state's package comment).
+	Note *state.Note
 }
 
 // Handler receives events on the reflector's goroutine. It must be quick and

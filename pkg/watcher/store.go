@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/state"
 )
 
@@ -27,7 +28,9 @@ import (
 // Only that goroutine changes the store; the mutex is for Len.
 type store struct {
 	toCache func(obj any) (*compactObject, error)
-	emit    func(t EventType, old, new *compactObject, relisted bool, stored state.Ref)
+	// emit hands a change to the handler; the note gathers what the
+	// pipeline keeps of it, for the state store (nil without a state dir).
+	emit func(t EventType, old, new *compactObject, relisted bool, note *state.Note)
 	// persist keeps the objects on disk (nil without a state dir).
 	persist *persisted
 
@@ -75,12 +78,13 @@ func (s *store) put(obj any) error {
 	s.objects[key] = c
 	s.mu.Unlock()
 	s.lastEvent.Store(time.Now().UnixNano())
+	note := s.persist.note(key)
 	if s.synced.Load() {
-		s.report(key, old, c, false)
+		s.report(key, old, c, false, note)
 	}
-	// After the record is queued: the state store writes both at once, so
-	// the new state never reaches the disk without its record.
-	s.persist.put(key, c)
+	// With the records the pipeline kept of it: the state store writes
+	// both at once, so neither reaches the disk without the other.
+	s.persist.put(key, c, note)
 	c.decoded = nil // the diff has used it; the cache keeps the compact form
 	return nil
 }
@@ -97,10 +101,11 @@ func (s *store) Delete(obj any) error {
 	delete(s.objects, key)
 	s.mu.Unlock()
 	s.lastEvent.Store(time.Now().UnixNano())
+	note := s.persist.note(key)
 	if s.synced.Load() {
-		s.emit(Deleted, c, nil, false, s.persist.ref(key))
+		s.emit(Deleted, c, nil, false, note)
 	}
-	s.persist.delete(key)
+	s.persist.delete(key, note)
 	return nil
 }
 
@@ -134,60 +139,68 @@ func (s *store) Replace(list []any, _ string) error {
 		if s.reportSince.IsZero() && s.health != nil && s.health.failed.Load() {
 			s.reportSince = s.health.started
 		}
-		s.reportNew(objects)
-		s.persist.replace(objects)
+		s.persist.replace(objects, s.reportNew(objects))
 		s.synced.Store(true)
 		return nil
 	}
 	s.synced.Store(true)
-	// Each change is written after its record, as in put, and only the
+	// Each change is noted with its records, as in put, and only the
 	// changes: the objects the store held are what the disk holds
 	// (restored, or written since), so a relist or a restart rewrites
 	// little.
 	s.restored = false
 	for key, c := range objects {
-		if s.report(key, old[key], c, true) {
-			s.persist.put(key, c)
+		note := s.persist.note(key)
+		if s.report(key, old[key], c, true, note) {
+			s.persist.put(key, c, note)
 		}
 	}
 	for key, was := range old {
 		if objects[key] == nil {
-			s.emit(Deleted, was, nil, true, s.persist.ref(key))
-			s.persist.delete(key)
+			note := s.persist.note(key)
+			s.emit(Deleted, was, nil, true, note)
+			s.persist.delete(key, note)
 		}
 	}
 	return nil
 }
 
 // reportNew reports, for a type that appeared while kubediff ran, the
-// objects of its first list created since it appeared, in key order.
-func (s *store) reportNew(objects map[string]*compactObject) {
+// objects of its first list created since it appeared, in key order, and
+// returns the records the pipeline kept of them, which the list is
+// written with.
+func (s *store) reportNew(objects map[string]*compactObject) (records []history.Entry) {
 	if s.reportSince.IsZero() {
-		return
+		return nil
 	}
 	since := s.reportSince.Truncate(time.Second) // creationTimestamp has seconds
 	for _, key := range slices.Sorted(maps.Keys(objects)) {
 		u, err := expand(objects[key])
 		if err == nil && !u.GetCreationTimestamp().Time.Before(since) {
-			s.emit(Added, nil, objects[key], true, s.persist.ref(key))
+			note := s.persist.note(key)
+			s.emit(Added, nil, objects[key], true, note)
+			if note != nil {
+				records = append(records, note.Records...)
+			}
 		}
 	}
+	return records
 }
 
 // report emits what became of the object at key, from was (nil: none) to
-// c, and says whether anything did. A name whose UID changed is another
-// object: the old one's deletion went unseen (a gap, a cluster restored
-// from a backup), and it is reported as a deletion and an addition.
-func (s *store) report(key string, was, c *compactObject, relisted bool) bool {
-	ref := s.persist.ref(key)
+// c, and says whether anything did; note gathers what the pipeline keeps
+// of it. A name whose UID changed is another object: the old one's
+// deletion went unseen (a gap, a cluster restored from a backup), and it
+// is reported as a deletion and an addition.
+func (s *store) report(key string, was, c *compactObject, relisted bool, note *state.Note) bool {
 	switch {
 	case was == nil:
-		s.emit(Added, nil, c, relisted, ref)
+		s.emit(Added, nil, c, relisted, note)
 	case was.UID != c.UID && was.UID != "" && c.UID != "":
-		s.emit(Deleted, was, nil, true, ref)
-		s.emit(Added, nil, c, relisted, ref)
+		s.emit(Deleted, was, nil, true, note)
+		s.emit(Added, nil, c, relisted, note)
 	case was.ResourceVersion != c.ResourceVersion:
-		s.emit(Updated, was, c, relisted, ref)
+		s.emit(Updated, was, c, relisted, note)
 	default:
 		return false
 	}
@@ -233,15 +246,26 @@ type persisted struct {
 	logErr func(error)
 }
 
-func (p *persisted) put(key string, c *compactObject) {
+// note begins the note of a change of the object at key (nil without a
+// state dir).
+func (p *persisted) note(key string) *state.Note {
+	if p == nil {
+		return nil
+	}
+	return &state.Note{Ref: state.Ref{Target: p.target, Key: key}}
+}
+
+// put notes the object's new state with what the pipeline kept of the
+// change (note).
+func (p *persisted) put(key string, c *compactObject, note *state.Note) {
 	if p == nil {
 		return
 	}
 	if o := p.stored(c); o != nil {
-		p.state.Put(p.target, key, o)
+		p.state.Put(p.target, key, o, note.Records...)
 		return
 	}
-	p.state.Unstored(p.target, key)
+	p.state.Unstored(p.target, key, note.Records...)
 }
 
 // stored is c as the state store keeps it: plain JSON, so that the state
@@ -257,13 +281,17 @@ func (p *persisted) stored(c *compactObject) *state.Object {
 	return &state.Object{UID: string(c.UID), ResourceVersion: c.ResourceVersion, Raw: raw}
 }
 
-func (p *persisted) delete(key string) {
+// delete notes that the object is gone, with what the pipeline kept of
+// its deletion (note).
+func (p *persisted) delete(key string, note *state.Note) {
 	if p != nil {
-		p.state.Delete(p.target, key)
+		p.state.Delete(p.target, key, note.Records...)
 	}
 }
 
-func (p *persisted) replace(objects map[string]*compactObject) {
+// replace writes the target's objects whole, with the records they were
+// reported with.
+func (p *persisted) replace(objects map[string]*compactObject, records []history.Entry) {
 	if p == nil {
 		return
 	}
@@ -273,20 +301,13 @@ func (p *persisted) replace(objects map[string]*compactObject) {
 	for i, key := range list.keys {
 		list.objects[i] = objects[key]
 	}
-	if err := p.state.WriteFull(p.target, p.rules, list); err != nil {
-		// The next flush tries again; until one succeeds, a crash loses
-		// what changes meanwhile (its error is logged by the flush too).
+	if err := p.state.WriteFull(p.target, p.rules, list, records...); err != nil {
+		// The next flush tries again, the records still queued; until one
+		// succeeds, a crash loses what changes meanwhile (its error is
+		// logged by the flush too).
 		p.logErr(fmt.Errorf("cannot write the state dir: %w", err))
 		p.state.Replace(p.target, list)
 	}
-}
-
-// ref names a stored object, for the pipeline to hold its state.
-func (p *persisted) ref(key string) state.Ref {
-	if p == nil {
-		return state.Ref{}
-	}
-	return state.Ref{Target: p.target, Key: key}
 }
 
 // storedList is a target's objects as the state store writes a full list:
@@ -332,7 +353,7 @@ func (p *persisted) restore(packer *typePacker, toCache func(*unstructured.Unstr
 		return nil, false, err
 	}
 	if again != nil {
-		p.replace(objects) // stored as they now are, under the current rules
+		p.replace(objects, nil) // stored as they now are, under the current rules
 	}
 	return objects, true, nil
 }

@@ -288,9 +288,9 @@ func (w *Watcher) cacheTransform(r discovery.Resource) func(*unstructured.Unstru
 }
 
 // emitter turns a store's changes into Events for the handler.
-func (w *Watcher) emitter(r discovery.Resource) func(EventType, *compactObject, *compactObject, bool, state.Ref) {
-	return func(t EventType, oldObj, newObj *compactObject, relisted bool, stored state.Ref) {
-		ev := Event{Event: change.Event{Type: t, Resource: r, FinalStateUnknown: relisted && t == Deleted, AfterGap: relisted}, Stored: stored}
+func (w *Watcher) emitter(r discovery.Resource) func(EventType, *compactObject, *compactObject, bool, *state.Note) {
+	return func(t EventType, oldObj, newObj *compactObject, relisted bool, note *state.Note) {
+		ev := Event{Event: change.Event{Type: t, Resource: r, FinalStateUnknown: relisted && t == Deleted, AfterGap: relisted}, Note: note}
 		var err error
 		if oldObj != nil {
 			ev.Old, err = expand(oldObj)

@@ -66,7 +66,7 @@ func stateDirWithUsers(t *testing.T, changes []userChange) string {
 			Changes: []record.FieldChange{{Op: record.OpReplace, Path: path, Field: uc.field, From: uc.from, To: uc.to}},
 			Manager: &record.Manager{Name: uc.manager, Operation: "Update"}, User: uc.user}
 		c.ID = c.StableID()
-		store.Keep(history.Entry{Change: c, Resource: deploymentsResource, Old: object(uc.from), New: object(uc.to)}, state.Ref{})
+		store.Keep(history.Entry{Change: c, Resource: deploymentsResource, Old: object(uc.from), New: object(uc.to)})
 	}
 	if err := store.Close(); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,96 @@
+package state
+
+import (
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/kubediff/kubediff/pkg/history"
+)
+
+// Note gathers what the pipeline keeps of one watch event for the
+// history: the records (or the state alone, history.Entry.StateOnly) of
+// the object at Ref. The watcher makes it, the event carries it down the
+// pipeline, and the watcher hands it to the store with the object's new
+// state in one call (Put, Delete, Unstored). A stage that holds the event
+// past that call gives it a note of its own, whose records Release takes.
+// Only the stage that has the event keeps in its note: it is not safe
+// for concurrent use.
+type Note struct {
+	Ref     Ref
+	Records []history.Entry
+}
+
+// Keep adds a record of the note's event.
+func (n *Note) Keep(e history.Entry) { n.Records = append(n.Records, e) }
+
+// Keep queues records of no stored object (an Event's facts about the
+// object it regards) for the next write: no stored state says they were
+// reported, so they need none to go with.
+func (s *Store) Keep(records ...history.Entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keep(records, nil)
+}
+
+// keep queues records for the next write, which writes the state noted
+// with them (o; nil: deleted, or in a list) in the same transaction. A
+// record whose new state o is takes its JSON, which the watcher made for
+// the state store anyway: the history need not encode the object again.
+// The caller holds s.mu.
+func (s *Store) keep(records []history.Entry, o *Object) {
+	if !s.historyPolicy.On() {
+		return
+	}
+	for _, e := range records {
+		if o != nil && e.New != nil && e.Change.ResourceVersion == o.ResourceVersion {
+			e.NewJSON = o.Raw
+		}
+		s.kept = append(s.kept, e)
+	}
+}
+
+// Unstored notes the records of a change whose state cannot be stored (it
+// could not be encoded): they are written with the state they hold
+// themselves, and the stored state stays as it was.
+func (s *Store) Unstored(target, key string, records ...history.Entry) {
+	s.note(Ref{Target: target, Key: key}, nil, false, records)
+}
+
+// keptBatch is what a write takes of the history: the records queued
+// and the policy.
+type keptBatch struct {
+	records []history.Entry
+	policy  history.Policy
+	trim    bool // time to drop what retention no longer keeps
+}
+
+// snapshotKept takes the records queued: each one's state is noted (in
+// pending, or in the list a full write writes), so the write that takes
+// them writes their states too. The caller holds s.mu.
+func (s *Store) snapshotKept() keptBatch {
+	b := keptBatch{records: s.kept, policy: s.historyPolicy}
+	s.kept = nil
+	if now := time.Now(); now.Sub(s.lastTrim) >= trimEvery {
+		b.trim, s.lastTrim = true, now
+	}
+	return b
+}
+
+// empty says there is nothing to write.
+func (b keptBatch) empty() bool { return len(b.records) == 0 && !b.trim }
+
+func (b keptBatch) write(tx *bolt.Tx) error {
+	if b.empty() {
+		return nil
+	}
+	return history.Write(tx, b.records, b.policy, time.Now())
+}
+
+// requeueKept puts back records a failed write did not keep, before
+// those noted since.
+func (s *Store) requeueKept(b keptBatch) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.kept = append(b.records, s.kept...)
+}
