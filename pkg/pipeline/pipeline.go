@@ -64,7 +64,8 @@ type Options struct {
 	// nil without a state dir).
 	Holds StateHolds
 	// History keeps every record with the object's states (the state
-	// store; nil without history).
+	// store; nil without history): a watch event's go in its note, which
+	// the state store takes with the object's new state.
 	History Keeper
 	// Identities name the user behind each record (identity.Book; nil
 	// without a source), each record waiting for them up to
