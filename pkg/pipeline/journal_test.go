@@ -94,6 +94,22 @@ func (j *journal) disk() string {
 	return fmt.Sprintf("%d records, stored at %s", len(page.Records), rv)
 }
 
+// expect fails the test unless disk says want.
+func (j *journal) expect(when, want string) {
+	j.t.Helper()
+	if got := j.disk(); got != want {
+		j.t.Fatalf("%s: %s, want %s", when, got, want)
+	}
+}
+
+// named notes that alice made the write of day/app (uid) at rv, and lets
+// identify hand on the records it names.
+func (j *journal) named(book *identity.Book, verb, uid, rv string) {
+	book.Note(identity.Write{ID: uid + "@" + rv, User: identity.NewUser("alice", nil), Verb: verb, Resource: "configmaps",
+		Namespace: "day", Name: "app", UID: uid, ResourceVersion: rv})
+	j.p.identify.releaseDue(false)
+}
+
 // kept is the first record in the history.
 func (j *journal) kept() record.Change {
 	j.t.Helper()
@@ -113,17 +129,11 @@ func TestHeldUpdateIsWrittenWithTheHeldState(t *testing.T) {
 	j := newJournal(t, Options{})
 	j.store.Put(j.ref.Target, j.ref.Key, &state.Object{UID: "rs", ResourceVersion: "1", Raw: []byte(`{}`)})
 	j.watch(replicaSet("rs", 1, 3), replicaSet("rs", 2, 2))
-	if got, want := j.disk(), "0 records, stored at 1"; got != want {
-		t.Fatalf("while the first step is held: %s, want %s", got, want)
-	}
+	j.expect("while the first step is held", "0 records, stored at 1")
 	j.watch(replicaSet("rs", 2, 2), replicaSet("rs", 3, 1))
-	if got, want := j.disk(), "0 records, stored at 1"; got != want {
-		t.Fatalf("while two steps are held: %s, want %s", got, want)
-	}
+	j.expect("while two steps are held", "0 records, stored at 1")
 	j.p.coalesce.flush(func(*heldUpdate) bool { return true })
-	if got, want := j.disk(), "1 records, stored at 3"; got != want {
-		t.Fatalf("after the release: %s, want %s", got, want)
-	}
+	j.expect("after the release", "1 records, stored at 3")
 	if r := j.kept(); r.Changed != "spec.replicas" || r.ResourceVersion != "3" {
 		t.Errorf("record kept: %s at %s, want the joined step to resourceVersion 3", r.Changed, r.ResourceVersion)
 	}
@@ -143,15 +153,9 @@ func TestRecordWaitingForItsUserIsWrittenWithItsState(t *testing.T) {
 	}
 	j.store.Put(j.ref.Target, j.ref.Key, &state.Object{UID: "app", ResourceVersion: "1", Raw: []byte(`{}`)})
 	j.watch(cm(1, "a"), cm(2, "b"))
-	if got, want := j.disk(), "0 records, stored at 1"; got != want {
-		t.Fatalf("while the record waits for its user: %s, want %s", got, want)
-	}
-	book.Note(identity.Write{ID: "w2", User: identity.NewUser("alice", nil), Verb: "update", Resource: "configmaps",
-		Namespace: "day", Name: "app", UID: "app", ResourceVersion: "2"})
-	j.p.identify.releaseDue(false)
-	if got, want := j.disk(), "1 records, stored at 2"; got != want {
-		t.Fatalf("once named: %s, want %s", got, want)
-	}
+	j.expect("while the record waits for its user", "0 records, stored at 1")
+	j.named(book, "update", "app", "2")
+	j.expect("once named", "1 records, stored at 2")
 	if u := j.kept().User; u == nil || u.Name != "alice" {
 		t.Errorf("record kept by %v, want alice", u)
 	}
@@ -171,13 +175,7 @@ func TestReplacedObjectsRecordsAreWrittenOnce(t *testing.T) {
 	j.store.Put(j.ref.Target, j.ref.Key, &state.Object{UID: "old", ResourceVersion: "1", Raw: []byte(`{}`)})
 	j.handle(now, change.Event{Type: change.Deleted, Resource: configMaps, Old: was, AfterGap: true, FinalStateUnknown: true},
 		change.Event{Type: change.Added, Resource: configMaps, New: now})
-	if got, want := j.disk(), "0 records, stored at 1"; got != want {
-		t.Fatalf("while the addition waits for its user: %s, want %s", got, want)
-	}
-	book.Note(identity.Write{ID: "w5", User: identity.NewUser("alice", nil), Verb: "create", Resource: "configmaps",
-		Namespace: "day", Name: "app", UID: "new", ResourceVersion: "5"})
-	j.p.identify.releaseDue(false)
-	if got, want := j.disk(), "2 records, stored at 5"; got != want {
-		t.Fatalf("once named: %s, want %s (the deletion and the addition, once each)", got, want)
-	}
+	j.expect("while the addition waits for its user", "0 records, stored at 1")
+	j.named(book, "create", "new", "5")
+	j.expect("once named (the deletion and the addition, once each)", "2 records, stored at 5")
 }

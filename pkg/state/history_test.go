@@ -30,6 +30,15 @@ func keptUpdate(level string, at time.Time) history.Entry {
 	return history.Entry{Change: c, Resource: configMapType, Old: u, New: u}
 }
 
+// withHistory turns s's history on, an hour and a MiB of it.
+func withHistory(t *testing.T, s *Store) *Store {
+	t.Helper()
+	if err := s.SetHistory(history.Policy{Retention: time.Hour, MaxBytes: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // A record is written with its object's state, and read back while the
 // store is open and, after it closes, from the state dir; while it is
 // open, reading the dir says to ask the running kubediff.
@@ -80,10 +89,7 @@ func TestHistoryWrittenWithTheState(t *testing.T) {
 // once, not after the next second's write: a page opened just after
 // kubediff printed a change shows it.
 func TestHistoryAnswersWithWhatWasJustNoted(t *testing.T) {
-	s := openBound(t, t.TempDir(), "c1", &bytes.Buffer{})
-	if err := s.SetHistory(history.Policy{Retention: time.Hour, MaxBytes: 1 << 20}); err != nil {
-		t.Fatal(err)
-	}
+	s := withHistory(t, openBound(t, t.TempDir(), "c1", &bytes.Buffer{}))
 	s.Put(configMapTarget, "ns/a", &Object{UID: "u1", ResourceVersion: "debug", Raw: []byte(`{"data":{"level":"debug"}}`)}, keptUpdate("debug", time.Now()))
 	page, err := s.History().Records(history.Query{})
 	if err != nil || len(page.Records) != 1 {
@@ -111,11 +117,8 @@ func TestTargetOf(t *testing.T) {
 // released after it, not before; a state noted while held waits with its
 // record for the release too.
 func TestHeldRecordWaitsForItsRelease(t *testing.T) {
-	s := openBound(t, t.TempDir(), "c1", &bytes.Buffer{})
+	s := withHistory(t, openBound(t, t.TempDir(), "c1", &bytes.Buffer{}))
 	defer s.Close()
-	if err := s.SetHistory(history.Policy{Retention: time.Hour, MaxBytes: 1 << 20}); err != nil {
-		t.Fatal(err)
-	}
 	ref := Ref{Target: configMapTarget, Key: "ns/a"}
 	s.Put(ref.Target, ref.Key, &Object{UID: "u1", ResourceVersion: "1", Raw: []byte(`{"data":{"level":"one"}}`)})
 	s.Hold(ref)
@@ -149,11 +152,8 @@ func TestHeldRecordWaitsForItsRelease(t *testing.T) {
 // between them is the first write's, not the last one's (the held state
 // released with both).
 func TestHeldRecordsKeepTheirOwnStates(t *testing.T) {
-	s := openBound(t, t.TempDir(), "c1", &bytes.Buffer{})
+	s := withHistory(t, openBound(t, t.TempDir(), "c1", &bytes.Buffer{}))
 	defer s.Close()
-	if err := s.SetHistory(history.Policy{Retention: time.Hour, MaxBytes: 1 << 20}); err != nil {
-		t.Fatal(err)
-	}
 	ref := Ref{Target: configMapTarget, Key: "ns/a"}
 	first := time.Now().Add(-time.Minute)
 	s.Hold(ref)
@@ -189,10 +189,7 @@ func TestRecordsWhoseStateNeverComesAreWritten(t *testing.T) {
 		"a hold dropped by Forget": func(s *Store) { s.Hold(ref); s.Forget(ref.Target); s.Release(ref, record) },
 	} {
 		t.Run(name, func(t *testing.T) {
-			s := openBound(t, t.TempDir(), "c1", &bytes.Buffer{})
-			if err := s.SetHistory(history.Policy{Retention: time.Hour, MaxBytes: 1 << 20}); err != nil {
-				t.Fatal(err)
-			}
+			s := withHistory(t, openBound(t, t.TempDir(), "c1", &bytes.Buffer{}))
 			end(s)
 			if err := s.Flush(); err != nil {
 				t.Fatal(err)
