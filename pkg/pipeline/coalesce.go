@@ -215,7 +215,6 @@ func (co *coalescer) release(h *heldUpdate) {
 		co.next.emit(h.ev, c, hops)
 	}
 	releaseState(co.holds, h.ev) // with the record, if any
-
 }
 
 // run releases held updates when they are due, and all of them when ctx

@@ -205,3 +205,37 @@ func TestRecordsWhoseStateNeverComesAreWritten(t *testing.T) {
 		})
 	}
 }
+
+// A type's first list whose write fails is written by the next flush,
+// with the records it was reported with, in one transaction: neither is
+// lost, and neither goes alone.
+func TestAFailedFullWriteIsTriedAgainWithItsRecords(t *testing.T) {
+	s := withHistory(t, openBound(t, t.TempDir(), "c1", &bytes.Buffer{}))
+	defer s.Close()
+	list := &failingOnce{List: objectsOf(map[string]*Object{"ns/a": {UID: "u1", ResourceVersion: "debug", Raw: []byte(`{}`)}})}
+	if err := s.WriteFull(configMapTarget, "rules-1", list, keptUpdate("debug", time.Now())); err == nil {
+		t.Fatal("a full write with an empty key did not fail")
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	page, err := s.History().Records(history.Query{})
+	if rv := storedRV(t, s, configMapTarget, "ns/a"); rv != "debug" || err != nil || len(page.Records) != 1 {
+		t.Errorf("after the next flush: stored at %q, %d records (%v); want the list and its record", rv, len(page.Records), err)
+	}
+}
+
+// failingOnce is a List whose first key is empty the first time it is
+// read, which bbolt refuses.
+type failingOnce struct {
+	List
+	failed bool
+}
+
+func (l *failingOnce) Key(i int) string {
+	if i == 0 && !l.failed {
+		l.failed = true
+		return ""
+	}
+	return l.List.Key(i)
+}

@@ -71,14 +71,20 @@ func (s *Store) Release(ref Ref, records ...history.Entry) {
 // on finds a stored state to compare with, so no change made after the
 // sync is lost, however early the crash. records are those the list's
 // objects were reported with (a type found while running reports what
-// was created since): they go in the same transaction, or, when it
-// fails, stay queued for the next write.
-func (s *Store) WriteFull(target, rules string, list List, records ...history.Entry) error {
+// was created since): they go in the same transaction. When it fails,
+// the list and the records are noted for the next flush to try again.
+func (s *Store) WriteFull(target, rules string, list List, records ...history.Entry) (err error) {
 	s.writing.Lock()
 	defer s.writing.Unlock()
 	s.mu.Lock()
 	delete(s.pending, target) // older notes: the list supersedes them
+	s.keep(records, nil)      // no flush takes them before this write: it waits for writing
 	s.mu.Unlock()
+	defer func() {
+		if err != nil {
+			s.Replace(target, list)
+		}
+	}()
 	written, err := s.stage(target, list)
 	if err != nil {
 		return err
@@ -88,9 +94,8 @@ func (s *Store) WriteFull(target, rules string, list List, records ...history.En
 	}
 	name := []byte(target)
 	// The records queued so far go in the same transaction, the list's
-	// among them: each is on disk whenever the list is.
+	// among them: each is on disk whenever its state is.
 	s.mu.Lock()
-	s.keep(records, nil)
 	spools := s.snapshotSpools()
 	kept := s.snapshotKept()
 	s.mu.Unlock()

@@ -302,11 +302,9 @@ func (p *persisted) replace(objects map[string]*compactObject, records []history
 		list.objects[i] = objects[key]
 	}
 	if err := p.state.WriteFull(p.target, p.rules, list, records...); err != nil {
-		// The next flush tries again, the records still queued; until one
-		// succeeds, a crash loses what changes meanwhile (its error is
-		// logged by the flush too).
+		// The next flush tries again; until one succeeds, a crash loses
+		// what changes meanwhile (its error is logged by the flush too).
 		p.logErr(fmt.Errorf("cannot write the state dir: %w", err))
-		p.state.Replace(p.target, list)
 	}
 }
 
