@@ -57,6 +57,9 @@ func (s *Store) Unstored(target, key string, records ...history.Entry) {
 	s.note(Ref{Target: target, Key: key}, nil, false, records)
 }
 
+// maxKeptRoom bounds the records' room a write leaves for the next.
+const maxKeptRoom = 1024
+
 // keptBatch is what a write takes of the history: the records queued
 // and the policy.
 type keptBatch struct {
@@ -70,7 +73,10 @@ type keptBatch struct {
 // them writes their states too. The caller holds s.mu.
 func (s *Store) snapshotKept() keptBatch {
 	b := keptBatch{records: s.kept, policy: s.historyPolicy}
-	s.kept = nil
+	// Room for as many as this write took (a steady rate's second), so
+	// that the next one's do not grow the slice step by step, copying
+	// entries of 600 bytes each time; bounded, after a burst.
+	s.kept = make([]history.Entry, 0, min(len(b.records), maxKeptRoom))
 	if now := time.Now(); now.Sub(s.lastTrim) >= trimEvery {
 		b.trim, s.lastTrim = true, now
 	}
