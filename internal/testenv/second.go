@@ -115,25 +115,8 @@ func (e *Env) secondAPIServer(name string) (*APIServer, error) {
 // firstAPIServerCommand reads the command line of the kube-apiserver this
 // process started (envtest does not expose its final flags).
 func firstAPIServerCommand() (string, []string, error) {
-	procs, err := filepath.Glob("/proc/[0-9]*/stat")
-	if err != nil {
-		return "", nil, err
-	}
-	for _, stat := range procs {
-		b, err := os.ReadFile(stat)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		end := bytes.LastIndexByte(b, ')')
-		if end < 0 || !bytes.HasSuffix(b[:end], []byte("(kube-apiserver")) {
-			continue
-		}
-		fields := strings.Fields(string(b[end+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(os.Getpid()) {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join(filepath.Dir(stat), "cmdline"))
+	for _, pid := range childrenNamed("kube-apiserver") {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 		if err != nil {
 			return "", nil, err
 		}
