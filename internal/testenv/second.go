@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -40,7 +41,7 @@ type APIServer struct {
 // flags (same etcd, certificates and users) on another port, and waits
 // until it is ready.
 func (e *Env) StartSecondAPIServer() (*APIServer, error) {
-	s, err := e.secondAPIServer("second")
+	s, err := e.secondAPIServer(fmt.Sprintf("second-%d", len(e.seconds)))
 	if err != nil {
 		return nil, err
 	}
@@ -114,25 +115,8 @@ func (e *Env) secondAPIServer(name string) (*APIServer, error) {
 // firstAPIServerCommand reads the command line of the kube-apiserver this
 // process started (envtest does not expose its final flags).
 func firstAPIServerCommand() (string, []string, error) {
-	procs, err := filepath.Glob("/proc/[0-9]*/stat")
-	if err != nil {
-		return "", nil, err
-	}
-	for _, stat := range procs {
-		b, err := os.ReadFile(stat)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		end := bytes.LastIndexByte(b, ')')
-		if end < 0 || !bytes.HasSuffix(b[:end], []byte("(kube-apiserver")) {
-			continue
-		}
-		fields := strings.Fields(string(b[end+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(os.Getpid()) {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join(filepath.Dir(stat), "cmdline"))
+	for _, pid := range childrenNamed("kube-apiserver") {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 		if err != nil {
 			return "", nil, err
 		}
@@ -193,6 +177,23 @@ func (s *APIServer) Ready(ctx context.Context) bool {
 	}
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
+}
+
+// LogOnFailure logs the end of the server's log when t fails: a server
+// that lags or refuses says why there.
+func (s *APIServer) LogOnFailure(t testing.TB) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		b, err := os.ReadFile(s.log)
+		if err != nil {
+			t.Logf("%s: %v", s.log, err)
+			return
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		t.Logf("the end of %s:\n%s", s.log, strings.Join(lines[max(0, len(lines)-60):], "\n"))
+	})
 }
 
 // Pause stops the process (SIGSTOP): connections stay open and hang, as

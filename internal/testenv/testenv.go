@@ -92,6 +92,7 @@ func Start() (*Env, error) {
 	if _, err := env.Start(); err != nil {
 		return nil, fmt.Errorf("start control plane: %w", err)
 	}
+	reapWithUs(append(childrenNamed("etcd"), childrenNamed("kube-apiserver")...))
 	if err := e.writeKubeconfig(); err != nil {
 		_ = env.Stop()
 		return nil, err

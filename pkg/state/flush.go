@@ -40,6 +40,22 @@ func (s *Store) Run(ctx context.Context) {
 func (s *Store) Flush() error {
 	s.writing.Lock()
 	defer s.writing.Unlock()
+	return s.flushLocked()
+}
+
+// flushIfIdle is Flush unless a write is under way (a first list of
+// thousands of objects can take a while): a reader then answers from
+// what is on disk rather than wait for it.
+func (s *Store) flushIfIdle() {
+	if !s.writing.TryLock() {
+		return
+	}
+	defer s.writing.Unlock()
+	_ = s.flushLocked() // a failed write is Run's to report
+}
+
+// flushLocked is Flush; the caller holds s.writing.
+func (s *Store) flushLocked() error {
 	s.mu.Lock()
 	pending := s.pending
 	s.pending = map[string]*targetChanges{}

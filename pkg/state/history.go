@@ -45,9 +45,9 @@ func (s *Store) KeepTypes(types []discovery.Resource) error {
 
 // History reads the store's history, after writing what was noted: a
 // record kubediff printed a moment ago is in the answer, not a second
-// later. A failed write is Run's to report; the read answers from disk.
+// later (flushIfIdle).
 func (s *Store) History() *history.Reader {
-	return history.NewReader(s.db, current).CatchingUp(func() { _ = s.Flush() })
+	return history.NewReader(s.db, current).CatchingUp(s.flushIfIdle)
 }
 
 // SocketPath is where a running kubediff answers history queries for

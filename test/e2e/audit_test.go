@@ -100,6 +100,7 @@ func startAuditedCluster(t *testing.T) *auditedCluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.server.Kill() })
+	c.server.LogOnFailure(t)
 	return c
 }
 

@@ -71,6 +71,7 @@ func startWhoCluster(t *testing.T) *whoCluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.server.Kill() })
+	c.server.LogOnFailure(t)
 	return c
 }
 

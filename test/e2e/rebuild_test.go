@@ -41,6 +41,9 @@ func rebuildUnderKubediff(t *testing.T, bump bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Stopped when the test ends: its watch caches follow every write.
+	t.Cleanup(func() { _ = second.Kill() })
+	second.LogOnFailure(t)
 	w := startBinaryWithEnv(t, []string{"KUBECONFIG=" + second.Kubeconfig}, "watch", "-n", ns)
 	w.logOnFailure()
 

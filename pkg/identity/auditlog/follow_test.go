@@ -82,6 +82,29 @@ func TestReader(t *testing.T) {
 			},
 			write(eventLine("d")),
 		}, want: "a b c d"},
+		{name: "two rotations between reads: the file in between is read too", steps: []func(*testing.T, string){
+			write(eventLine("a")),
+			func(t *testing.T, path string) {
+				appendTo(t, path, eventLine("b"))
+				renameAt(path, "2026-11-25T09-00-00.000")
+				appendTo(t, path, eventLine("c")) // a file kubediff never opened ...
+				renameAt(path, "2026-11-25T09-00-01.000")
+				appendTo(t, path, eventLine("d")) // ... before the newest
+			},
+			write(eventLine("e")),
+		}, want: "a b c d e"},
+		{name: "older rotated files are not read again", before: "", steps: []func(*testing.T, string){
+			func(t *testing.T, path string) {
+				older := strings.TrimSuffix(path, ".log") + "-2026-11-24T09-00-00.000.log"
+				appendTo(t, older, eventLine("old"))
+				past := time.Now().Add(-time.Hour)
+				if err := os.Chtimes(older, past, past); err != nil {
+					t.Fatal(err)
+				}
+				appendTo(t, path, eventLine("a"))
+			},
+			func(t *testing.T, path string) { rename(path); appendTo(t, path, eventLine("b")) },
+		}, want: "a b"},
 		{name: "removed, then made again", steps: []func(*testing.T, string){
 			write(eventLine("a")),
 			func(t *testing.T, path string) { os.Remove(path) },
@@ -123,8 +146,12 @@ func write(text string) func(*testing.T, string) {
 }
 
 // rename moves the file aside as the API server's rotation does.
-func rename(path string) {
-	_ = os.Rename(path, strings.TrimSuffix(path, ".log")+"-2026-11-25T09-00-00.000.log")
+func rename(path string) { renameAt(path, "2026-11-25T09-00-00.000") }
+
+// renameAt moves the file aside as the API server's rotation (lumberjack)
+// does at the moment stamped.
+func renameAt(path, stamp string) {
+	_ = os.Rename(path, strings.TrimSuffix(path, ".log")+"-"+stamp+".log")
 }
 
 // Follow on its own goroutine: a file missing at start is waited for

@@ -2,11 +2,15 @@ package auditlog
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"io"
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/kubediff/kubediff/pkg/identity"
@@ -47,9 +51,13 @@ func (r *reader) step() {
 	switch {
 	case openErr != nil || err != nil || !os.SameFile(named, open):
 		// Rotated or removed: the writer closed the old file before
-		// renaming it, so what it wrote last is read now, then the new one.
+		// renaming it, so what it wrote last is read now, then any file
+		// rotated after it, then the new one.
 		r.drain()
 		r.close()
+		if openErr == nil {
+			r.readRotatedAfter(open)
+		}
 		if r.openNew() {
 			r.drain()
 		}
@@ -62,6 +70,54 @@ func (r *reader) step() {
 		r.offset, r.partial, r.skipLine = 0, r.partial[:0], false
 		r.drain()
 	}
+}
+
+// readRotatedAfter reads whole each file rotated after old, oldest
+// first: on a busy server the log can rotate twice between two reads, and
+// the file in between, never opened, would be writes with no user. A
+// rotated file is one beside the log named as the API server's rotation
+// names it (audit-TIME.log) or logrotate does (audit.log.1,
+// audit.log-DATE), not compressed, last written no earlier than old. A
+// line read twice is noted once (the window knows its audit ID).
+func (r *reader) readRotatedAfter(old fs.FileInfo) {
+	dir, base := filepath.Split(r.path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	ext := filepath.Ext(base)
+	stem := strings.TrimSuffix(base, ext)
+	var rotated []fs.FileInfo
+	for _, e := range entries {
+		name := e.Name()
+		ours := strings.HasPrefix(name, base+".") || strings.HasPrefix(name, base+"-") ||
+			(strings.HasPrefix(name, stem+"-") && strings.HasSuffix(name, ext))
+		if !ours || name == base || compressed(name) {
+			continue
+		}
+		info, err := e.Info()
+		if err == nil && info.Mode().IsRegular() && !os.SameFile(info, old) && !info.ModTime().Before(old.ModTime()) {
+			rotated = append(rotated, info)
+		}
+	}
+	slices.SortFunc(rotated, func(a, b fs.FileInfo) int {
+		return cmp.Or(a.ModTime().Compare(b.ModTime()), cmp.Compare(a.Name(), b.Name()))
+	})
+	for _, info := range rotated {
+		f, err := os.Open(filepath.Join(dir, info.Name()))
+		if err != nil {
+			continue // removed meanwhile (the server keeps few backups)
+		}
+		r.file, r.offset, r.partial, r.skipLine = f, 0, r.partial[:0], false
+		r.drain()
+		r.close()
+	}
+}
+
+// compressed says whether a rotated file's name is that of a compressed
+// one (--audit-log-compress, logrotate's compress), which is not read.
+func compressed(name string) bool {
+	return slices.Contains([]string{".gz", ".zst", ".bz2", ".xz"}, filepath.Ext(name))
 }
 
 // openNew opens the file the path names now, from its start (it was made
