@@ -78,7 +78,7 @@ func (e *Env) StartAnotherCluster() (*APIServer, error) {
 // secondAPIServer prepares a kube-apiserver with the first one's flags on
 // a free port, and its kubeconfig, named after name.
 func (e *Env) secondAPIServer(name string) (*APIServer, error) {
-	path, args, err := firstAPIServerCommand()
+	path, args, err := e.firstAPIServerCommand()
 	if err != nil {
 		return nil, err
 	}
@@ -112,18 +112,19 @@ func (e *Env) secondAPIServer(name string) (*APIServer, error) {
 	return s, nil
 }
 
-// firstAPIServerCommand reads the command line of the kube-apiserver this
-// process started (envtest does not expose its final flags).
-func firstAPIServerCommand() (string, []string, error) {
-	for _, pid := range childrenNamed("kube-apiserver") {
-		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-		if err != nil {
-			return "", nil, err
-		}
-		argv := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
-		return argv[0], argv[1:], nil
+// firstAPIServerCommand reads the command line of the kube-apiserver
+// envtest started (it does not expose its final flags), by the process
+// id noted at Start: the second servers are this process's children too.
+func (e *Env) firstAPIServerCommand() (string, []string, error) {
+	if e.firstAPIServer == 0 {
+		return "", nil, errors.New("no kube-apiserver started by this process")
 	}
-	return "", nil, errors.New("no kube-apiserver started by this process")
+	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(e.firstAPIServer), "cmdline"))
+	if err != nil {
+		return "", nil, err
+	}
+	argv := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+	return argv[0], argv[1:], nil
 }
 
 // Start starts the server (again) and waits until it is ready.

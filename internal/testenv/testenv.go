@@ -29,6 +29,8 @@ type Env struct {
 	dir     string
 	procs   []process    // the living cluster's, when started
 	seconds []*APIServer // from StartSecondAPIServer
+	// firstAPIServer is the process id of envtest's kube-apiserver.
+	firstAPIServer int
 }
 
 // process is one living-cluster process and its log file.
@@ -92,7 +94,11 @@ func Start() (*Env, error) {
 	if _, err := env.Start(); err != nil {
 		return nil, fmt.Errorf("start control plane: %w", err)
 	}
-	reapWithUs(append(childrenNamed("etcd"), childrenNamed("kube-apiserver")...))
+	servers := childrenNamed("kube-apiserver")
+	if len(servers) == 1 {
+		e.firstAPIServer = servers[0]
+	}
+	reapWithUs(append(childrenNamed("etcd"), servers...))
 	if err := e.writeKubeconfig(); err != nil {
 		_ = env.Stop()
 		return nil, err
