@@ -155,7 +155,7 @@ func (p *program) assemble(ctx context.Context) error {
 		return err
 	}
 	p.pipeline = pipeline.New(pipeline.Options{Differ: p.differ, Router: p.sinks.router, Metrics: p.metrics, Cluster: recordCluster(p.cfg, cluster), Rules: ruleSet,
-		Events:            eventOptions(p.cfg, p.state, p.objects),
+		Events: eventOptions(p.cfg, p.state, p.objects), Objects: p.objects,
 		ExcludeNamespaces: p.cfg.ExcludeNamespaces, OwnLeases: ownLeases(le), Identities: identities, IdentityWait: p.cfg.Identity.Wait,
 		Releases: release.NewBook(), ReleaseWait: releaseWait,
 		Election: le.Enabled, HoldRecords: le.HoldRecords, Holds: stateHolds(p.state), History: historyKeeper(p.state), Log: p.log})

@@ -17,14 +17,16 @@ import (
 // that a drop rule matched goes on as a state only: the history still
 // moves the object to its new state, no sink gets it.
 type judge struct {
-	rules   *rules.Set                      // nil or empty: no rules
-	cluster *atomic.Pointer[record.Cluster] // set on every record first: a rule may test it
-	metrics *metrics.Metrics
-	next    emitter
+	rules      *rules.Set                      // nil or empty: no rules
+	namespaces *namespaceDeletions             // marks deletions made with their namespace, for rules to read
+	cluster    *atomic.Pointer[record.Cluster] // set on every record first: a rule may test it
+	metrics    *metrics.Metrics
+	next       emitter
 }
 
 func (j judge) emit(ev watcher.Event, c record.Change, hops []identity.Hop) {
 	c.Cluster = j.cluster.Load()
+	j.namespaces.mark(&c)
 	if j.rules.Len() > 0 {
 		in := rules.Input{Record: &c}
 		if ev.New != nil {

@@ -84,6 +84,10 @@ type Options struct {
 	// objects they regard (events.go); without it, Event objects are
 	// changes like any other.
 	Events *EventOptions
+	// Objects finds objects as the watcher caches them: the Namespaces,
+	// to mark a deletion made while its namespace was being deleted
+	// (nil: only the namespace controller as user marks it).
+	Objects ObjectLookup
 	// Cluster names the cluster on every record.
 	Cluster *record.Cluster
 	Log     *slog.Logger
@@ -98,8 +102,10 @@ type Pipeline struct {
 	identify *identify     // nil without identities or releases
 	releases *release.Book // nil: releases are not joined
 	events   *eventFacts   // nil: Events are changes like any other
-	gate     *Gate
-	cluster  atomic.Pointer[record.Cluster]
+	// namespaces marks deletions made while their namespace was deleted.
+	namespaces *namespaceDeletions
+	gate       *Gate
+	cluster    atomic.Pointer[record.Cluster]
 }
 
 // New connects the stages, last to first.
@@ -109,15 +115,16 @@ func New(o Options) *Pipeline {
 		gate.Lead(0)
 	}
 	p := &Pipeline{
-		metrics:  o.Metrics,
-		filter:   filter{excludeNamespaces: o.ExcludeNamespaces, ownLeases: o.OwnLeases},
-		differ:   o.Differ,
-		gate:     gate,
-		releases: o.Releases,
+		metrics:    o.Metrics,
+		filter:     filter{excludeNamespaces: o.ExcludeNamespaces, ownLeases: o.OwnLeases},
+		differ:     o.Differ,
+		gate:       gate,
+		releases:   o.Releases,
+		namespaces: newNamespaceDeletions(o.Objects),
 	}
 	p.cluster.Store(o.Cluster)
 	var next emitter = keep{history: o.History, cluster: &p.cluster, next: gate}
-	next = judge{rules: o.Rules, cluster: &p.cluster, metrics: o.Metrics, next: next}
+	next = judge{rules: o.Rules, namespaces: p.namespaces, cluster: &p.cluster, metrics: o.Metrics, next: next}
 	if o.Identities != nil || o.Releases != nil {
 		p.identify = newIdentify(nil, o.IdentityWait, next, o.Holds)
 		next = p.identify
@@ -165,6 +172,7 @@ func (p *Pipeline) Handle(ev watcher.Event) {
 	if p.releases != nil && ev.Type == watcher.Deleted && release.Source(ev.Resource.GVR.Group, ev.Resource.GVR.Resource) {
 		p.releases.Forget(ev.Resource.GVR.Group, ev.Resource.GVR.Resource, ev.Old)
 	}
+	p.namespaces.observe(ev) // before its objects' deletions that come after it
 	// 1. Filter what the server could not, and kubediff's own Leases.
 	if p.filter.drops(ev) {
 		return

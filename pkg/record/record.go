@@ -51,6 +51,11 @@ type Change struct {
 	// found by comparing a list with the last state kubediff knew: states
 	// in between are merged into one record.
 	AfterGap bool `json:"afterGap,omitempty"`
+	// NamespaceDeleting marks a deletion made while the object's
+	// namespace was being deleted: the object went with its namespace
+	// (the namespace controller deletes each object in it), and the
+	// namespace's own record is the one that matters (docs/rules.md).
+	NamespaceDeleting bool `json:"namespaceDeleting,omitempty"`
 	// Labels are the object's labels, for routing and log queries.
 	Labels map[string]string `json:"labels,omitempty"`
 	// Owner is the object's controller (a Pod's ReplicaSet, a

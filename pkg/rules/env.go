@@ -127,6 +127,7 @@ func recordDeclType() *apiservercel.DeclType {
 		field("type", str), field("apiVersion", str), field("kind", str), field("resource", str),
 		field("namespace", str), field("name", str), field("uid", str), field("resourceVersion", str),
 		field("afterGap", apiservercel.BoolType),
+		field("namespaceDeleting", apiservercel.BoolType),
 		field("labels", apiservercel.NewMapType(str, str, maxLabels)),
 		field("owner", object("kubediff.Owner", field("kind", str), field("name", str))),
 		field("changed", str),

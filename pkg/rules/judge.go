@@ -186,7 +186,7 @@ func recordValue(c *record.Change) map[string]any {
 	v := map[string]any{
 		"type": c.Type, "apiVersion": c.APIVersion, "kind": c.Kind, "resource": c.Resource,
 		"namespace": c.Namespace, "name": c.Name, "uid": c.UID, "resourceVersion": c.ResourceVersion,
-		"afterGap": c.AfterGap, "changed": c.Changed, "changes": changesValue(c.Changes),
+		"afterGap": c.AfterGap, "namespaceDeleting": c.NamespaceDeleting, "changed": c.Changed, "changes": changesValue(c.Changes),
 		"access": stringsOrEmpty(c.Access),
 	}
 	labels := c.Labels

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubediff/kubediff/pkg/change"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 func object(t *testing.T, text string) *unstructured.Unstructured {
@@ -94,5 +95,57 @@ func TestPackRuleLimitedToNamespaces(t *testing.T) {
 	if _, err := Compile(nil, []PackEntry{{Name: "crd-deleted", Namespaces: []string{"[bad"}}}); err == nil ||
 		!strings.HasPrefix(err.Error(), "rulePack[crd-deleted].namespaces: ") {
 		t.Errorf("a bad glob: %v", err)
+	}
+}
+
+// Deleting a namespace is one alert, the namespace's: the objects that
+// go with it (record.namespaceDeleting) match no deletion rule of the
+// pack, while one deleted on its own in a live namespace still does.
+func TestPackNamespaceDeletionIsOneAlert(t *testing.T) {
+	deletions := []string{"secret-deleted", "configmap-deleted", "workload-deleted", "networkpolicy-deleted"}
+	set, err := Compile(nil, PackNamed(append([]string{"namespace-deleted"}, deletions...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	namespaces := change.Resource{GVR: schemaResource("", "v1", "namespaces", "Namespace").GVR, Kind: "Namespace"}
+	ns := func(rv, deleted string) *unstructured.Unstructured {
+		u := object(t, `{apiVersion: v1, kind: Namespace, metadata: {name: shop, uid: ns, resourceVersion: "`+rv+`"}, status: {phase: Active}}`)
+		if deleted != "" {
+			u.Object["metadata"].(map[string]any)["deletionTimestamp"] = deleted
+			u.Object["status"] = map[string]any{"phase": "Terminating"}
+		}
+		return u
+	}
+	inShop := func(kind, apiVersion string) *unstructured.Unstructured {
+		return object(t, `{apiVersion: `+apiVersion+`, kind: `+kind+`, metadata: {name: x, namespace: shop, uid: x, resourceVersion: "5"}}`)
+	}
+	objects := []change.Event{
+		{Type: change.Deleted, Resource: schemaResource("", "v1", "secrets", "Secret"), Old: inShop("Secret", "v1")},
+		{Type: change.Deleted, Resource: schemaResource("", "v1", "configmaps", "ConfigMap"), Old: inShop("ConfigMap", "v1")},
+		{Type: change.Deleted, Resource: schemaResource("apps", "v1", "deployments", "Deployment"), Old: inShop("Deployment", "apps/v1")},
+		{Type: change.Deleted, Resource: schemaResource("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy"), Old: inShop("NetworkPolicy", "networking.k8s.io/v1")},
+	}
+	for i, ev := range objects {
+		if _, v := judged(t, set, ev); !slices.Equal(v.Rules, deletions[i:i+1]) {
+			t.Errorf("%s deleted on its own: rules %v, want %s", ev.Resource.Kind, v.Rules, deletions[i])
+		}
+		withNamespace := func(c *record.Change) { c.NamespaceDeleting = true }
+		if _, v := judgedAs(t, set, ev, withNamespace); len(v.Rules) != 0 {
+			t.Errorf("%s deleted with its namespace: rules %v, want none", ev.Resource.Kind, v.Rules)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		ev   change.Event
+		want []string
+	}{
+		{"its deletion begins", change.Event{Type: change.Updated, Resource: namespaces, Old: ns("1", ""), New: ns("2", "2026-11-26T10:00:00Z")}, []string{"namespace-deleted"}},
+		{"it is gone, its deletion seen begin", change.Event{Type: change.Deleted, Resource: namespaces, Old: ns("2", "2026-11-26T10:00:00Z")}, nil},
+		{"it is gone, its deletion not seen begin", change.Event{Type: change.Deleted, Resource: namespaces, Old: ns("1", "")}, []string{"namespace-deleted"}},
+		{"it is labelled", change.Event{Type: change.Updated, Resource: namespaces, Old: ns("1", ""), New: object(t, `{apiVersion: v1, kind: Namespace, metadata: {name: shop, uid: ns, resourceVersion: "2", labels: {a: b}}, status: {phase: Active}}`)}, nil},
+	} {
+		if _, v := judged(t, set, tc.ev); !slices.Equal(v.Rules, tc.want) || (tc.want != nil && v.Summary != "Namespace shop deleted, and every object in it") {
+			t.Errorf("a Namespace %s: verdict %+v, want rules %v with the summary", tc.name, v, tc.want)
+		}
 	}
 }

@@ -124,6 +124,13 @@ func deployment(t *testing.T, ns, rv string, replicas int, image string) *unstru
 // record.
 func judged(t *testing.T, set *Set, ev change.Event) (record.Change, Verdict) {
 	t.Helper()
+	return judgedAs(t, set, ev, func(*record.Change) {})
+}
+
+// judgedAs is judged with the record given what the pipeline adds to
+// it before the rules see it (its user, namespaceDeleting).
+func judgedAs(t *testing.T, set *Set, ev change.Event, add func(*record.Change)) (record.Change, Verdict) {
+	t.Helper()
 	d, err := diff.New(diff.Options{Rules: diff.Rules{Defaults: diff.AllDefaults}})
 	if err != nil {
 		t.Fatal(err)
@@ -144,6 +151,7 @@ func judged(t *testing.T, set *Set, ev change.Event) (record.Change, Verdict) {
 	if !ok {
 		t.Fatal("the differ made no record")
 	}
+	add(&c)
 	in.Record = &c
 	if ev.New != nil {
 		in.Object = ev.New.Object

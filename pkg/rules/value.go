@@ -20,7 +20,7 @@ func celRecord(c *record.Change, old, new map[string]any) ref.Val {
 		keyType: types.String(c.Type), keyAPIVersion: types.String(c.APIVersion), keyKind: types.String(c.Kind),
 		keyResource: types.String(c.Resource), keyNamespace: types.String(c.Namespace), keyName: types.String(c.Name),
 		keyUID: types.String(c.UID), keyResourceVersion: types.String(c.ResourceVersion), keyAfterGap: types.Bool(c.AfterGap),
-		keyChanged: types.String(c.Changed), keyChanges: celChanges(c.Changes),
+		keyNamespaceDeleting: types.Bool(c.NamespaceDeleting), keyChanged: types.String(c.Changed), keyChanges: celChanges(c.Changes),
 	}
 	m[keyLabels] = types.NewStringStringMap(a, c.Labels) // nil: empty
 	if o := c.Owner; o != nil {
@@ -97,7 +97,7 @@ var (
 	keyOwner, keyManager, keyUser, keyCluster         = types.String("owner"), types.String("manager"), types.String("user"), types.String("cluster")
 	keyOperation, keySubresource, keyTime, keyGroups  = types.String("operation"), types.String("subresource"), types.String("time"), types.String("groups")
 	keyServiceAccount, keyID, keyAccess, keyRBAC      = types.String("serviceAccount"), types.String("id"), types.String("access"), types.String("rbac")
-	keyRelease                                        = types.String("release")
+	keyRelease, keyNamespaceDeleting                  = types.String("release"), types.String("namespaceDeleting")
 	keyOp, keyPath, keyField, keyFrom, keyTo          = types.String("op"), types.String("path"), types.String("field"), types.String("from"), types.String("to")
 )
 
@@ -134,6 +134,8 @@ func (r *lazyRecord) Find(key ref.Val) (ref.Val, bool) {
 		return types.String(c.Namespace), true
 	case "name":
 		return types.String(c.Name), true
+	case "namespaceDeleting":
+		return types.Bool(c.NamespaceDeleting), true
 	case "changes":
 		if r.changes == nil {
 			r.changes = celChanges(c.Changes)

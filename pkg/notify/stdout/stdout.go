@@ -107,6 +107,9 @@ func encodeText(w *bufio.Writer, c record.Change, p palette) error {
 	if c.AfterGap {
 		by += " " + p.dim + "(seen after a gap)" + p.reset
 	}
+	if c.NamespaceDeleting {
+		by += " " + p.dim + "(with its namespace)" + p.reset
+	}
 	if j := c.Judgement(); j != "" {
 		by += " " + severityColor(c.Severity, p) + "[" + printable(j) + "]" + p.reset
 	}
