@@ -43,14 +43,25 @@ func (s *Store) Flush() error {
 	return s.flushLocked()
 }
 
-// flushIfIdle is Flush unless a write is under way (a first list of
-// thousands of objects can take a while): a reader then answers from
-// what is on disk rather than wait for it.
+// catchUpEvery bounds how often readers make the store write: twenty
+// callers asking as fast as they are answered, while changes flow, would
+// otherwise make a transaction (and an fsync) of each query. What was
+// noted in the last catchUpEvery may then be missing from an answer.
+const catchUpEvery = 100 * time.Millisecond
+
+// flushIfIdle is Flush for a reader, unless a write is under way (a
+// first list of thousands of objects can take a while: the reader
+// answers from what is on disk rather than wait for it) or a reader made
+// one less than catchUpEvery ago.
 func (s *Store) flushIfIdle() {
 	if !s.writing.TryLock() {
 		return
 	}
 	defer s.writing.Unlock()
+	if time.Since(s.caughtUp) < catchUpEvery {
+		return
+	}
+	s.caughtUp = time.Now()
 	_ = s.flushLocked() // a failed write is Run's to report
 }
 

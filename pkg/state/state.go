@@ -91,6 +91,9 @@ type Store struct {
 	// writing serializes Flush and WriteFull: a full write replaces a
 	// target's bucket, which a flush must not interleave with.
 	writing sync.Mutex
+	// caughtUp is when a reader last made the store write (flushIfIdle);
+	// writing guards it.
+	caughtUp time.Time
 
 	mu      sync.Mutex
 	pending map[string]*targetChanges // by target key

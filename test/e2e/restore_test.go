@@ -9,6 +9,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,7 +23,7 @@ import (
 // object back would: a kubeconfig with its token.
 func restorer(t *testing.T, ns string) string {
 	t.Helper()
-	rule := rbacv1.PolicyRule{APIGroups: []string{"", "apps"}, Resources: []string{"deployments", "configmaps", "secrets"},
+	rule := rbacv1.PolicyRule{APIGroups: []string{"", "apps", "batch"}, Resources: []string{"deployments", "configmaps", "secrets", "jobs"},
 		Verbs: []string{"get", "list", "create", "update", "patch"}}
 	return serviceAccountKubeconfig(t, ns, "restorer", rule, ns)
 }
@@ -96,6 +97,7 @@ func TestRestorePutsObjectsBack(t *testing.T) {
 	w.waitRecords("ConfigMap", ns, "parent", 2) // added, deleted
 
 	restoresDeleted(t, ns, before, live)
+	restoresADeletedJob(t, w, ns, live)
 	rollsBackAScaleToZero(t, w, ns, live)
 	refusesASecret(t, w, ns, live)
 
@@ -130,6 +132,39 @@ func restoresDeleted(t *testing.T, ns, before string, live []string) {
 	d, err := clients.AppsV1().Deployments(ns).Get(bg, "web", metav1.GetOptions{})
 	if err != nil || *d.Spec.Replicas != 3 || d.Spec.Template.Spec.Containers[0].Image != "nginx:1.27" {
 		t.Errorf("the restored Deployment: %v %+v", err, d)
+	}
+}
+
+// restoresADeletedJob deletes a Job and applies the manifest its
+// restore prints: the API server generated the Job's selector and
+// labels from its old uid, which a new Job must not carry (it refuses a
+// selector it did not make).
+func restoresADeletedJob(t *testing.T, w *run, ns string, live []string) {
+	t.Helper()
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "migrate"}, Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "migrate", Image: "busybox:1.36"}}}}}}
+	made, err := clients.BatchV1().Jobs(ns).Create(bg, job, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.waitRecords("Job", ns, "migrate", 1)
+	before := moment()
+	if err := clients.BatchV1().Jobs(ns).Delete(bg, "migrate", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}); err != nil {
+		t.Fatal(err)
+	}
+	w.waitRecords("Job", ns, "migrate", 2)
+	var manifest, errOut string
+	var code int
+	eventually(t, "the Job in the history", func() bool {
+		manifest, errOut, code = kubediffWithStdin(t, "", append([]string{"restore", "job/migrate", "-n", ns, "--at", before}, live...)...)
+		return code == 0
+	})
+	if strings.Contains(manifest, string(made.UID)) {
+		t.Errorf("the Job's manifest names its old uid (the selector the API server made):\n%s\nstderr:\n%s", manifest, errOut)
+	}
+	kubectl(t, manifest, "apply", "--server-side", "--field-manager", "kubediff-restore", "-f", "-")
+	if restored, err := clients.BatchV1().Jobs(ns).Get(bg, "migrate", metav1.GetOptions{}); err != nil || restored.UID == made.UID {
+		t.Errorf("the restored Job: %v", err)
 	}
 }
 

@@ -70,8 +70,11 @@ func Prepare(obj map[string]any, o Options) (Manifest, error) {
 	if p := redactedField(obj, nil); p != "" {
 		return Manifest{}, fmt.Errorf("%w: %s holds a value kubediff redacted; a restore never writes the placeholder into the cluster", ErrIncomplete, p)
 	}
-	if o.Group == "" && o.Resource == "services" {
+	switch {
+	case o.Group == "" && o.Resource == "services":
 		dropClusterIPs(obj)
+	case o.Group == "batch" && o.Resource == "jobs":
+		dropGeneratedSelector(obj)
 	}
 	m.Warnings = keepLiveOwners(meta, o.OwnerExists)
 	return m, nil
@@ -135,6 +138,31 @@ func dropClusterIPs(obj map[string]any) {
 	if ip, _ := spec["clusterIP"].(string); ip != "None" {
 		delete(spec, "clusterIP")
 		delete(spec, "clusterIPs")
+	}
+}
+
+// jobUIDLabels are the labels the API server gives a Job and its Pods'
+// template from the Job's uid, and selects them by.
+var jobUIDLabels = []string{"controller-uid", "batch.kubernetes.io/controller-uid"}
+
+// dropGeneratedSelector leaves the API server to generate a Job's
+// selector again, as Velero does: it made the old one from the old Job's
+// uid, and refuses a new Job that carries it ("selector not
+// auto-generated"). A Job whose selector its author wrote
+// (spec.manualSelector) keeps it.
+func dropGeneratedSelector(obj map[string]any) {
+	spec, _ := obj["spec"].(map[string]any)
+	if manual, _ := spec["manualSelector"].(bool); manual {
+		return
+	}
+	delete(spec, "selector")
+	template, _ := spec["template"].(map[string]any)
+	for _, meta := range []any{obj["metadata"], template["metadata"]} {
+		m, _ := meta.(map[string]any)
+		labels, _ := m["labels"].(map[string]any)
+		for _, l := range jobUIDLabels {
+			delete(labels, l)
+		}
 	}
 }
 

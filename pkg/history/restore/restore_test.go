@@ -3,6 +3,7 @@ package restore
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -71,5 +72,26 @@ func TestPrepareLetsTheServerAllocateAServicesAddress(t *testing.T) {
 	}
 	if spec := m.Object["spec"].(map[string]any); spec["clusterIP"] != nil || spec["clusterIPs"] != nil || spec["ports"] == nil {
 		t.Errorf("spec: %v", spec)
+	}
+}
+
+// A Job's selector the API server made from its uid is left for it to
+// make again; one its author wrote (manualSelector) stays.
+func TestPrepareLetsTheServerGenerateAJobsSelector(t *testing.T) {
+	const job = `{"kind":"Job","metadata":{"name":"m","labels":{"controller-uid":"u1","team":"a"}},"spec":{%s"selector":{"matchLabels":{"batch.kubernetes.io/controller-uid":"u1"}},` +
+		`"template":{"metadata":{"labels":{"batch.kubernetes.io/controller-uid":"u1","controller-uid":"u1","job-name":"m"}}}}}`
+	m, err := Prepare(decode(t, fmt.Sprintf(job, "")), Options{Group: "batch", Resource: "jobs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(m.Object); strings.Contains(got, "u1") || !strings.Contains(got, "job-name:m") || !strings.Contains(got, "team:a") {
+		t.Errorf("generated selector: %s", got)
+	}
+	m, err = Prepare(decode(t, fmt.Sprintf(job, `"manualSelector":true,`)), Options{Group: "batch", Resource: "jobs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(m.Object); strings.Count(got, "u1") != 4 {
+		t.Errorf("a manual selector was changed: %s", got)
 	}
 }
