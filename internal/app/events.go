@@ -51,17 +51,36 @@ func eventsAreChanges(cfg config.Config) bool {
 // objectLookup finds the objects Events regard: their types in the
 // latest plan, their states in the watcher's caches.
 type objectLookup struct {
-	kinds   atomic.Pointer[map[schema.GroupVersionKind]change.Resource]
-	watcher atomic.Pointer[watcher.Watcher]
+	// everyType is set when a label selector narrows every type
+	// (labelSelector), those not watched too.
+	everyType bool
+	kinds     atomic.Pointer[map[schema.GroupVersionKind]change.Resource]
+	// narrowed are the types (group and resource) a label selector
+	// narrows in the latest plan.
+	narrowed atomic.Pointer[map[schema.GroupResource]bool]
+	watcher  atomic.Pointer[watcher.Watcher]
 }
 
-// learn takes the types of a plan.
+// learn takes the types of a plan, and which its label selectors narrow.
 func (l *objectLookup) learn(plan discovery.Plan) {
 	kinds := make(map[schema.GroupVersionKind]change.Resource, len(plan.All))
 	for _, r := range plan.All {
 		kinds[r.GVR.GroupVersion().WithKind(r.Kind)] = r
 	}
+	narrowed := map[schema.GroupResource]bool{}
+	for _, t := range plan.Targets {
+		if t.LabelSelector != "" {
+			narrowed[t.Resource.GVR.GroupResource()] = true
+		}
+	}
 	l.kinds.Store(&kinds)
+	l.narrowed.Store(&narrowed)
+}
+
+// Narrowed implements pipeline.ObjectLookup.
+func (l *objectLookup) Narrowed(r change.Resource) bool {
+	narrowed := l.narrowed.Load()
+	return l.everyType || narrowed != nil && (*narrowed)[r.GVR.GroupResource()]
 }
 
 // Resource implements pipeline.ObjectLookup. A kind of another version

@@ -84,7 +84,10 @@ type Scope struct {
 	// matches of globs are excluded by the server (field selector);
 	// namespaces created later that match a glob are filtered by kubediff.
 	ExcludeNamespaces []string
-	// LabelSelector and FieldSelector apply to every type.
+	// LabelSelector and FieldSelector apply to every type; the label
+	// selector not to Events read as facts (Planner.EventFacts), which
+	// carry no labels: the objects it picks are what their Events are
+	// kept for.
 	LabelSelector, FieldSelector string
 	// PerResource selectors apply to the named types, on top.
 	PerResource []TypeSelector
@@ -168,6 +171,11 @@ type Planner struct {
 	frozen           bool
 	// planNamespaces are the scope's namespaces during one Plan call.
 	planNamespaces []string
+}
+
+// isEvent says whether r is an Event type, core or events.k8s.io.
+func isEvent(r Resource) bool {
+	return r.Kind == "Event" && (r.GVR.Group == "" || r.GVR.Group == "events.k8s.io")
 }
 
 // EventFactsReason is the status of the Event type watched for facts
@@ -317,6 +325,11 @@ func targetStatuses(candidates []Target, forbidden map[string]string) []Status {
 // targets returns r's watches under the scope.
 func (p *Planner) targets(ctx context.Context, r Resource) ([]Target, error) {
 	labelSel, fieldSel := p.Scope.LabelSelector, p.Scope.FieldSelector
+	if p.EventFacts && isEvent(r) {
+		// Events carry no labels: the global selector picks the objects,
+		// and the pipeline keeps the Events about those it picked.
+		labelSel = ""
+	}
 	for _, ts := range p.Scope.PerResource {
 		if slices.ContainsFunc(ts.Resources, r.Matches) {
 			labelSel = joinSelectors(labelSel, ts.LabelSelector)

@@ -186,3 +186,31 @@ func TestManyNamespacesGrantedOneByOne(t *testing.T) {
 		}
 	}
 }
+
+// Events read as facts carry no labels: the global label selector picks
+// the objects, not the Events about them (the pipeline keeps those about
+// the objects picked). A per-type selector naming Events still applies.
+func TestEventFactsIgnoreTheGlobalLabelSelector(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		perType []TypeSelector
+		events  string
+	}{
+		{"the global selector", nil, "events@ l= f="},
+		{"a selector naming events", []TypeSelector{{Resources: []string{"events"}, LabelSelector: "kind=audit"}}, "events@ l=kind=audit f="},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := planner(Scope{LabelSelector: "app=web", PerResource: tc.perType})
+			p.EventFacts = true
+			p.Excluded = func(r Resource) (bool, string) { return r.Kind == "Event", "facts only" }
+			plan, err := p.Plan(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"namespaces@ l=app=web f=", "pods@ l=app=web f=", "deployments@ l=app=web f=", "crontabs@ l=app=web f=", tc.events}
+			if got := targetKeys(plan.Targets); !reflect.DeepEqual(got, want) {
+				t.Fatalf("targets:\n got %q\nwant %q", got, want)
+			}
+		})
+	}
+}

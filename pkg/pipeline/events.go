@@ -49,6 +49,10 @@ type ObjectLookup interface {
 	Resource(apiVersion, kind string) (change.Resource, bool)
 	// Object is the object as cached now (nil: not cached).
 	Object(r change.Resource, namespace, name string) *unstructured.Unstructured
+	// Narrowed says whether a label selector picks which objects of r
+	// kubediff watches (of every type, watched or not, for the global
+	// one): an object not cached is then one it left out.
+	Narrowed(r change.Resource) bool
 }
 
 // eventFacts is the stage that reads Events as facts.
@@ -63,33 +67,53 @@ type eventFacts struct {
 	shown map[string]time.Time // object uid and reason → when last seen shown
 }
 
-// handle reads one watch event of an Event object.
-func (s *eventFacts) handle(ev watcher.Event) {
-	if ev.Type == watcher.Deleted || ev.New == nil {
-		return // an Event expiring says nothing about its object
+// handle reads one watch event of an Event object. It returns false
+// for an Event about an object the label selectors left out (its type's
+// watch is narrowed, and the object is not cached): the Event is then
+// neither kept nor shown, as a fact or as a change of its own, since
+// Events, which carry no labels, are watched whatever the global label
+// selector says.
+func (s *eventFacts) handle(ev watcher.Event) bool {
+	u := ev.New
+	if u == nil {
+		u = ev.Old
 	}
-	f, ok := kubeevents.Read(ev.New)
+	f, ok := kubeevents.Read(u)
 	if !ok {
-		return
-	}
-	if ev.Old != nil {
-		if old, ok := kubeevents.Read(ev.Old); ok && old.Event.Count == f.Event.Count && old.Event.Last == f.Event.Last {
-			return // not another occurrence
-		}
+		return true
 	}
 	res, ok := s.Objects.Resource(f.Regarding.APIVersion, f.Regarding.Kind)
 	if !ok {
-		return // about a type the server does not offer (any more)
+		return true // about a type the server does not offer (any more): passed over
 	}
 	namespace := f.Regarding.Namespace
 	if !res.Namespaced {
 		namespace = ""
 	}
+	obj := s.Objects.Object(res, namespace, f.Regarding.Name)
+	if obj == nil && s.Objects.Narrowed(res) {
+		return false
+	}
+	if ev.Type == watcher.Deleted || ev.New == nil {
+		return true // an Event expiring says nothing about its object
+	}
+	if ev.Old != nil {
+		if old, ok := kubeevents.Read(ev.Old); ok && old.Event.Count == f.Event.Count && old.Event.Last == f.Event.Last {
+			return true // not another occurrence
+		}
+	}
+	s.fact(f, res, namespace, obj)
+	return true
+}
+
+// fact keeps f, an occurrence of an Event about obj (nil: not cached),
+// and shows it when the stream shows such Events.
+func (s *eventFacts) fact(f kubeevents.Fact, res change.Resource, namespace string, obj *unstructured.Unstructured) {
 	c := record.Change{Time: record.Timestamp(s.now()), Type: record.EventRecord, APIVersion: res.APIVersion(), Kind: res.Kind,
 		Resource: res.GVR.Resource, Namespace: namespace, Name: f.Regarding.Name, UID: f.Regarding.UID,
 		ResourceVersion: f.ResourceVersion, Event: &f.Event, Cluster: s.cluster.Load()}
 	c.ID = c.StableID()
-	owners := s.describe(&c, res)
+	owners := s.describe(&c, obj)
 	if s.history != nil {
 		s.history.Keep(history.Entry{Change: c, Resource: res, Owners: owners})
 	}
@@ -99,9 +123,9 @@ func (s *eventFacts) handle(ev watcher.Event) {
 }
 
 // describe gives c its object's labels and owner, as a record of the
-// object has them, and returns the ids of its owners, nearest first.
-func (s *eventFacts) describe(c *record.Change, res change.Resource) []history.ObjectID {
-	u := s.Objects.Object(res, c.Namespace, c.Name)
+// object has them (u, as cached), and returns the ids of its owners,
+// nearest first.
+func (s *eventFacts) describe(c *record.Change, u *unstructured.Unstructured) []history.ObjectID {
 	if u == nil {
 		return nil
 	}

@@ -17,8 +17,12 @@ var (
 	deployments = change.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true}
 )
 
-// cluster is an ObjectLookup of a ReplicaSet owned by a Deployment.
+// cluster is an ObjectLookup of a ReplicaSet owned by a Deployment,
+// ReplicaSets watched by a label selector that leaves out those named
+// left-out.
 type cluster struct{}
+
+func (cluster) Narrowed(r change.Resource) bool { return r.Kind == "ReplicaSet" }
 
 func (cluster) Resource(_, kind string) (change.Resource, bool) {
 	switch kind {
@@ -31,6 +35,9 @@ func (cluster) Resource(_, kind string) (change.Resource, bool) {
 }
 
 func (cluster) Object(r change.Resource, namespace, name string) *unstructured.Unstructured {
+	if name == "left-out" {
+		return nil
+	}
 	u := &unstructured.Unstructured{}
 	u.SetNamespace(namespace)
 	u.SetName(name)
@@ -74,5 +81,21 @@ func TestEventsAreFactsAboutTheirObjects(t *testing.T) {
 	}
 	if owners := history.entries[0].Owners; len(owners) != 1 || owners[0] != "apps/deployments/shop/web" {
 		t.Errorf("kept under %v, want its Deployment too", owners)
+	}
+}
+
+// An Event about an object the label selector leaves out is neither
+// shown nor kept, as a fact or as a change of the Event object: the
+// selector picks the objects, and Events are kept for those it picks.
+func TestEventsAboutObjectsLeftOutAreNotKept(t *testing.T) {
+	leftOut := eventObject("FailedCreate", "Warning", 1)
+	leftOut.Object["regarding"].(map[string]any)["name"] = "left-out"
+	added := watcher.Event{Event: change.Event{Type: change.Added, Resource: eventsType, New: leftOut}}
+	for _, asChanges := range []bool{false, true} {
+		history := &keeper{}
+		got, _ := runPipeline(t, Options{History: history, Events: &EventOptions{Show: record.Event.Warning, Objects: cluster{}, AsChanges: asChanges}}, added)
+		if len(got) != 0 || len(history.entries) != 0 {
+			t.Errorf("as changes too %v: %d records shown, %d kept, want none: %+v", asChanges, len(got), len(history.entries), got)
+		}
 	}
 }

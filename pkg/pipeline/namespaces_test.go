@@ -18,6 +18,8 @@ var namespacesType = change.Resource{GVR: schema.GroupVersionResource{Version: "
 // in terminating with a deletionTimestamp.
 type namespaceCache struct{ live, terminating []string }
 
+func (namespaceCache) Narrowed(change.Resource) bool { return false }
+
 func (namespaceCache) Resource(apiVersion, kind string) (change.Resource, bool) {
 	return namespacesType, apiVersion == "v1" && kind == "Namespace"
 }

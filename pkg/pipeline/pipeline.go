@@ -181,8 +181,7 @@ func (p *Pipeline) Handle(ev watcher.Event) {
 	// kept in the history beside that object's changes, and shown in
 	// the stream under it, not as a change of the Event object.
 	if p.events != nil && kubeevents.IsEvent(ev.Resource.GVR.Group, ev.Resource.Kind) {
-		p.events.handle(ev)
-		if !p.events.AsChanges {
+		if !p.events.handle(ev) || !p.events.AsChanges {
 			return
 		}
 	}
