@@ -74,8 +74,14 @@ type eventFacts struct {
 // Events, which carry no labels, are watched whatever the global label
 // selector says.
 func (s *eventFacts) handle(ev watcher.Event) bool {
+	// An Event expiring says nothing about its object; it is a change
+	// only of an Event object, when those are reported.
+	expired := ev.Type == watcher.Deleted || ev.New == nil
+	if expired && !s.AsChanges {
+		return true
+	}
 	u := ev.New
-	if u == nil {
+	if expired {
 		u = ev.Old
 	}
 	f, ok := kubeevents.Read(u)
@@ -94,8 +100,8 @@ func (s *eventFacts) handle(ev watcher.Event) bool {
 	if obj == nil && s.Objects.Narrowed(res) {
 		return false
 	}
-	if ev.Type == watcher.Deleted || ev.New == nil {
-		return true // an Event expiring says nothing about its object
+	if expired {
+		return true
 	}
 	if ev.Old != nil {
 		if old, ok := kubeevents.Read(ev.Old); ok && old.Event.Count == f.Event.Count && old.Event.Last == f.Event.Last {
