@@ -79,7 +79,10 @@ func (j *journal) handle(new *unstructured.Unstructured, events ...change.Event)
 // history and the object's stored resourceVersion.
 func (j *journal) disk() string {
 	j.t.Helper()
-	page, err := j.store.History().Records(history.Query{}) // writes what is noted first
+	if err := j.store.Flush(); err != nil {
+		j.t.Fatal(err)
+	}
+	page, err := j.store.History().Records(history.Query{})
 	if err != nil {
 		j.t.Fatal(err)
 	}

@@ -28,7 +28,10 @@ func TestAFlushWhileThePipelineRunsWritesNoRecordAlone(t *testing.T) {
 	const target = "/v1, Resource=configmaps|||"
 	disk := func() string {
 		t.Helper()
-		page, err := st.History().Records(history.Query{}) // writes what is noted first
+		if err := st.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		page, err := st.History().Records(history.Query{})
 		if err != nil {
 			t.Fatal(err)
 		}
