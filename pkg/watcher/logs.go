@@ -15,7 +15,9 @@ import (
 
 // ReflectorLogs passes client-go reflectors' logs on to h, except that
 // their "Failed to watch" errors, logged at every retry, go to debug
-// level: listWatch logs each distinct failure once (watchErrorLogger); and
+// level: listWatch logs each distinct failure once (watchErrorLogger);
+// so does "event bookmark expired", which a streamed list waiting out
+// an outage logs every 10 s (the outage is one line of its own); and
 // so does anything client-go says of a lost connection (a watch ended, a
 // response body cut short), one line per request: the outage is one line
 // of its own (health.go). For klog's output too, which carries
@@ -24,8 +26,11 @@ func ReflectorLogs(h slog.Handler) slog.Handler { return reflectorLogHandler{h} 
 
 type reflectorLogHandler struct{ slog.Handler }
 
+// retryMessages are what client-go's reflectors say at each retry.
+var retryMessages = map[string]bool{"Failed to watch": true, "Warning: event bookmark expired": true}
+
 func (h reflectorLogHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == "Failed to watch" || connectionErrorAttr(r) {
+	if retryMessages[r.Message] || connectionErrorAttr(r) {
 		r.Level = slog.LevelDebug
 		if !h.Enabled(ctx, r.Level) {
 			return nil

@@ -400,7 +400,9 @@ func TestReflectorRetryErrorsGoToDebug(t *testing.T) {
 	logger.Info("Warning: watch ended with error", "err", errors.New("an error on the server"))
 	logger.Error("Unexpected error when reading response body", "err", errors.New("http2: client connection lost"))
 	logger.Error("Unhandled Error", "err", fmt.Errorf("list: %w", context.Canceled)) // a clean stop
-	want := []slog.Level{slog.LevelDebug, slog.LevelDebug, slog.LevelInfo, slog.LevelDebug, slog.LevelDebug}
+	// A streamed list waiting out an outage, every 10 s.
+	logger.Info("Warning: event bookmark expired", "err", errors.New("awaiting required bookmark event for initial events stream, no events received for 10.007411899s"))
+	want := []slog.Level{slog.LevelDebug, slog.LevelDebug, slog.LevelInfo, slog.LevelDebug, slog.LevelDebug, slog.LevelDebug}
 	if got := logs.levels(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("levels = %v, want %v", got, want)
 	}
