@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,12 +42,14 @@ func (h reflectorLogHandler) Handle(ctx context.Context, r slog.Record) error {
 
 // connectionErrorAttr reports whether the record's err is a lost
 // connection, or a request cancelled because kubediff is stopping (client-go
-// logs an ERROR "context canceled" at some clean stops).
+// logs an ERROR "context canceled" at some clean stops), or a watch the
+// server closed at once with nothing sent, as a server going down does
+// (client-go's "very short watch", retried with backoff).
 func connectionErrorAttr(r slog.Record) bool {
 	lost := false
 	r.Attrs(func(a slog.Attr) bool {
 		if err, ok := a.Value.Any().(error); ok && a.Key == "err" {
-			lost = isConnectionError(err) || errors.Is(err, context.Canceled)
+			lost = isConnectionError(err) || errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "very short watch")
 		}
 		return !lost
 	})

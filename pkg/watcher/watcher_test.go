@@ -402,7 +402,9 @@ func TestReflectorRetryErrorsGoToDebug(t *testing.T) {
 	logger.Error("Unhandled Error", "err", fmt.Errorf("list: %w", context.Canceled)) // a clean stop
 	// A streamed list waiting out an outage, every 10 s.
 	logger.Info("Warning: event bookmark expired", "err", errors.New("awaiting required bookmark event for initial events stream, no events received for 10.007411899s"))
-	want := []slog.Level{slog.LevelDebug, slog.LevelDebug, slog.LevelInfo, slog.LevelDebug, slog.LevelDebug, slog.LevelDebug}
+	// A watch the server closed at once, as it went down.
+	logger.Info("Warning: watch ended with error", "err", errors.New("very short watch: reflector.go:343: Unexpected watch close - watch lasted less than a second and no items received"))
+	want := []slog.Level{slog.LevelDebug, slog.LevelDebug, slog.LevelInfo, slog.LevelDebug, slog.LevelDebug, slog.LevelDebug, slog.LevelDebug}
 	if got := logs.levels(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("levels = %v, want %v", got, want)
 	}
