@@ -11,6 +11,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/identity"
 	"github.com/kubediff/kubediff/pkg/record"
+	"github.com/kubediff/kubediff/pkg/rollout"
 	"github.com/kubediff/kubediff/pkg/state"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
@@ -30,7 +31,7 @@ const (
 	// conditions, come a Pod's readiness apart: measured on the living
 	// cluster, 15 replica steps made 10 records at 1 s, 4 at 2 s, and a
 	// Deployment's Available turned True 5.6–7.2 s after its first
-	// conditions.
+	// conditions (8.3 s on a loaded machine: heldUpdate.due).
 	coalesceQuiet = 8 * time.Second
 	// coalesceMax bounds how long any update is held, so a steadily
 	// changing object is still reported. The leader gate settles records
@@ -234,11 +235,28 @@ func (co *coalescer) run(ctx context.Context) {
 			return
 		case <-tick.C:
 			now := co.now()
-			co.flush(func(h *heldUpdate) bool {
-				return now.Sub(h.last) >= coalesceQuiet || now.Sub(h.start) >= coalesceMax
-			})
+			co.flush(func(h *heldUpdate) bool { return h.due(now) })
 		}
 	}
+}
+
+// due says whether h's record should go on at now: it has been held for
+// coalesceMax, or its object has been quiet for coalesceQuiet. A
+// workload's own status waits out its rollout up to coalesceMax instead:
+// its conditions move at the pace of its Pods becoming ready, which a
+// loaded machine stretches past coalesceQuiet (a new Deployment's
+// Available turned True 8.3 s after its first conditions with two
+// clusters on 2 cores), and "Available False, then True" is one change.
+// An owned object (a ReplicaSet) keeps the quiet period: the fold it
+// goes to waits for its burst's last record.
+func (h *heldUpdate) due(now time.Time) bool {
+	if now.Sub(h.start) >= coalesceMax {
+		return true
+	}
+	if h.first.Owner == nil && h.ev.New != nil && rollout.UnderWay(h.ev.New) {
+		return false
+	}
+	return now.Sub(h.last) >= coalesceQuiet
 }
 
 // flush releases the held updates due says are due, oldest first,

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -240,5 +241,57 @@ func TestCoalescerReleaseOutsideItsLock(t *testing.T) {
 	<-same
 	if got := fmt.Sprint(out.list()); got != "[updated cm updated web-slow spec.replicas 3→2 deleted web-slow]" {
 		t.Errorf("emitted %s; want the ConfigMap's at once, then the slow object's records in order", got)
+	}
+}
+
+// deployment is a Deployment of 10 replicas whose controller reports
+// ready of them and Available as available says.
+func deployment(rv int, ready int64, available string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "web", "namespace": "day", "uid": "d", "generation": int64(1), "resourceVersion": fmt.Sprint(rv)},
+		"spec":     map[string]any{"replicas": int64(10)},
+		"status": map[string]any{"observedGeneration": int64(1), "replicas": int64(10), "updatedReplicas": int64(10),
+			"availableReplicas": ready, "conditions": []any{map[string]any{"type": "Available", "status": available}}},
+	}}
+}
+
+// A new Deployment's conditions come at the pace its Pods become ready,
+// which a loaded machine stretches past coalesceQuiet: while its rollout
+// is under way, its own status waits (up to coalesceMax), so "Available
+// False, then True" 9 s later is one record, not two; once it has rolled
+// out, the quiet period applies again.
+func TestCoalescerWaitsOutAWorkloadsRollout(t *testing.T) {
+	s, out := newStepper(t)
+	now := time.Unix(0, 0)
+	s.co.now = func() time.Time { return now }
+	update := func(old, new *unstructured.Unstructured) {
+		ev := watcher.Event{Event: change.Event{Type: change.Updated, Resource: deployments, Old: old, New: new}}
+		c, ok := s.differ.Diff(ev.Event)
+		if !ok {
+			t.Fatalf("no record for the Deployment's status: %+v", c)
+		}
+		s.co.add(ev, c)
+	}
+	due := func() { s.co.flush(func(h *heldUpdate) bool { return h.due(now) }) }
+	created := deployment(1, 0, "")
+	created.Object["status"] = map[string]any{} // as the API server creates it
+	update(created, deployment(2, 0, "False"))
+	now = now.Add(9 * time.Second)
+	due()
+	if got := out.list(); len(got) != 0 {
+		t.Fatalf("released %v while the rollout was under way", got)
+	}
+	update(deployment(2, 0, "False"), deployment(3, 10, "True"))
+	now = now.Add(coalesceQuiet)
+	due()
+	if got := out.list(); len(got) != 1 || !strings.Contains(got[0], "status") {
+		t.Fatalf("emitted %v, want one record of the Deployment's status", got)
+	}
+	update(deployment(3, 10, "True"), deployment(4, 9, "False")) // a Pod lost: under way again, for longer than coalesceMax
+	now = now.Add(coalesceMax)
+	due()
+	if got := out.list(); len(got) != 2 {
+		t.Fatalf("after coalesceMax, emitted %v; want the held update released", got)
 	}
 }

@@ -51,6 +51,16 @@ func Outcome(u *unstructured.Unstructured) string {
 	return fmt.Sprintf("rolled out %d/%d", done, desired)
 }
 
+// UnderWay says whether u is a workload whose rollout has neither ended
+// nor stalled: its status will move again as its Pods become ready.
+func UnderWay(u *unstructured.Unstructured) bool {
+	switch u.GetKind() {
+	case "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet":
+		return Outcome(u) == ""
+	}
+	return false
+}
+
 // replicas is spec.replicas, 1 when unset, as the API server defaults it.
 func replicas(u *unstructured.Unstructured) int64 {
 	n, found, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
