@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 // restorer is a ServiceAccount that may read and write Deployments and
@@ -23,7 +26,7 @@ import (
 // object back would: a kubeconfig with its token.
 func restorer(t *testing.T, ns string) string {
 	t.Helper()
-	rule := rbacv1.PolicyRule{APIGroups: []string{"", "apps", "batch"}, Resources: []string{"deployments", "configmaps", "secrets", "jobs"},
+	rule := rbacv1.PolicyRule{APIGroups: []string{"", "apps", "batch"}, Resources: []string{"deployments", "configmaps", "secrets", "jobs", "pods"},
 		Verbs: []string{"get", "list", "create", "update", "patch"}}
 	return serviceAccountKubeconfig(t, ns, "restorer", rule, ns)
 }
@@ -98,6 +101,7 @@ func TestRestorePutsObjectsBack(t *testing.T) {
 
 	restoresDeleted(t, ns, before, live)
 	restoresADeletedJob(t, w, ns, live)
+	restoresADeletedPod(t, w, ns, live)
 	rollsBackAScaleToZero(t, w, ns, live)
 	refusesASecret(t, w, ns, live)
 
@@ -165,6 +169,50 @@ func restoresADeletedJob(t *testing.T, w *run, ns string, live []string) {
 	kubectl(t, manifest, "apply", "--server-side", "--field-manager", "kubediff-restore", "-f", "-")
 	if restored, err := clients.BatchV1().Jobs(ns).Get(bg, "migrate", metav1.GetOptions{}); err != nil || restored.UID == made.UID {
 		t.Errorf("the restored Job: %v", err)
+	}
+}
+
+// restoresADeletedPod deletes a Pod bound to a node that is gone and
+// applies the manifest its restore prints: the restored Pod waits for
+// the scheduler to place it, instead of naming the gone node again
+// (which no scheduler would ever correct).
+func restoresADeletedPod(t *testing.T, w *run, ns string, live []string) {
+	t.Helper()
+	// The API server's ServiceAccount admission wants the namespace's
+	// default account, which no controller makes here.
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	if _, err := clients.CoreV1().ServiceAccounts(ns).Create(bg, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "solo"}, Spec: corev1.PodSpec{NodeName: "node-gone",
+		Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}}}
+	if _, err := clients.CoreV1().Pods(ns).Create(bg, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.waitRecords("Pod", ns, "solo", 1)
+	before := moment()
+	if err := clients.CoreV1().Pods(ns).Delete(bg, "solo", metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the Pod's deletion", func() bool {
+		return slices.ContainsFunc(w.recordsFor("Pod", ns, "solo"), func(c record.Change) bool { return c.Type == record.Deleted })
+	})
+	var manifest, errOut string
+	var code int
+	eventually(t, "the Pod in the history", func() bool {
+		manifest, errOut, code = kubediffWithStdin(t, "", append([]string{"restore", "pod/solo", "-n", ns, "--at", before}, live...)...)
+		return code == 0
+	})
+	if strings.Contains(manifest, "node-gone") || !strings.Contains(manifest, "nginx:1.27") {
+		t.Errorf("the Pod's manifest:\n%s\nstderr:\n%s", manifest, errOut)
+	}
+	kubectl(t, manifest, "apply", "--server-side", "--field-manager", "kubediff-restore", "-f", "-")
+	restored, err := clients.CoreV1().Pods(ns).Get(bg, "solo", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if restored.Spec.NodeName != "" {
+		t.Errorf("the restored Pod is bound to %q; want it left to the scheduler", restored.Spec.NodeName)
 	}
 }
 

@@ -75,6 +75,8 @@ func Prepare(obj map[string]any, o Options) (Manifest, error) {
 		dropClusterIPs(obj)
 	case o.Group == "batch" && o.Resource == "jobs":
 		dropGeneratedSelector(obj)
+	case o.Group == "" && o.Resource == "pods":
+		dropPlacement(obj)
 	}
 	m.Warnings = keepLiveOwners(meta, o.OwnerExists)
 	return m, nil
@@ -138,6 +140,18 @@ func dropClusterIPs(obj map[string]any) {
 	if ip, _ := spec["clusterIP"].(string); ip != "None" {
 		delete(spec, "clusterIP")
 		delete(spec, "clusterIPs")
+	}
+}
+
+// dropPlacement leaves a Pod to be placed again, as Velero does: the
+// node it was bound to may be gone, cordoned or full (a Pod that names
+// its node skips the scheduler); its priority is computed again from its
+// priorityClassName, and the API server refuses a number that no longer
+// matches; ephemeral containers cannot be set when a Pod is created.
+func dropPlacement(obj map[string]any) {
+	spec, _ := obj["spec"].(map[string]any)
+	for _, f := range []string{"nodeName", "priority", "ephemeralContainers"} {
+		delete(spec, f)
 	}
 }
 

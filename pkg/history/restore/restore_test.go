@@ -95,3 +95,18 @@ func TestPrepareLetsTheServerGenerateAJobsSelector(t *testing.T) {
 		t.Errorf("a manual selector was changed: %s", got)
 	}
 }
+
+// A Pod goes to the scheduler again, with its priority computed again
+// from its class; what the author wrote stays.
+func TestPrepareLetsAPodBePlacedAgain(t *testing.T) {
+	m, err := Prepare(decode(t, `{"kind":"Pod","metadata":{"name":"p"},"spec":{"nodeName":"node-gone","priority":1000,"priorityClassName":"high",`+
+		`"ephemeralContainers":[{"name":"debugger","image":"busybox"}],"nodeSelector":{"zone":"a"},"containers":[{"name":"app","image":"nginx"}]}}`),
+		Options{Resource: "pods"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(m.Object["spec"])
+	if want := `{"containers":[{"image":"nginx","name":"app"}],"nodeSelector":{"zone":"a"},"priorityClassName":"high"}`; string(got) != want {
+		t.Errorf("spec:\n%s\nwant\n%s", got, want)
+	}
+}
