@@ -42,6 +42,22 @@ func (c Change) By() string {
 	return who + " (" + strings.Join(notes, ", ") + ")"
 }
 
+// Circumstances are what people should know of how the change was seen,
+// each in parentheses, for every people-facing sink alike: "(seen after
+// a gap)" when the watch was cut off and it was found on relisting,
+// "(with its namespace)" when the object was deleted by its namespace's
+// deletion.
+func (c Change) Circumstances() []string {
+	var out []string
+	if c.AfterGap {
+		out = append(out, "(seen after a gap)")
+	}
+	if c.NamespaceDeleting {
+		out = append(out, "(with its namespace)")
+	}
+	return out
+}
+
 // Named says whether name names the user: the name the API server
 // authenticated ("alice", "system:serviceaccount:shop:deployer"), or for
 // a ServiceAccount the form String gives ("ServiceAccount shop/deployer"),

@@ -218,6 +218,7 @@ func sectionText(c record.Change, withTitle bool) string {
 	if c.Release != nil {
 		meta = append(meta, "("+escape(c.Release.String())+")")
 	}
+	meta = append(meta, c.Circumstances()...)
 	head = append(head, strings.Join(meta, " "))
 	if c.Summary != "" {
 		head = append(head, "_"+escape(c.Summary)+"_")

@@ -182,6 +182,29 @@ func TestMessageNamesTheUser(t *testing.T) {
 	}
 }
 
+// A deletion by its namespace's deletion, and a change found only on
+// relisting, say so, as text output does.
+func TestMessageSaysHowTheChangeWasSeen(t *testing.T) {
+	api := &slackAPI{}
+	sink, err := New(Options{Token: token, Channel: "#changes", APIURL: start(t, api)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withNamespace, afterGap := update("web", 1), update("api", 1)
+	withNamespace.Type, withNamespace.NamespaceDeleting = record.Deleted, true
+	afterGap.AfterGap = true
+	deliver(t, sink, []record.Change{withNamespace, afterGap})
+	text := ""
+	for _, p := range api.delivered() {
+		text += allText(p)
+	}
+	for _, want := range []string{"by *kubectl-set* (with its namespace)", "by *kubectl-set* (seen after a gap)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("messages lack %q: %s", want, text)
+		}
+	}
+}
+
 // An RBAC record says what access it gave or took away, each sentence on
 // its own line before the changed fields; ten long sentences and many
 // changes still fit one section.

@@ -104,11 +104,8 @@ func encodeText(w *bufio.Writer, c record.Change, p palette) error {
 	if who := c.By(); who != "" {
 		by = " " + p.dim + "by " + printable(who) + p.reset
 	}
-	if c.AfterGap {
-		by += " " + p.dim + "(seen after a gap)" + p.reset
-	}
-	if c.NamespaceDeleting {
-		by += " " + p.dim + "(with its namespace)" + p.reset
+	for _, note := range c.Circumstances() {
+		by += " " + p.dim + note + p.reset
 	}
 	if j := c.Judgement(); j != "" {
 		by += " " + severityColor(c.Severity, p) + "[" + printable(j) + "]" + p.reset

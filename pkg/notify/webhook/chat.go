@@ -63,8 +63,8 @@ func recordSection(c record.Change) Section {
 	if who := c.By(); who != "" {
 		detail += " by " + who
 	}
-	if c.AfterGap {
-		detail += " (seen after a gap)"
+	for _, note := range c.Circumstances() {
+		detail += " " + note
 	}
 	if c.Summary != "" {
 		detail += " — " + c.Summary

@@ -417,3 +417,13 @@ func TestPresetsKeepTheFirstSentencesOfAccessThatFit(t *testing.T) {
 		t.Errorf("the message does not keep the first sentences and say the rest were left out:\n%s", text)
 	}
 }
+
+// A deletion by its namespace's deletion says so in a chat message's
+// detail, as text output does.
+func TestChatSectionSaysADeletionWentWithItsNamespace(t *testing.T) {
+	c := record.Change{Time: at, Type: record.Deleted, APIVersion: "v1", Kind: "Secret", Resource: "secrets", Namespace: "shop", Name: "db",
+		Manager: &record.Manager{Name: "kubectl"}, NamespaceDeleting: true}
+	if got, want := recordSection(c).Detail, "v1 by kubectl (with its namespace)"; got != want {
+		t.Errorf("detail %q, want %q", got, want)
+	}
+}
