@@ -101,7 +101,7 @@ func (p *program) runAll(ctx context.Context, stdout io.Writer, serve serveFunc)
 	if err := p.connectRetrying(ctx); err != nil {
 		return err
 	}
-	p.objects = &objectLookup{everyType: p.cfg.LabelSelector != ""}
+	p.objects = &objectLookup{everyType: p.cfg.LabelSelector != "" || discovery.PicksObjects(p.cfg.FieldSelector)}
 	p.objects.learn(p.plan)
 	if p.sinks, err = startSinks(ctx, p.cfg, p.plan.All, p.state, stdout, p.objects.outcome, p.log); err != nil {
 		return err

@@ -51,12 +51,14 @@ func eventsAreChanges(cfg config.Config) bool {
 // objectLookup finds the objects Events regard: their types in the
 // latest plan, their states in the watcher's caches.
 type objectLookup struct {
-	// everyType is set when a label selector narrows every type
-	// (labelSelector), those not watched too.
+	// everyType is set when a global selector narrows every type
+	// (labelSelector, or a fieldSelector on more than the namespace),
+	// those not watched too.
 	everyType bool
 	kinds     atomic.Pointer[map[schema.GroupVersionKind]change.Resource]
-	// narrowed are the types (group and resource) a label selector
-	// narrows in the latest plan.
+	// narrowed are the types (group and resource) a label selector, or
+	// a field selector on more than the namespace, narrows in the latest
+	// plan.
 	narrowed atomic.Pointer[map[schema.GroupResource]bool]
 	watcher  atomic.Pointer[watcher.Watcher]
 }
@@ -69,7 +71,7 @@ func (l *objectLookup) learn(plan discovery.Plan) {
 	}
 	narrowed := map[schema.GroupResource]bool{}
 	for _, t := range plan.Targets {
-		if t.LabelSelector != "" {
+		if t.LabelSelector != "" || discovery.PicksObjects(t.FieldSelector) {
 			narrowed[t.Resource.GVR.GroupResource()] = true
 		}
 	}

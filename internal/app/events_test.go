@@ -16,7 +16,8 @@ func TestObjectLookupKnowsWhatLabelSelectorsNarrow(t *testing.T) {
 	pods := change.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}
 	nodes := change.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Kind: "Node"}
 	plan := discovery.Plan{All: []change.Resource{pods, nodes},
-		Targets: []discovery.Target{{Resource: pods, Namespace: "a"}, {Resource: pods, Namespace: "b", LabelSelector: "app=web"}, {Resource: nodes}}}
+		Targets: []discovery.Target{{Resource: pods, Namespace: "a"}, {Resource: pods, Namespace: "b", LabelSelector: "app=web"},
+			{Resource: nodes, FieldSelector: "metadata.namespace!=kube-system"}}}
 	perType := &objectLookup{}
 	perType.learn(plan)
 	every := &objectLookup{everyType: true}
@@ -26,9 +27,14 @@ func TestObjectLookupKnowsWhatLabelSelectorsNarrow(t *testing.T) {
 		lookup *objectLookup
 		r      change.Resource
 		want   bool
-	}{{"pods, one watch selected", perType, pods, true}, {"nodes", perType, nodes, false}, {"nodes, global selector", every, nodes, true}} {
+	}{{"pods, one watch selected", perType, pods, true}, {"nodes, a namespace left out", perType, nodes, false}, {"nodes, global selector", every, nodes, true}} {
 		if got := tc.lookup.Narrowed(tc.r); got != tc.want {
 			t.Errorf("%s: narrowed %v, want %v", tc.name, got, tc.want)
 		}
+	}
+	byName := &objectLookup{}
+	byName.learn(discovery.Plan{All: []change.Resource{pods}, Targets: []discovery.Target{{Resource: pods, FieldSelector: "metadata.name=web"}}})
+	if !byName.Narrowed(pods) {
+		t.Error("a field selector on metadata.name does not narrow the type")
 	}
 }

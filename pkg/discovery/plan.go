@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 
 	"github.com/kubediff/kubediff/pkg/glob"
 )
@@ -326,9 +328,11 @@ func targetStatuses(candidates []Target, forbidden map[string]string) []Status {
 func (p *Planner) targets(ctx context.Context, r Resource) ([]Target, error) {
 	labelSel, fieldSel := p.Scope.LabelSelector, p.Scope.FieldSelector
 	if p.EventFacts && isEvent(r) {
-		// Events carry no labels: the global selector picks the objects,
-		// and the pipeline keeps the Events about those it picked.
-		labelSel = ""
+		// Events carry no labels, and their names are not their
+		// objects': the global selectors pick the objects, and the
+		// pipeline keeps the Events about those it picked. A namespace
+		// term applies to Events as to their objects.
+		labelSel, fieldSel = "", namespaceTerms(fieldSel)
 	}
 	for _, ts := range p.Scope.PerResource {
 		if slices.ContainsFunc(ts.Resources, r.Matches) {
@@ -454,6 +458,39 @@ func (p *Planner) expand(ctx context.Context, patterns []string, bestEffort bool
 		}
 	}
 	return out, nil
+}
+
+// PicksObjects says whether a field selector picks objects by anything
+// but their namespace (metadata.name, a type's own fields): an Event
+// about an object it leaves out is then not kept.
+func PicksObjects(fieldSelector string) bool {
+	sel, err := fields.ParseSelector(fieldSelector)
+	if err != nil {
+		return fieldSelector != ""
+	}
+	return slices.ContainsFunc(sel.Requirements(), func(r fields.Requirement) bool { return r.Field != namespaceField })
+}
+
+// namespaceField is the field selectors name an object's namespace by.
+const namespaceField = "metadata.namespace"
+
+// namespaceTerms is what of a field selector is about the namespace.
+func namespaceTerms(fieldSelector string) string {
+	sel, err := fields.ParseSelector(fieldSelector)
+	if err != nil {
+		return fieldSelector // config validation refuses it before
+	}
+	var kept []string
+	for _, r := range sel.Requirements() {
+		switch {
+		case r.Field != namespaceField:
+		case r.Operator == selection.NotEquals:
+			kept = append(kept, fields.OneTermNotEqualSelector(r.Field, r.Value).String())
+		default:
+			kept = append(kept, fields.OneTermEqualSelector(r.Field, r.Value).String())
+		}
+	}
+	return strings.Join(kept, ",")
 }
 
 func joinSelectors(a, b string) string {

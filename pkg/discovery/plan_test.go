@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -190,6 +191,30 @@ func TestManyNamespacesGrantedOneByOne(t *testing.T) {
 // Events read as facts carry no labels: the global label selector picks
 // the objects, not the Events about them (the pipeline keeps those about
 // the objects picked). A per-type selector naming Events still applies.
+// A global field selector picks objects by name; the Events about them
+// are named otherwise, so their watch keeps only its namespace terms.
+func TestEventFactsKeepOnlyTheNamespaceOfAFieldSelector(t *testing.T) {
+	p := planner(Scope{FieldSelector: "metadata.name=web,metadata.namespace!=dev"})
+	p.EventFacts = true
+	p.Excluded = func(r Resource) (bool, string) { return r.Kind == "Event", "facts only" }
+	plan, err := p.Plan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := targetKeys(plan.Targets)
+	if want := "events@ l= f=metadata.namespace!=dev"; got[len(got)-1] != want {
+		t.Fatalf("targets %q, want the Events' last: %q", got, want)
+	}
+	if want := "pods@ l= f=metadata.name=web,metadata.namespace!=dev"; !slices.Contains(got, want) {
+		t.Fatalf("targets %q, want %q", got, want)
+	}
+	for sel, want := range map[string]bool{"": false, "metadata.namespace=a": false, "metadata.namespace!=a,metadata.name=web": true, "spec.nodeName=n1": true} {
+		if PicksObjects(sel) != want {
+			t.Errorf("PicksObjects(%q) = %v", sel, !want)
+		}
+	}
+}
+
 func TestEventFactsIgnoreTheGlobalLabelSelector(t *testing.T) {
 	for _, tc := range []struct {
 		name    string

@@ -16,7 +16,9 @@ import (
 )
 
 // TestLabelSelectorKeepsEventsAboutSelectedObjects: with a label selector
-// (for every type, then per type in the config file) and Events on, a
+// (for every type, then per type in the config file), or a field
+// selector on the object's name (an Event's name is not its object's),
+// and Events on, a
 // Warning Event about an object the selector picks shows as a record of
 // type event naming that object, and one about an object it leaves out
 // shows nothing. Events carry no labels: before, the selector hid every
@@ -27,7 +29,8 @@ func TestLabelSelectorKeepsEventsAboutSelectedObjects(t *testing.T) {
 	if err := os.WriteFile(perType, []byte("selectors:\n- resources: [configmaps]\n  labelSelector: app=web\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for name, args := range map[string][]string{"global": {"-l", "app=web"}, "per type": {"--config", perType}} {
+	for name, args := range map[string][]string{"global": {"-l", "app=web"}, "per type": {"--config", perType},
+		"field selector": {"--field-selector", "metadata.name=web"}} {
 		t.Run(name, func(t *testing.T) {
 			ns := newNamespace(t)
 			w := startWatch(t, append([]string{"-n", ns, "--events", "warnings"}, args...)...)
