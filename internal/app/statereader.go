@@ -62,7 +62,7 @@ func (s StateDir) Restore(ctx context.Context, id history.ObjectID, t time.Time)
 func (s StateDir) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.running() {
-			historyapi.NewSocketRemote(state.SocketPath(s.Dir)).Proxy().ServeHTTP(w, r)
+			s.socketRemote().Proxy().ServeHTTP(w, r)
 			return
 		}
 		reader, closeDB, err := state.OpenHistory(s.Dir)
@@ -79,9 +79,16 @@ func (s StateDir) Handler() http.Handler {
 	})
 }
 
+// socketRemote asks the kubediff running with the dir.
+func (s StateDir) socketRemote() *historyapi.Remote {
+	return historyapi.NewSocketRemote(func(ctx context.Context) (net.Conn, error) { return state.DialSocket(ctx, s.Dir) })
+}
+
 // running says whether a kubediff answers on the dir's socket.
 func (s StateDir) running() bool {
-	conn, err := net.DialTimeout("unix", state.SocketPath(s.Dir), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	conn, err := state.DialSocket(ctx, s.Dir)
 	if err != nil {
 		return false
 	}
@@ -93,11 +100,11 @@ func (s StateDir) running() bool {
 // opened for this query.
 func read[T any](s StateDir, query func(historyapi.Source) (T, error)) (T, error) {
 	if s.running() {
-		return query(historyapi.NewSocketRemote(state.SocketPath(s.Dir)))
+		return query(s.socketRemote())
 	}
 	reader, closeDB, err := state.OpenHistory(s.Dir)
 	if errors.Is(err, state.ErrInUse) && s.running() { // it started meanwhile
-		return query(historyapi.NewSocketRemote(state.SocketPath(s.Dir)))
+		return query(s.socketRemote())
 	}
 	if err != nil {
 		var zero T

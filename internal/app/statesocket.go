@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"time"
@@ -19,15 +18,14 @@ import (
 // `get`, `diff`, `mcp` and `ui` given the dir read it through this
 // kubediff instead of finding the file locked. The socket is the file's
 // equal: only its owner may open it (0600, in the dir), and it answers
-// what reading the file would, without access reviews. A path too long
-// for a socket only costs readers that way in (a warning says so).
+// what reading the file would, without access reviews.
 func serveStateSocket(st *state.Store, cfg config.Config, log *slog.Logger) (stop func()) {
 	if st == nil {
 		return func() {}
 	}
 	path := state.SocketPath(cfg.State.Dir)
 	_ = os.Remove(path) // a killed kubediff's: this one holds the dir's lock
-	ln, err := net.Listen("unix", path)
+	ln, err := state.ListenSocket(cfg.State.Dir)
 	if err == nil {
 		err = os.Chmod(path, 0o600)
 	}

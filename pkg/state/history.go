@@ -50,12 +50,6 @@ func (s *Store) History() *history.Reader {
 	return history.NewReader(s.db, current).CatchingUp(s.flushIfIdle)
 }
 
-// SocketPath is where a running kubediff answers history queries for
-// its state dir (the history API, to whoever may open the socket, as to
-// whoever may read the file): readers ask it rather than wait for the
-// file, which the writer holds locked while it runs.
-func SocketPath(dir string) string { return filepath.Join(dir, "kubediff.sock") }
-
 // ErrInUse says a running kubediff holds the state dir's file.
 var ErrInUse = errors.New("in use by a running kubediff")
 

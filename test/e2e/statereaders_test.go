@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -65,4 +66,26 @@ func TestReadersNeverLockTheWriterOut(t *testing.T) {
 	}
 	w = startBinary(t, "watch", "-n", ns, "--state-dir", dir) // the page, still open, keeps nothing locked
 	stopWith(t, w, syscall.SIGTERM)
+}
+
+// TestADeepStateDirIsReadWhileKubediffRuns: a state dir whose socket path
+// is longer than a unix socket's address allows (108 bytes, easily
+// reached in a CI workspace) is still read through the running
+// kubediff, not refused as in use.
+func TestADeepStateDirIsReadWhileKubediffRuns(t *testing.T) {
+	ns := newNamespace(t)
+	dir := filepath.Join(t.TempDir(), strings.Repeat("workspace-", 6), strings.Repeat("state-", 6))
+	w := startBinary(t, "watch", "-n", ns, "--state-dir", dir)
+	w.logOnFailure()
+	createConfigMap(t, ns, "deep")
+	w.waitRecords("ConfigMap", ns, "deep", 1)
+	var out string
+	var code int
+	eventually(t, "history on the deep dir to list the record", func() bool {
+		out, code = cliOutput(t, "history", "--state-dir", dir, "-n", ns, "-o", "text")
+		return code == 0 && strings.Contains(out, ns+"/deep")
+	})
+	if strings.Contains(w.stderr.String(), "cannot serve the history") {
+		t.Errorf("kubediff warned it cannot serve the dir:\n%s", w.stderr.String())
+	}
 }

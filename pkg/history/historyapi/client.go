@@ -88,13 +88,11 @@ func NewRemote(server string, rc *rest.Config) (*Remote, error) {
 }
 
 // NewSocketRemote asks the kubediff running with a state dir through the
-// unix socket it serves there (state.SocketPath): no credentials, as the
-// socket is only for those who may read the state dir.
-func NewSocketRemote(path string) *Remote {
-	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", path)
-	}
+// unix socket it serves there, connected to by dialSocket
+// (state.DialSocket): no credentials, as the socket is only for those
+// who may read the state dir.
+func NewSocketRemote(dialSocket func(context.Context) (net.Conn, error)) *Remote {
+	dial := func(ctx context.Context, _, _ string) (net.Conn, error) { return dialSocket(ctx) }
 	base := &url.URL{Scheme: "http", Host: "kubediff", Path: "/"}
 	return &Remote{base: base, client: &http.Client{Transport: &http.Transport{DialContext: dial}, Timeout: time.Minute},
 		hint: "is it kubediff?", down: "is kubediff still running with this state dir?"}
