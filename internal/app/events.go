@@ -71,7 +71,7 @@ func (l *objectLookup) learn(plan discovery.Plan) {
 	}
 	narrowed := map[schema.GroupResource]bool{}
 	for _, t := range plan.Targets {
-		if t.LabelSelector != "" || discovery.PicksObjects(t.FieldSelector) {
+		if t.Narrowed {
 			narrowed[t.Resource.GVR.GroupResource()] = true
 		}
 	}

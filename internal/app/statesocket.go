@@ -33,6 +33,7 @@ func serveStateSocket(st *state.Store, cfg config.Config, log *slog.Logger) (sto
 		log.Warn("cannot serve the history on the state dir's socket: readers of the dir must ask with --server while kubediff runs", "path", path, "err", err)
 		if ln != nil {
 			_ = ln.Close()
+			_ = os.Remove(path) // the listener leaves its file (state.ListenSocket)
 		}
 		return func() {}
 	}

@@ -25,6 +25,11 @@ type Target struct {
 	// Namespaces, on a cluster-wide target, keeps only the objects of the
 	// namespaces these patterns match ("" keeps all): see namespacesApart.
 	Namespaces NamespaceFilter
+	// Narrowed says a selector the user gave (a label selector, or a
+	// field selector on more than the namespace) picks which objects of
+	// the type are watched: an Event about an object left out is then
+	// not kept. TYPE/NAME arguments do not narrow this way.
+	Narrowed bool
 }
 
 // Key identifies a target: a change of version, namespace or selector is a
@@ -340,6 +345,7 @@ func (p *Planner) targets(ctx context.Context, r Resource) ([]Target, error) {
 			fieldSel = joinSelectors(fieldSel, ts.FieldSelector)
 		}
 	}
+	narrowed := labelSel != "" || PicksObjects(fieldSel)
 	if len(p.Scope.Namespaces) == 0 {
 		if r.Namespaced {
 			if !p.frozen {
@@ -353,7 +359,7 @@ func (p *Planner) targets(ctx context.Context, r Resource) ([]Target, error) {
 				fieldSel = joinSelectors(fieldSel, "metadata.namespace!="+ns)
 			}
 		}
-		return p.perObject(r, []Target{{Resource: r, LabelSelector: labelSel, FieldSelector: fieldSel}}), nil
+		return p.perObject(r, []Target{{Resource: r, LabelSelector: labelSel, FieldSelector: fieldSel, Narrowed: narrowed}}), nil
 	}
 	if !r.Namespaced {
 		return nil, nil
@@ -362,7 +368,7 @@ func (p *Planner) targets(ctx context.Context, r Resource) ([]Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	wide := Target{Resource: r, LabelSelector: labelSel, FieldSelector: fieldSel,
+	wide := Target{Resource: r, LabelSelector: labelSel, FieldSelector: fieldSel, Narrowed: narrowed,
 		Namespaces: newNamespaceFilter(p.Scope.Namespaces, p.Scope.ExcludeNamespaces)}
 	if len(namespaces) > namespacesApart {
 		return p.perObject(r, []Target{wide}), nil

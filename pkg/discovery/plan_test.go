@@ -188,9 +188,6 @@ func TestManyNamespacesGrantedOneByOne(t *testing.T) {
 	}
 }
 
-// Events read as facts carry no labels: the global label selector picks
-// the objects, not the Events about them (the pipeline keeps those about
-// the objects picked). A per-type selector naming Events still applies.
 // A global field selector picks objects by name; the Events about them
 // are named otherwise, so their watch keeps only its namespace terms.
 func TestEventFactsKeepOnlyTheNamespaceOfAFieldSelector(t *testing.T) {
@@ -208,13 +205,44 @@ func TestEventFactsKeepOnlyTheNamespaceOfAFieldSelector(t *testing.T) {
 	if want := "pods@ l= f=metadata.name=web,metadata.namespace!=dev"; !slices.Contains(got, want) {
 		t.Fatalf("targets %q, want %q", got, want)
 	}
-	for sel, want := range map[string]bool{"": false, "metadata.namespace=a": false, "metadata.namespace!=a,metadata.name=web": true, "spec.nodeName=n1": true} {
-		if PicksObjects(sel) != want {
-			t.Errorf("PicksObjects(%q) = %v", sel, !want)
-		}
+}
+
+// A target is narrowed (Events about objects it leaves out are not kept)
+// by the user's selectors, not by TYPE/NAME arguments nor a namespace
+// term.
+func TestTargetsNarrowedByTheUsersSelectorsOnly(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		scope   Scope
+		objects []ObjectName
+		want    bool
+	}{
+		{"no selector", Scope{}, nil, false},
+		{"a namespace term", Scope{FieldSelector: "metadata.namespace!=dev"}, nil, false},
+		{"a name", Scope{FieldSelector: "metadata.name=web"}, nil, true},
+		{"a type's own field", Scope{FieldSelector: "spec.nodeName=n1"}, nil, true},
+		{"a label selector", Scope{LabelSelector: "app=web"}, nil, true},
+		{"pods/web named", Scope{}, []ObjectName{{Resource: "pods", Name: "web"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := planner(tc.scope)
+			p.Objects = tc.objects
+			plan, err := p.Plan(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, target := range plan.Targets {
+				if target.Resource.GVR.Resource == "pods" && target.Narrowed != tc.want {
+					t.Errorf("pods@%s %q: narrowed %v, want %v", target.Namespace, target.FieldSelector, target.Narrowed, tc.want)
+				}
+			}
+		})
 	}
 }
 
+// Events read as facts carry no labels: the global label selector picks
+// the objects, not the Events about them (the pipeline keeps those about
+// the objects picked). A per-type selector naming Events still applies.
 func TestEventFactsIgnoreTheGlobalLabelSelector(t *testing.T) {
 	for _, tc := range []struct {
 		name    string

@@ -245,14 +245,14 @@ func TestCoalescerReleaseOutsideItsLock(t *testing.T) {
 }
 
 // deployment is a Deployment of 10 replicas whose controller reports
-// ready of them and Available as available says.
-func deployment(rv int, ready int64, available string) *unstructured.Unstructured {
+// ready of them, Available as available says, and more conditions.
+func deployment(rv int, ready int64, available string, more ...any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": "web", "namespace": "day", "uid": "d", "generation": int64(1), "resourceVersion": fmt.Sprint(rv)},
 		"spec":     map[string]any{"replicas": int64(10)},
 		"status": map[string]any{"observedGeneration": int64(1), "replicas": int64(10), "updatedReplicas": int64(10),
-			"availableReplicas": ready, "conditions": []any{map[string]any{"type": "Available", "status": available}}},
+			"availableReplicas": ready, "conditions": append([]any{map[string]any{"type": "Available", "status": available}}, more...)},
 	}}
 }
 
@@ -260,7 +260,8 @@ func deployment(rv int, ready int64, available string) *unstructured.Unstructure
 // which a loaded machine stretches past coalesceQuiet: while its rollout
 // is under way, its own status waits (up to coalesceMax), so "Available
 // False, then True" 9 s later is one record, not two; once it has rolled
-// out, the quiet period applies again.
+// out, the quiet period applies again. An owned object (a ReplicaSet
+// under way) keeps the quiet period: the fold waits for its burst.
 func TestCoalescerWaitsOutAWorkloadsRollout(t *testing.T) {
 	s, out := newStepper(t)
 	now := time.Unix(0, 0)
@@ -273,25 +274,34 @@ func TestCoalescerWaitsOutAWorkloadsRollout(t *testing.T) {
 		}
 		s.co.add(ev, c)
 	}
-	due := func() { s.co.flush(func(h *heldUpdate) bool { return h.due(now) }) }
+	at := func(d time.Duration, want int) {
+		t.Helper()
+		now = now.Add(d)
+		s.co.flush(func(h *heldUpdate) bool { return h.due(now) })
+		if got := out.list(); len(got) != want {
+			t.Fatalf("%d records emitted, want %d: %v", len(got), want, got)
+		}
+	}
 	created := deployment(1, 0, "")
 	created.Object["status"] = map[string]any{} // as the API server creates it
 	update(created, deployment(2, 0, "False"))
-	now = now.Add(9 * time.Second)
-	due()
-	if got := out.list(); len(got) != 0 {
-		t.Fatalf("released %v while the rollout was under way", got)
-	}
+	at(9*time.Second, 0) // quiet for 9 s, but under way: held
 	update(deployment(2, 0, "False"), deployment(3, 10, "True"))
-	now = now.Add(coalesceQuiet)
-	due()
-	if got := out.list(); len(got) != 1 || !strings.Contains(got[0], "status") {
-		t.Fatalf("emitted %v, want one record of the Deployment's status", got)
+	at(3*time.Second, 1) // 12 s since the first: one record of both
+	if got := out.list()[0]; !strings.Contains(got, "True") || strings.Contains(got, "False") {
+		t.Fatalf("the record is not the status before against after: %s", got)
 	}
-	update(deployment(3, 10, "True"), deployment(4, 9, "False")) // a Pod lost: under way again, for longer than coalesceMax
-	now = now.Add(coalesceMax)
-	due()
-	if got := out.list(); len(got) != 2 {
-		t.Fatalf("after coalesceMax, emitted %v; want the held update released", got)
-	}
+
+	update(deployment(3, 10, "True"), deployment(4, 9, "False")) // a Pod lost
+	at(2*time.Second, 1)
+	progressed := map[string]any{"type": "Progressing", "status": "True"}
+	update(deployment(4, 9, "False"), deployment(5, 10, "True", progressed)) // rolled out again
+	at(coalesceQuiet, 2)                                                     // quiet, 10 s after the first: released
+
+	update(deployment(5, 10, "True", progressed), deployment(6, 9, "False", progressed)) // under way for good
+	at(coalesceMax-time.Second, 2)
+	at(time.Second, 3)
+
+	s.scale("rs", 3, 2) // an owned ReplicaSet, under way: the quiet period
+	at(coalesceQuiet, 4)
 }

@@ -54,6 +54,9 @@ func Outcome(u *unstructured.Unstructured) string {
 // UnderWay says whether u is a workload whose rollout has neither ended
 // nor stalled: its status will move again as its Pods become ready.
 func UnderWay(u *unstructured.Unstructured) bool {
+	if u == nil {
+		return false
+	}
 	switch u.GetKind() {
 	case "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet":
 		return Outcome(u) == ""

@@ -4,16 +4,17 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
+	"runtime"
+	"syscall"
 )
 
 // socketName is the socket's name in the state dir.
 const socketName = "kubediff.sock"
 
-// maxSocketPath is the longest path a unix socket's address holds on
-// Linux: sun_path is 108 bytes, its last a NUL.
-const maxSocketPath = 107
+// maxSocketPath is the longest path a unix socket's address holds: 107
+// bytes on Linux, 103 on macOS (sun_path, its last byte a NUL).
+const maxSocketPath = len(syscall.RawSockaddrUnix{}.Path) - 1
 
 // SocketPath is where a running kubediff answers history queries for
 // its state dir (the history API, to whoever may open the socket, as to
@@ -51,15 +52,16 @@ func DialSocket(ctx context.Context, dir string) (net.Conn, error) {
 }
 
 // viaShortPath calls use with an address for the dir's socket: its path,
-// or, when that is too long for a socket's address (a state dir deep in
-// a home or a CI workspace), the same file named through the open dir's
-// descriptor in /proc/self/fd, which the kernel resolves as a path.
+// or on Linux, when that is too long for a socket's address (a state dir
+// deep in a home or a CI workspace), the same file named through the
+// dir's descriptor in /proc/self/fd, which the kernel resolves as a
+// path. Elsewhere a path too long fails as it is.
 func viaShortPath(dir string, use func(addr string) error) error {
 	path := SocketPath(dir)
-	if len(path) <= maxSocketPath {
+	if len(path) <= maxSocketPath || runtime.GOOS != "linux" {
 		return use(path)
 	}
-	d, err := os.Open(dir)
+	d, err := openPath(dir)
 	if err != nil {
 		return err
 	}

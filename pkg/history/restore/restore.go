@@ -145,12 +145,14 @@ func dropClusterIPs(obj map[string]any) {
 
 // dropPlacement leaves a Pod to be placed again, as Velero does: the
 // node it was bound to may be gone, cordoned or full (a Pod that names
-// its node skips the scheduler); its priority is computed again from its
-// priorityClassName, and the API server refuses a number that no longer
-// matches; ephemeral containers cannot be set when a Pod is created.
+// its node skips the scheduler). What admission filled in from the
+// Pod's classes (priority and preemptionPolicy from its
+// priorityClassName, overhead from its runtimeClassName) is filled in
+// again: the API server refuses values that no longer match. Ephemeral
+// containers cannot be set when a Pod is created.
 func dropPlacement(obj map[string]any) {
 	spec, _ := obj["spec"].(map[string]any)
-	for _, f := range []string{"nodeName", "priority", "ephemeralContainers"} {
+	for _, f := range []string{"nodeName", "priority", "preemptionPolicy", "overhead", "ephemeralContainers"} {
 		delete(spec, f)
 	}
 }

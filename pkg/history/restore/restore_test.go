@@ -99,7 +99,7 @@ func TestPrepareLetsTheServerGenerateAJobsSelector(t *testing.T) {
 // A Pod goes to the scheduler again, with its priority computed again
 // from its class; what the author wrote stays.
 func TestPrepareLetsAPodBePlacedAgain(t *testing.T) {
-	m, err := Prepare(decode(t, `{"kind":"Pod","metadata":{"name":"p"},"spec":{"nodeName":"node-gone","priority":1000,"priorityClassName":"high",`+
+	m, err := Prepare(decode(t, `{"kind":"Pod","metadata":{"name":"p"},"spec":{"nodeName":"node-gone","priority":1000,"priorityClassName":"high","preemptionPolicy":"Never","overhead":{"cpu":"250m"},`+
 		`"ephemeralContainers":[{"name":"debugger","image":"busybox"}],"nodeSelector":{"zone":"a"},"containers":[{"name":"app","image":"nginx"}]}}`),
 		Options{Resource: "pods"})
 	if err != nil {
