@@ -61,7 +61,7 @@ test: testenv peers helm browser shells vet
 browser:
 	hack/browser.sh
 
-## shells: Debian's bash-completion, which bash needs for kubediff's completion script and its tests (hack/shells.sh)
+## shells: Debian's bash-completion and zsh, which the completion tests drive (hack/shells.sh)
 shells:
 	hack/shells.sh
 
