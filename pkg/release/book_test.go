@@ -208,7 +208,8 @@ func TestHelmConfigMapDriver(t *testing.T) {
 }
 
 // A Flux HelmRelease names the Helm release it made last (v2's
-// status.history), or the chart version it applied (v2beta1).
+// status.history), or the chart version it applied (v2beta1), or while
+// it reconciles the chart version it is applying, with no revision.
 func TestHelmReleaseState(t *testing.T) {
 	v2 := &unstructured.Unstructured{Object: map[string]any{
 		"metadata": map[string]any{"name": "web", "namespace": "flux-system", "resourceVersion": "10"},
@@ -224,5 +225,12 @@ func TestHelmReleaseState(t *testing.T) {
 		"status":   map[string]any{"lastAppliedRevision": "1.4.1"}}}
 	if got := helmReleaseState(v2beta1); got.Chart != "web-1.4.1" {
 		t.Errorf("v2beta1: %+v, want chart web-1.4.1", got)
+	}
+	status := v2.Object["status"].(map[string]any)
+	status["lastAttemptedRevision"] = "1.5.0"
+	status["conditions"] = []any{map[string]any{"type": "Reconciling", "status": "True", "reason": "Progressing"}}
+	want = record.Release{Tool: "flux", Kind: "HelmRelease", Namespace: "flux-system", Name: "web", Status: "Reconciling", Chart: "web-1.5.0"}
+	if got := helmReleaseState(v2); got != want {
+		t.Errorf("v2 upgrading: %+v, want %+v", got, want)
 	}
 }

@@ -77,13 +77,24 @@ func kustomizationState(obj *unstructured.Unstructured) record.Release {
 
 // helmReleaseState is what a record names of a Flux HelmRelease: the
 // Helm release it made last (status.history, v2) or the chart version
-// it applied (lastAppliedRevision, v2beta1).
+// it applied (lastAppliedRevision, v2beta1) or, while it reconciles,
+// the chart version it is applying (lastAttemptedRevision), without a
+// Helm revision: helm-controller writes lastAttemptedRevision and the
+// Reconciling condition before Helm's action and the release it made
+// to status.history only after it, so the hooks and objects Helm
+// writes meanwhile belong to a release history does not name yet.
 func helmReleaseState(obj *unstructured.Unstructured) record.Release {
 	r := record.Release{Tool: record.ToolFlux, Kind: kindHelmRelease, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	status, _, _ := unstructured.NestedMap(obj.Object, "status")
 	r.Status = fluxStatus(status)
 	history, _, _ := unstructured.NestedSlice(status, "history")
-	if last, ok := firstMap(history); ok {
+	last, made := firstMap(history)
+	chart := first(str(obj.Object, "spec", "chart", "spec", "chart"), str(last, "chartName"))
+	if attempted := str(status, "lastAttemptedRevision"); r.Status == "Reconciling" && attempted != "" {
+		r.Chart = chart + "-" + attempted
+		return r
+	}
+	if made {
 		r.Chart = str(last, "chartName") + "-" + str(last, "chartVersion")
 		r.AppVersion = str(last, "appVersion")
 		if v, ok := last["version"].(int64); ok {
@@ -92,7 +103,7 @@ func helmReleaseState(obj *unstructured.Unstructured) record.Release {
 		return r
 	}
 	if v := first(str(status, "lastAppliedRevision"), str(status, "lastAttemptedRevision")); v != "" {
-		r.Chart = str(obj.Object, "spec", "chart", "spec", "chart") + "-" + v
+		r.Chart = chart + "-" + v
 	}
 	return r
 }

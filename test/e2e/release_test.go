@@ -54,7 +54,7 @@ func helmIn(t *testing.T, ns string, args ...string) {
 // may read every type the release tests write in ns.
 func releaseViewer(t *testing.T, ns string) string {
 	t.Helper()
-	reads := rbacv1.PolicyRule{APIGroups: []string{"", "apps", "argoproj.io", "kustomize.toolkit.fluxcd.io"}, Resources: []string{"*"}, Verbs: []string{"get", "list"}}
+	reads := rbacv1.PolicyRule{APIGroups: []string{"", "apps", "batch", "argoproj.io", "kustomize.toolkit.fluxcd.io", "helm.toolkit.fluxcd.io"}, Resources: []string{"*"}, Verbs: []string{"get", "list"}}
 	return serviceAccountKubeconfig(t, ns, "release-viewer", reads, ns)
 }
 
