@@ -56,17 +56,9 @@ func (f *Folding) post(ctx context.Context, bursts []*fold.Burst) error {
 		title := fmt.Sprintf("owned %s %s", kind, name)
 		summary := strings.Join(append([]string{b.Headline()}, b.EventLines()...), "\n")
 		sections = append(sections, section{
-			text:  "*" + escape(title) + "*\n" + escape(truncate(summary, maxSectionText-len(title)-10)),
+			text:  "*" + mrkdwn(title, maxTitle) + "*\n" + mrkdwn(summary, maxSectionText-maxTitle-10),
 			title: title + ": " + b.Summary(),
 		})
 	}
-	for len(sections) > 0 {
-		n := min(len(sections), maxBatch)
-		blocks, fallback := message(sections[:n])
-		if err := f.sink.post(ctx, blocks, fallback); err != nil {
-			return err
-		}
-		sections = sections[n:]
-	}
-	return nil
+	return f.sink.postSections(ctx, sections)
 }

@@ -21,16 +21,6 @@ import (
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
-// Slack's limits (https://api.slack.com/reference/block-kit/blocks).
-const (
-	maxBlocks      = 50
-	maxSectionText = 3000
-	maxHeaderText  = 150
-	// A record takes at most two blocks (section, divider) and one is kept
-	// for the "more" note, so a batch always fits in one message.
-	maxBatch = (maxBlocks - 1) / 2
-)
-
 // Options configure a Slack sink.
 type Options struct {
 	Token   string
@@ -86,10 +76,30 @@ func (s *Sink) Notify(ctx context.Context, c record.Change) error {
 	return s.NotifyBatch(ctx, []record.Change{c})
 }
 
-// NotifyBatch posts records as one message.
+// NotifyBatch posts records as one message, or as several when one
+// would be over Slack's limits on a message's blocks. A failure after
+// the first of several retries them all: the channel may show a record
+// twice, never lose one.
 func (s *Sink) NotifyBatch(ctx context.Context, cs []record.Change) error {
-	blocks, fallback := Blocks(cs)
-	return s.post(ctx, blocks, fallback)
+	if len(cs) == 1 {
+		blocks, fallback := Blocks(cs)
+		return s.post(ctx, blocks, fallback)
+	}
+	sections := make([]section, len(cs))
+	for i, c := range cs {
+		sections[i] = recordSection(c)
+	}
+	return s.postSections(ctx, sections)
+}
+
+// postSections posts sections in as few messages as Slack's limits allow.
+func (s *Sink) postSections(ctx context.Context, sections []section) error {
+	for _, m := range split(sections) {
+		if err := s.post(ctx, m.blocks, m.fallback); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // post posts one message, at most once per Interval.
@@ -148,11 +158,12 @@ func classify(err error) error {
 	return fmt.Errorf("slack: %w", err)
 }
 
-// Blocks renders records as Block Kit blocks within Slack's limits, and a
-// plain-text fallback for notifications.
+// Blocks renders records as Block Kit blocks within Slack's limits on
+// each block, and a plain-text fallback for notifications; NotifyBatch
+// splits many records' blocks into messages within a message's limits.
 func Blocks(cs []record.Change) ([]slack.Block, string) {
 	if len(cs) == 1 {
-		header := slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, truncate(title(cs[0]), maxHeaderText), false, false))
+		header := slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, fit(title(cs[0]), maxHeaderText, plain, unitsLen), false, false))
 		blocks, fallback := message([]section{{text: sectionText(cs[0], false), title: title(cs[0])}})
 		return append([]slack.Block{header}, blocks...), fallback
 	}
@@ -171,7 +182,8 @@ func recordSection(c record.Change) section {
 	return section{text: sectionText(c, true), title: title(c)}
 }
 
-// message lays sections out one after the other, divided.
+// message lays sections out one after the other, divided, with their
+// titles, each cut, as the notification's text.
 func message(sections []section) ([]slack.Block, string) {
 	var blocks []slack.Block
 	var titles []string
@@ -179,10 +191,14 @@ func message(sections []section) ([]slack.Block, string) {
 		if i > 0 {
 			blocks = append(blocks, slack.NewDividerBlock())
 		}
-		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, sec.text, false, false), nil, nil))
-		titles = append(titles, sec.title)
+		blocks = append(blocks, sectionBlock(sec.text))
+		titles = append(titles, fit(sec.title, maxFallback, plain, unitsLen))
 	}
-	return blocks, strings.Join(titles, "; ")
+	return blocks, fit(strings.Join(titles, "; "), maxMessageText, plain, unitsLen)
+}
+
+func sectionBlock(text string) *slack.SectionBlock {
+	return slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil)
 }
 
 // title names the record, after what the rules said of it when they
@@ -200,38 +216,40 @@ func title(c record.Change) string {
 
 // sectionText lists a record's sentences of access and changed fields,
 // one per line, cut to fit a section with a note of how many were left
-// out.
+// out. Each part of its head has a share of the section (cut with a
+// note past it), so that a summary or a name thousands of characters
+// long never makes Slack refuse the record.
 func sectionText(c record.Change, withTitle bool) string {
 	var head []string
 	if withTitle {
-		head = append(head, "*"+escape(title(c))+"*")
+		head = append(head, "*"+mrkdwn(title(c), maxTitle)+"*")
 	}
-	meta := []string{"`" + c.APIVersion + "`"}
+	meta := []string{"`" + mrkdwn(c.APIVersion, maxName) + "`"}
 	switch {
 	case c.User != nil && c.Manager != nil:
-		meta = append(meta, "by *"+escape(c.User.String())+"* ("+escape(c.Manager.Name)+")")
+		meta = append(meta, "by *"+mrkdwn(c.User.String(), maxName)+"* ("+mrkdwn(c.Manager.Name, maxName)+")")
 	case c.User != nil:
-		meta = append(meta, "by *"+escape(c.User.String())+"*")
+		meta = append(meta, "by *"+mrkdwn(c.User.String(), maxName)+"*")
 	case c.Manager != nil:
-		meta = append(meta, "by *"+escape(c.Manager.Name)+"*")
+		meta = append(meta, "by *"+mrkdwn(c.Manager.Name, maxName)+"*")
 	}
 	if c.Release != nil {
-		meta = append(meta, "("+escape(c.Release.String())+")")
+		meta = append(meta, "("+mrkdwn(c.Release.String(), maxName)+")")
 	}
 	meta = append(meta, c.Circumstances()...)
 	head = append(head, strings.Join(meta, " "))
 	if c.Summary != "" {
-		head = append(head, "_"+escape(c.Summary)+"_")
+		head = append(head, "_"+mrkdwn(c.Summary, maxSummary)+"_")
 	}
 	if c.Event != nil {
-		head = append(head, escape(truncate(eventText(c), maxSectionText/2)))
+		head = append(head, mrkdwn(eventText(c), maxEvent))
 	}
 	text := strings.Join(head, "\n")
 	// What access an RBAC change gave or took away comes first: it is
 	// what a reviewer reads the record for.
 	var lines []string
 	for _, sentence := range c.Access {
-		lines = append(lines, "\n» "+escape(truncate(sentence, maxAccess)))
+		lines = append(lines, "\n» "+mrkdwn(sentence, maxAccess))
 	}
 	for _, fc := range record.CondenseConditions(c.Changes) {
 		lines = append(lines, "\n• "+changeLine(fc))
@@ -259,10 +277,6 @@ func eventText(c record.Change) string {
 	}
 	return text
 }
-
-// maxAccess bounds one sentence of access, so that ten leave room for
-// the changes.
-const maxAccess = 250
 
 func changeLine(fc record.FieldChange) string {
 	field := "`" + escape(fc.Field) + "`"
@@ -332,6 +346,9 @@ func value(v any) string {
 	}
 	return "`" + escape(truncate(strings.ReplaceAll(s, "`", "'"), 200)) + "`"
 }
+
+// mrkdwn is s escaped, cut with a note past max bytes.
+func mrkdwn(s string, max int) string { return fit(s, max, escape, bytesLen) }
 
 // escape applies Slack's mrkdwn escaping.
 func escape(s string) string {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/kubediff/kubediff/pkg/notify"
 	"github.com/kubediff/kubediff/pkg/notify/notifytest"
@@ -43,7 +44,43 @@ type slackAPI struct {
 	// (invalid_auth) or, with a number, that HTTP status from a proxy.
 	refuseFirst int
 	refuse      string
+	// refused are the answers to messages over Slack's limits.
+	refused []string
 }
+
+// limitsExceeded answers a message over Slack's limits as Slack does
+// (https://api.slack.com/reference/block-kit/blocks: 50 blocks, a
+// section's text 3000 characters, a header's 150;
+// https://api.slack.com/changelog/2018-04-truncating-really-long-messages:
+// text over 40,000 characters is cut by Slack, refused here to be
+// strict; msg_blocks_too_long for more than about 12,000 characters of
+// text in all blocks, which Slack does not document but answers, as
+// https://github.com/slackapi/bolt-js/issues/2509 reports), or "".
+func limitsExceeded(p post) string {
+	if units(p.text) > 40000 {
+		return "msg_too_long"
+	}
+	if len(p.blocks) > 50 {
+		return "invalid_blocks"
+	}
+	total := 0
+	for _, b := range p.blocks {
+		text, _ := b["text"].(map[string]any)
+		s, _ := text["text"].(string)
+		total += units(s)
+		if b["type"] == "section" && units(s) > 3000 || b["type"] == "header" && units(s) > 150 {
+			return "invalid_blocks"
+		}
+	}
+	if total > 12000 {
+		return "msg_blocks_too_long"
+	}
+	return ""
+}
+
+// units counts a text as Slack may: UTF-16 code units, at least its
+// characters.
+func units(s string) int { return len(utf16.Encode([]rune(s))) }
 
 func (s *slackAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !strings.HasSuffix(r.URL.Path, "/chat.postMessage") {
@@ -77,10 +114,17 @@ func (s *slackAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.auth = "Bearer " + form.Get("token")
 	}
 	_ = json.Unmarshal([]byte(form.Get("blocks")), &p.blocks)
+	w.Header().Set("Content-Type", "application/json")
+	if refusal := limitsExceeded(p); refusal != "" {
+		s.mu.Lock()
+		s.refused = append(s.refused, refusal)
+		s.mu.Unlock()
+		fmt.Fprintf(w, `{"ok":false,"error":%q}`, refusal)
+		return
+	}
 	s.mu.Lock()
 	s.posts = append(s.posts, p)
 	s.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
 	if p.channel == "#missing" {
 		fmt.Fprint(w, `{"ok":false,"error":"channel_not_found"}`)
 		return
@@ -475,5 +519,64 @@ func TestRolloutFoldsIntoOneLine(t *testing.T) {
 	if sections != 2 || !strings.Contains(text, "owned Deployment prod/web") ||
 		!strings.Contains(text, "ReplicaSet 1 added, 1 updated; Pod 10 added, 10 deleted") || !strings.Contains(text, "updated Pod prod/api-1") {
 		t.Fatalf("want one folded section for the rollout and the lone Pod update in full; got %d sections: %s", sections, text)
+	}
+}
+
+// TestNoAlertIsLostToSlacksLimits: a rule's summary of 12,937
+// characters, a user name and rules as long, an Event message of 5,000
+// escaped characters, and a burst of such records are all posted,
+// within Slack's limits (the server refuses more, as Slack does), each
+// saying what was cut, rather than refused and lost.
+func TestNoAlertIsLostToSlacksLimits(t *testing.T) {
+	long := strings.Repeat("Ab<&> ", 12937/6) + "x"
+	alert := update("web", 3)
+	alert.Rules, alert.Severity, alert.Summary = []string{"replicas-to-zero", strings.Repeat("r", 400)}, "critical", long
+	alert.User = &record.User{Name: strings.Repeat("u", 5000)}
+	event := update("web", 0)
+	event.Type = record.EventRecord
+	event.Event = &record.Event{Type: "Warning", Reason: "BackOff", Message: strings.Repeat("<", 5000), ReportingController: "kubelet"}
+	event.Summary = long
+	for _, tt := range []struct {
+		name    string
+		records []record.Change
+	}{
+		{"one record", []record.Change{alert}},
+		{"one event", []record.Change{event}},
+		{"a burst", []record.Change{alert, event, alert, event, alert, event, alert, event, alert, event}},
+		{"a burst of long change lists", []record.Change{update("a", 200), update("b", 200), update("c", 200), update("d", 200), update("e", 200), alert}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := &slackAPI{}
+			sink, _ := New(Options{Token: token, Channel: "#changes", APIURL: start(t, api), Interval: time.Millisecond})
+			var logs strings.Builder
+			q := notifytest.Deliver(t, sink, tt.records, notify.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond}, &logs)
+			if s := q.Stats(); s.Delivered != uint64(len(tt.records)) || s.Failed != 0 {
+				t.Fatalf("stats %+v, want all %d delivered; Slack refused %v; logs:\n%s", s, len(tt.records), api.refused, logs.String())
+			}
+			text := ""
+			for _, p := range api.delivered() {
+				text += allText(p)
+			}
+			if !strings.Contains(text, "_Ab") || !strings.Contains(text, " (cut: ") || !strings.Contains(text, " characters more)") {
+				t.Errorf("the messages do not show the summary's start and say how much was cut: %.1000s", text)
+			}
+		})
+	}
+}
+
+// fit keeps what fits, escaped, and counts what it left out.
+func TestFitCutsAndCountsWhatItLeftOut(t *testing.T) {
+	for _, tt := range []struct {
+		s, want string
+		max     int
+	}{
+		{"short <b>", "short &lt;b&gt;", 100},
+		{strings.Repeat("<", 100), strings.Repeat("&lt;", 1) + "… (cut: 99 characters more)", 36},
+		{"héllo wörld " + strings.Repeat("x", 40), "héllo … (cut: 46 characters more)", 36},
+	} {
+		got := fit(tt.s, tt.max, escape, bytesLen)
+		if got != tt.want || len(got) > tt.max {
+			t.Errorf("fit(%q, %d) = %q (%d bytes), want %q", tt.s, tt.max, got, len(got), tt.want)
+		}
 	}
 }
