@@ -16,17 +16,31 @@ type entry struct {
 }
 
 // attribute names the manager behind a write that made changes (none for
-// a creation). The API server stamps the time of each entry whose owned
-// fields grew, so the writer is the one entry that is new or whose time
-// moved between old and new. A manager repeating a write of fields it
-// owns already (a second `kubectl scale`) moves no time, though: then, or
-// when several moved, the entries that own a changed field are the
-// answer, the newest of them, and failing those the newest entry. A
-// status-subresource entry is never credited with a change beyond status,
-// which it cannot have made. Ties go to the entry whose subresource fits
-// the change: status for a change under /status only, the main resource
-// otherwise. Nil when the object has no managedFields, or only ones that
-// cannot have made the change.
+// a creation). The API server stamps the time of the writer's entry when
+// its write changed the object (an Update that set or added a field, an
+// Apply that changed anything), and of no other, so the writer is the one
+// entry that is new or whose time moved between old and new. That entry
+// is named even when its field set covers none of the changes: an Apply
+// that drops a field (Flux, Argo CD, `kubectl apply --server-side`) moves
+// the applier's time and leaves the removed field owned by no one, and
+// its time is the proof.
+//
+// Many writes move no time: a repeated write of a field a manager owns
+// already within the same second, every write through the scale
+// subresource (its entry never has a time), an Update that only removes
+// fields. Then, or when several moved (a record covering more than one
+// write), the entries that own a changed field are the answer, the newest
+// of them: an Update leaves the fields it set owned by its writer alone.
+// When none owns a changed field the record names no one (nil): the
+// writer left no entry behind, as `kubectl scale --replicas=0` does (the
+// Scale's spec.replicas is omitempty, so the zero is in no field set and
+// the scale entry goes), and the newest other entry would be a guess.
+//
+// A status-subresource entry is never credited with a change beyond
+// status, which it cannot have made. Ties go to the entry whose
+// subresource fits the change: status for a change under /status only,
+// the main resource otherwise. Nil also when the object has no
+// managedFields, or only ones that cannot have made the change.
 func attribute(oldObj, newObj map[string]any, changes []record.FieldChange) *manager {
 	statusOnly := record.StatusOnly(changes)
 	beyondStatus := len(changes) > 0 && !statusOnly
@@ -52,10 +66,11 @@ func attribute(oldObj, newObj map[string]any, changes []record.FieldChange) *man
 	if len(moved) > 1 {
 		candidates = moved
 	}
-	if owners := owning(candidates, changes); len(owners) > 0 {
-		candidates = owners
+	if len(changes) == 0 {
+		// A creation: nothing to own, the newest entry made it.
+		return newest(candidates, statusOnly)
 	}
-	return newest(candidates, statusOnly)
+	return newest(owning(candidates, changes), statusOnly)
 }
 
 // owning are the entries that own one of the changed fields.

@@ -93,22 +93,30 @@ func TestRepeatedWriteIsAttributedToTheOwnerOfTheChangedField(t *testing.T) {
 			record.Manager{Name: "kubectl-annotate", Operation: "Update", Time: "2026-11-22T01:19:41Z"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ev := change.Event{Type: change.Updated, Resource: resources["Deployment"], Old: tc.old, New: tc.new}
-			raw := newDiffer(t, loadKeys(t))
-			cached := newDifferOpts(t, loadKeys(t), true)
-			transform := cached.CacheTransform(ev.Resource)
-			slimOld, _ := transform(tc.old.DeepCopy())
-			slimNew, _ := transform(tc.new.DeepCopy())
-			slim := change.Event{Type: change.Updated, Resource: ev.Resource, Old: slimOld.(*unstructured.Unstructured), New: slimNew.(*unstructured.Unstructured)}
-			for name, got := range map[string]record.Change{"raw": diffOK(t, raw, ev), "cached": diffOK(t, cached, slim)} {
-				if got.Changed != tc.changed {
-					t.Fatalf("%s: changed %q, want %q", name, got.Changed, tc.changed)
-				}
-				if got.Manager == nil || *got.Manager != tc.want {
-					t.Errorf("%s: manager %+v, want %+v", name, got.Manager, tc.want)
-				}
-			}
+			checkManager(t, tc.old, tc.new, tc.changed, &tc.want)
 		})
+	}
+}
+
+// checkManager diffs old against new, raw and as the cache keeps them
+// (managedFields slimmed), and checks both records change changed and
+// name want (nil: no one).
+func checkManager(t *testing.T, old, new *unstructured.Unstructured, changed string, want *record.Manager) {
+	t.Helper()
+	ev := change.Event{Type: change.Updated, Resource: resources["Deployment"], Old: old, New: new}
+	raw := newDiffer(t, loadKeys(t))
+	cached := newDifferOpts(t, loadKeys(t), true)
+	transform := cached.CacheTransform(ev.Resource)
+	slimOld, _ := transform(old.DeepCopy())
+	slimNew, _ := transform(new.DeepCopy())
+	slim := change.Event{Type: change.Updated, Resource: ev.Resource, Old: slimOld.(*unstructured.Unstructured), New: slimNew.(*unstructured.Unstructured)}
+	for name, got := range map[string]record.Change{"raw": diffOK(t, raw, ev), "cached": diffOK(t, cached, slim)} {
+		if got.Changed != changed {
+			t.Fatalf("%s: changed %q, want %q", name, got.Changed, changed)
+		}
+		if (got.Manager == nil) != (want == nil) || got.Manager != nil && *got.Manager != *want {
+			t.Errorf("%s: manager %+v, want %+v", name, got.Manager, want)
+		}
 	}
 }
 
@@ -121,4 +129,122 @@ func diffOK(t *testing.T, d interface {
 		t.Fatalf("no record for %s → %s", ev.Old.GetResourceVersion(), ev.New.GetResourceVersion())
 	}
 	return c
+}
+
+// removeEntry drops the managedFields entry of name on subresource, as
+// the API server does when a write leaves it owning nothing.
+func removeEntry(u *unstructured.Unstructured, name, subresource string) {
+	entries, _, _ := unstructured.NestedSlice(u.Object, "metadata", "managedFields")
+	var kept []any
+	for _, e := range entries {
+		m := e.(map[string]any)
+		if sub, _ := m["subresource"].(string); m["manager"] != name || sub != subresource {
+			kept = append(kept, m)
+		}
+	}
+	_ = unstructured.SetNestedSlice(u.Object, kept, "metadata", "managedFields")
+}
+
+// applyOperation makes name's entry a server-side apply's.
+func applyOperation(u *unstructured.Unstructured, name string) {
+	entries, _, _ := unstructured.NestedSlice(u.Object, "metadata", "managedFields")
+	for _, e := range entries {
+		if m := e.(map[string]any); m["manager"] == name {
+			m["operation"] = "Apply"
+		}
+	}
+	_ = unstructured.SetNestedSlice(u.Object, entries, "metadata", "managedFields")
+}
+
+// disown drops path from every entry's field set, as a write that
+// removes or takes over the field does.
+func disown(u *unstructured.Unstructured, path ...string) {
+	entries, _, _ := unstructured.NestedSlice(u.Object, "metadata", "managedFields")
+	for _, e := range entries {
+		set, _ := e.(map[string]any)["fieldsV1"].(map[string]any)
+		for i, name := range path {
+			if i == len(path)-1 {
+				delete(set, "f:"+name)
+				break
+			}
+			if set, _ = set["f:"+name].(map[string]any); set == nil {
+				break
+			}
+		}
+	}
+	_ = unstructured.SetNestedSlice(u.Object, entries, "metadata", "managedFields")
+}
+
+// A field no entry owns after the write, whose writer moved no time,
+// names no one: `kubectl scale --replicas=0` leaves no entry for the zero
+// (the Scale's spec.replicas is omitempty), and the newest other entry
+// (`kubectl set image`'s) did not make it. The scale back up brings the
+// scale entry back, owning spec.replicas, and names kubectl again. An
+// entry whose time moved is named even when it owns none of the changes
+// (an Apply dropping a field); an Update that only removes a field moves
+// no time, owns nothing after, and names no one.
+func TestAFieldNoEntryOwnsNamesNoOne(t *testing.T) {
+	scaled := loadCase(t, filepath.Join("testdata", "corpus", "deployment-scale")).New // kubectl scale --replicas=5, recorded
+	imageSet := next(scaled, "300", func(u *unstructured.Unstructured) {
+		containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+		containers[0].(map[string]any)["image"] = "nginx:1.28"
+		_ = unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers")
+		removeEntry(u, "kubectl-set", "")
+		addEntry(u, "kubectl-set", "", "2026-11-22T01:20:00Z", fieldsV1([]string{"spec", "template", "spec", "containers"}))
+	})
+	zero := next(imageSet, "301", func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, int64(0), "spec", "replicas")
+		removeEntry(u, "kubectl", "scale")
+	})
+	upFromZero := next(zero, "302", func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, int64(2), "spec", "replicas")
+		addEntry(u, "kubectl", "scale", "", fieldsV1([]string{"spec", "replicas"}))
+	})
+	labelled := next(imageSet, "310", func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, "front", "metadata", "labels", "tier")
+		addEntry(u, "kubectl-label", "", "2026-11-22T01:20:10Z", fieldsV1([]string{"metadata", "labels", "tier"}))
+	})
+	unlabelled := next(labelled, "311", func(u *unstructured.Unstructured) {
+		unstructured.RemoveNestedField(u.Object, "metadata", "labels", "tier")
+		removeEntry(u, "kubectl-label", "")
+	})
+	applied := next(imageSet, "320", func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedStringMap(u.Object, map[string]string{"a": "1", "b": "2"}, "metadata", "annotations")
+		addEntry(u, "kustomize-controller", "", "2026-11-22T01:20:20Z",
+			fieldsV1([]string{"metadata", "annotations", "a"}, []string{"metadata", "annotations", "b"}))
+		applyOperation(u, "kustomize-controller")
+	})
+	appliedWithoutB := next(applied, "321", func(u *unstructured.Unstructured) {
+		unstructured.RemoveNestedField(u.Object, "metadata", "annotations", "b")
+		disown(u, "metadata", "annotations", "b")
+		removeEntry(u, "kustomize-controller", "")
+		addEntry(u, "kustomize-controller", "", "2026-11-22T01:20:30Z", fieldsV1([]string{"metadata", "annotations", "a"}))
+		applyOperation(u, "kustomize-controller")
+	})
+	edited := next(imageSet, "330", func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, int64(30), "spec", "progressDeadlineSeconds")
+		addEntry(u, "kubectl-edit", "", "2026-11-22T01:20:40Z", fieldsV1([]string{"spec", "progressDeadlineSeconds"}))
+	})
+	scale := &record.Manager{Name: "kubectl", Operation: "Update", Subresource: "scale"}
+	for _, tc := range []struct {
+		name     string
+		old, new *unstructured.Unstructured
+		changed  string
+		want     *record.Manager
+	}{
+		{"kubectl scale --replicas=0 after kubectl set image", imageSet, zero, "spec.replicas", nil},
+		{"kubectl scale --replicas=2 from zero", zero, upFromZero, "spec.replicas", scale},
+		{"kubectl scale --replicas=2 from 5", imageSet, next(imageSet, "303", func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, int64(2), "spec", "replicas")
+		}), "spec.replicas", scale},
+		{"kubectl label tier-", labelled, unlabelled, "metadata.labels.tier", nil},
+		{"an apply that drops an annotation", applied, appliedWithoutB, "metadata.annotations.b",
+			&record.Manager{Name: "kustomize-controller", Operation: "Apply", Time: "2026-11-22T01:20:30Z"}},
+		{"kubectl edit of a field", imageSet, edited, "spec.progressDeadlineSeconds",
+			&record.Manager{Name: "kubectl-edit", Operation: "Update", Time: "2026-11-22T01:20:40Z"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkManager(t, tc.old, tc.new, tc.changed, tc.want)
+		})
+	}
 }
