@@ -47,8 +47,21 @@ func decodeEvent(v []byte) (eventHeader, []byte) {
 }
 
 // foldKey names the entry an object's events of one reason fold into.
+// The reason is a key part (keyPart): core v1 does not bound it, and one
+// key over bbolt's limit would fail every later write.
 func foldKey(id ObjectID, reason string) []byte {
-	return append(indexPrefix(id), reason...)
+	return append(indexPrefix(id), keyPart(reason)...)
+}
+
+// headerOf is the header of an event about id with owners: the reason and
+// ids as keys have them (keyPart, idKey), so that none holds the header's
+// separators and dropping the entry finds the keys it was kept under.
+func headerOf(reason string, id ObjectID, owners []ObjectID) eventHeader {
+	h := eventHeader{reason: keyPart(reason)}
+	for _, x := range append([]ObjectID{id}, owners...) {
+		h.ids = append(h.ids, ObjectID(idKey(x)))
+	}
+	return h
 }
 
 // fold is what eventfold keeps of an entry: its key, and the last Event
@@ -97,7 +110,7 @@ func (b *buckets) putEvent(e Entry, k []byte) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("history: encode event: %w", err)
 	}
-	h := eventHeader{reason: latest.Reason, ids: append([]ObjectID{id}, e.Owners...)}
+	h := headerOf(latest.Reason, id, e.Owners)
 	puts := []struct{ k, v []byte }{{k, h.encode(line)}, {foldKey(id, latest.Reason), fold{key: k, count: latest.Count, name: latest.Name}.encode()}}
 	if err := b.events.Put(puts[0].k, puts[0].v); err != nil {
 		return 0, err
@@ -107,10 +120,10 @@ func (b *buckets) putEvent(e Entry, k []byte) (int64, error) {
 	}
 	size := int64(len(puts[0].k) + len(puts[0].v) + len(puts[1].k) + len(puts[1].v))
 	for _, owner := range h.ids {
-		if err := b.eventObjects.Put(indexKey(owner, k), []byte(id)); err != nil {
+		if err := b.eventObjects.Put(indexKey(owner, k), []byte(h.ids[0])); err != nil {
 			return 0, err
 		}
-		size += int64(len(indexKey(owner, k)) + len(id))
+		size += int64(len(indexKey(owner, k)) + len(h.ids[0]))
 	}
 	if err := b.addEventBytes(size); err != nil {
 		return 0, err

@@ -2,8 +2,11 @@ package history
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -141,5 +144,48 @@ func TestEventsHaveTheirOwnRetentionAndCountInTheBound(t *testing.T) {
 	write(t, db, small, t0.Add(2*time.Hour))
 	if stats, _ = reader(db).Stats(); stats.Events != 0 || stats.Records != 0 || stats.Bytes != 0 {
 		t.Errorf("over the bound: %+v, want nothing left", stats)
+	}
+}
+
+// A reason or a name over bbolt's key limit (32 KiB: a core v1 Event's
+// reason is not bounded, nor is the name an Event's regarding gives) is
+// kept under a shortened key: the write does not fail, the history goes
+// on, and the entry still folds its repeats and is dropped whole.
+func TestKeysTooLargeForTheStoreAreShortened(t *testing.T) {
+	db := openDB(t)
+	long := strings.Repeat("R", 40<<10)
+	write(t, db, unlimited, t0, eventOf("a", long, 1, 1))
+	write(t, db, unlimited, t0, eventOf("a", long, 3, 2), eventOf("b", "With\x00Nul\x01Byte", 1, 3))
+	longName := eventOf("c", "FailedCreate", 1, 4)
+	longName.Change.Name = strings.Repeat("n", 40<<10)
+	write(t, db, unlimited, t0, longName, entryOf("default", "", "after", 5))
+	r := reader(db)
+	got := events(t, r, Query{})
+	if len(got) != 3 || got[0].Reason != long || got[0].Count != 3 {
+		t.Fatalf("%d events kept, the first %q… ×%d; want 3, the long reason folded ×3", len(got), got[0].Reason[:min(len(got[0].Reason), 10)], got[0].Count)
+	}
+	if level, err := levelAt(t, r, settingsID, 6); err != nil || level != "after" {
+		t.Fatalf("the change after the events: %q, %v", level, err)
+	}
+	if got := changesOf(t, r, Query{Namespace: "default", Select: []Selector{{Group: "apps", Resource: "replicasets", Name: longName.Change.Name}}}); len(got) != 1 {
+		t.Errorf("the object of the long name has %d events, want 1", len(got))
+	}
+	small := unlimited
+	small.EventRetention = time.Millisecond
+	write(t, db, small, t0.Add(time.Hour))
+	if stats, _ := reader(db).Stats(); stats.Events != 0 || stats.EventBytes != 0 || stats.Records != 1 {
+		t.Errorf("after the events' retention: %+v, want the record alone", stats)
+	}
+	err := db.View(func(tx *bolt.Tx) error {
+		root := tx.Bucket(rootBucket)
+		for _, name := range [][]byte{eventFoldBucket, eventObjectsIndex} {
+			if k, _ := root.Bucket(name).Cursor().First(); k != nil {
+				t.Errorf("%s still holds %q", name, k[:min(len(k), 80)])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -29,7 +29,10 @@
 package history
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -139,8 +142,54 @@ func keyTime(k []byte) time.Time {
 
 // indexKey is an object's entry in the objects index.
 func indexKey(id ObjectID, k []byte) []byte {
-	return append(append([]byte(id), 0), k...)
+	return append(indexPrefix(id), k...)
 }
 
-// indexPrefix starts every index key of the object.
-func indexPrefix(id ObjectID) []byte { return append([]byte(id), 0) }
+// indexPrefix starts every index key of the object: its id as a key
+// (idKey), then \x00.
+func indexPrefix(id ObjectID) []byte { return append(idKey(id), 0) }
+
+// maxKeyPart bounds a part of a key that a user chooses: an object's name
+// (an Event's regarding, which the API server does not validate, or the
+// name of a type validated only as a path segment) and an Event's reason
+// (core v1 does not bound it). bbolt refuses a key over 32 KiB, and one
+// refused key fails the whole write: every later record would be lost.
+const maxKeyPart = 512
+
+// idKey is an object's id as it stands in a key: the id itself, unless its
+// name is longer than maxKeyPart or holds a \x00 (the keys' separator);
+// then the name is cut and a hash of it added (keyPart). The group,
+// resource and namespace stay whole (the server validates them), so that
+// scans by type and namespace still find it; every write and read of the
+// object computes the same key.
+func idKey(id ObjectID) []byte {
+	group, resource, namespace, name := id.Parts()
+	if safePart(name) {
+		return []byte(id)
+	}
+	return []byte(group + "/" + resource + "/" + namespace + "/" + keyPart(name))
+}
+
+// safePart says whether s stands in a key as it is.
+func safePart(s string) bool {
+	return len(s) <= maxKeyPart && !strings.ContainsAny(s, "\x00\x01")
+}
+
+// keyPart is s as a part of a key: s when safePart, else its first bytes
+// (a person still recognizes it), "~sha256:" and the hash of the whole,
+// maxKeyPart bytes at most and without \x00 or \x01. It is its own
+// keyPart, so that a part read back from a value maps to the same key.
+func keyPart(s string) string {
+	if safePart(s) {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	tail := "~sha256:" + hex.EncodeToString(sum[:])
+	head := strings.Map(func(r rune) rune {
+		if r == 0 || r == 1 {
+			return '?'
+		}
+		return r
+	}, s[:min(len(s), 128)])
+	return head + tail
+}

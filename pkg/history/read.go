@@ -322,7 +322,8 @@ func (q Query) chooses(id ObjectID) bool {
 		return true
 	}
 	for _, s := range q.Select {
-		if s.Group == group && s.Resource == resource && (s.Name == "" || s.Name == name) {
+		// An event's header names its object as keys do (idKey).
+		if s.Group == group && s.Resource == resource && (s.Name == "" || s.Name == name || keyPart(s.Name) == name) {
 			return true
 		}
 	}
