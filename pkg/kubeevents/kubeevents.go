@@ -6,7 +6,10 @@
 package kubeevents
 
 import (
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -37,6 +40,25 @@ func IsEvent(group, kind string) bool {
 // holds, nor words that may quote it.
 const withheld = "(message withheld: an Event about a Secret)"
 
+// Bounds of what an Event says, as kept on a record: events.k8s.io/v1
+// validates reason and reportingController to 128 characters and a note
+// to 1 KiB, but core v1, which anyone who may create Events can write
+// through, bounds none of them. A longer value is cut, with a marker.
+const (
+	// MaxReason bounds an Event's reason (and its type).
+	MaxReason = 128
+	// MaxComponent bounds who reported it (reportingController,
+	// reportingComponent, source.component).
+	MaxComponent = 128
+	// MaxRegardingName bounds the name an Event's reference gives: the
+	// longest name (a DNS subdomain) the API server lets almost every
+	// type have. An Event naming a longer one regards nothing.
+	MaxRegardingName = 253
+)
+
+// cutMarker ends a value that was cut.
+const cutMarker = "…"
+
 // Read reads an Event object of either API; false when it names no
 // object or no reason (nothing to say about anything).
 func Read(u *unstructured.Unstructured) (Fact, bool) {
@@ -50,25 +72,53 @@ func Read(u *unstructured.Unstructured) (Fact, bool) {
 	f := Fact{UID: string(u.GetUID()), ResourceVersion: u.GetResourceVersion()}
 	f.Regarding = Ref{APIVersion: str(regarding, "apiVersion"), Kind: str(regarding, "kind"), Namespace: str(regarding, "namespace"),
 		Name: str(regarding, "name"), UID: str(regarding, "uid"), ResourceVersion: str(regarding, "resourceVersion")}
-	if f.Regarding.Kind == "" || f.Regarding.Name == "" || str(obj, "reason") == "" {
+	if f.Regarding.Kind == "" || f.Regarding.Name == "" || str(obj, "reason") == "" || !plausibleName(f.Regarding.Name) {
 		return Fact{}, false
 	}
 	if aboutSecret(f.Regarding.APIVersion, f.Regarding.Kind) {
 		message = withheld
 	}
-	if len(message) > record.MaxEventMessage {
-		message = message[:record.MaxEventMessage] + "…"
-	}
 	first, last := times(u)
 	f.Event = record.Event{
-		Reason: str(obj, "reason"), Type: str(obj, "type"), Message: message, Count: count(obj),
-		First: record.Timestamp(first), Last: record.Timestamp(last), ReportingController: controller(obj),
+		Reason: word(str(obj, "reason"), MaxReason), Type: word(str(obj, "type"), MaxReason),
+		Message: cut(message, record.MaxEventMessage), Count: count(obj),
+		First: record.Timestamp(first), Last: record.Timestamp(last), ReportingController: word(controller(obj), MaxComponent),
 		Namespace: u.GetNamespace(), Name: u.GetName(),
 	}
 	if f.Event.Type == "" {
 		f.Event.Type = record.EventNormal
 	}
 	return f, true
+}
+
+// plausibleName says whether an object can have name: no longer than
+// MaxRegardingName, and no control character (no type's names allow one).
+func plausibleName(name string) bool {
+	return len(name) <= MaxRegardingName && !strings.ContainsFunc(name, unicode.IsControl)
+}
+
+// cut bounds s to max bytes, cut at a character's start and marked.
+func cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return strings.ToValidUTF8(s[:i], "\uFFFD") + cutMarker
+}
+
+// word is a one-line value (a reason, a type, a component) bounded to max
+// bytes: a control character in it (a line break, a terminal's escape)
+// becomes U+FFFD, so that it cannot break or restyle a line of text.
+func word(s string, max int) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, cut(s, max))
 }
 
 // aboutSecret says whether a reference names a core Secret.

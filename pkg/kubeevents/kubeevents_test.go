@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -66,5 +67,50 @@ func TestScrubWithholdsAMessageAboutASecretBeforeCaching(t *testing.T) {
 	other := &unstructured.Unstructured{Object: map[string]any{"regarding": map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}, "note": "kept"}}
 	if Scrub(other); other.Object["note"] != "kept" {
 		t.Errorf("an Event about a ConfigMap lost its note: %v", other.Object)
+	}
+}
+
+// Core v1 bounds none of an Event's words (anyone who may create Events
+// can write a 32 KiB reason); what is read is bounded as events.k8s.io
+// bounds it, cut at a character and marked, on one line.
+func TestBoundsWhatCoreV1DoesNot(t *testing.T) {
+	huge := strings.Repeat("€", 14<<10) // 42 KiB, three bytes a character
+	for _, tc := range []struct {
+		name  string
+		event map[string]any
+	}{
+		{"reason", map[string]any{"reason": huge}},
+		{"type", map[string]any{"reason": "R", "type": huge}},
+		{"reportingComponent", map[string]any{"reason": "R", "reportingComponent": huge}},
+		{"source.component", map[string]any{"reason": "R", "source": map[string]any{"component": huge}}},
+		{"message", map[string]any{"reason": "R", "message": huge}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.event["involvedObject"] = map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "namespace": "shop", "name": "x"}
+			f, ok := Read(&unstructured.Unstructured{Object: tc.event})
+			if !ok {
+				t.Fatal("not read")
+			}
+			e := f.Event
+			for field, v := range map[string]string{"reason": e.Reason, "type": e.Type, "component": e.ReportingController, "message": e.Message} {
+				if len(v) > 1100 || (field != "message" && len(v) > MaxReason+len(cutMarker)) {
+					t.Errorf("%s kept %d bytes", field, len(v))
+				}
+				if !utf8.ValidString(v) || (len(v) > 100 && !strings.HasSuffix(v, cutMarker)) {
+					t.Errorf("%s cut badly: …%q", field, v[max(0, len(v)-8):])
+				}
+			}
+		})
+	}
+	f, _ := Read(&unstructured.Unstructured{Object: map[string]any{"reason": "Bad\x1b[2J\nReason",
+		"involvedObject": map[string]any{"kind": "ConfigMap", "name": "x"}}})
+	if strings.ContainsAny(f.Event.Reason, "\x1b\n") {
+		t.Errorf("reason %q keeps control characters", f.Event.Reason)
+	}
+	for _, name := range []string{strings.Repeat("n", MaxRegardingName+1), "a\x00b"} {
+		if _, ok := Read(&unstructured.Unstructured{Object: map[string]any{"reason": "R",
+			"involvedObject": map[string]any{"kind": "ConfigMap", "name": name}}}); ok {
+			t.Errorf("an Event about %q… was read: no object has that name", name[:min(len(name), 5)])
+		}
 	}
 }
