@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kubediff/kubediff/pkg/notify/visible"
 	"github.com/kubediff/kubediff/pkg/record"
@@ -53,8 +54,12 @@ const (
 	maxValue      = 200 // runes of one value in a change line
 	maxHunkLines  = 30  // lines of one field's hunks
 	maxHunkLine   = 200 // runes of one hunk line
-	maxChatDetail = 200 // runes of the version and manager
-	maxAccess     = 300 // runes of one sentence of access
+	maxChatDetail = 200 // runes of the version and manager, of an Event's line
+	// maxChatSummary bounds a rule's summary: with the title and detail
+	// escaped (at most doubled), it fits the smallest service's message
+	// (Discord's 2000 characters), so a record is never refused for it.
+	maxChatSummary = 500
+	maxAccess      = 300 // runes of one sentence of access
 )
 
 // recordSection is c as a section.
@@ -66,16 +71,19 @@ func recordSection(c record.Change) Section {
 	for _, note := range c.Circumstances() {
 		detail += " " + note
 	}
+	detail = cutNoted(visible.String(detail), maxChatDetail)
 	if c.Summary != "" {
-		detail += " — " + c.Summary
+		// The rule's summary is the alert: it gets its own share, so a
+		// long name before it cannot push it out.
+		detail += " — " + cutNoted(visible.String(c.Summary), maxChatSummary)
 	}
 	title := fmt.Sprintf("%s %s %s", c.Type, c.Kind, c.ObjectName())
 	if j := c.Judgement(); j != "" {
 		title = "[" + j + "] " + title
 	}
 	s := Section{
-		Title:  cut(visible.String(title), maxTitle),
-		Detail: cut(visible.String(detail), maxChatDetail),
+		Title:  cutNoted(visible.String(title), maxTitle),
+		Detail: detail,
 		Record: c,
 	}
 	for _, sentence := range c.Access {
@@ -85,7 +93,7 @@ func recordSection(c record.Change) Section {
 		s.Lines = append(s.Lines, changeLine(fc))
 	}
 	if c.Event != nil {
-		s.Lines = append(s.Lines, cut(visible.String(c.Event.String()), maxChatDetail))
+		s.Lines = append(s.Lines, cutNoted(visible.String(c.Event.String()), maxChatDetail))
 	}
 	return s
 }
@@ -166,6 +174,24 @@ func cut(s string, n int) string {
 		runes++
 	}
 	return s
+}
+
+// cutNoted shortens s to n runes, the last of them a note of how many
+// were left out ("… (cut: 12437 characters more)"), so that a reader
+// knows the text goes on; s as it is when it fits.
+func cutNoted(s string, n int) string {
+	total := utf8.RuneCountInString(s)
+	if total <= n {
+		return s
+	}
+	note := func(left int) string { return fmt.Sprintf("… (cut: %d characters more)", left) }
+	k := max(n-utf8.RuneCountInString(note(total)), 0) // the note is longest when all is cut
+	end := 0
+	for range k {
+		_, w := utf8.DecodeRuneInString(s[end:])
+		end += w
+	}
+	return s[:end] + note(total-k)
 }
 
 // keep returns sections with only their first n lines in all (a

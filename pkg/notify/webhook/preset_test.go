@@ -427,3 +427,46 @@ func TestChatSectionSaysADeletionWentWithItsNamespace(t *testing.T) {
 		t.Errorf("detail %q, want %q", got, want)
 	}
 }
+
+// TestPresetsPostAlertsOverTheirLimitsCut: a rule's summary of 12,937
+// characters of markup, a user name and rules as long, and an Event's
+// message of 5,000, alone and in a burst, are accepted by each
+// service's receiver (which refuses what the service refuses), and the
+// message says what was cut.
+func TestPresetsPostAlertsOverTheirLimitsCut(t *testing.T) {
+	long := strings.Repeat("*b* <x> `c` {{ ", 12937/15) + "xx"
+	alert := chatRecords()[0]
+	alert.Rules, alert.Severity, alert.Summary = []string{"replicas-to-zero", strings.Repeat("r", 400)}, "critical", long
+	alert.User = &record.User{Name: strings.Repeat("u_", 2500)}
+	event := chatRecords()[0]
+	event.Type, event.Changes, event.Summary = record.EventRecord, nil, long
+	event.Event = &record.Event{Type: "Warning", Reason: "BackOff", Message: strings.Repeat("<*>", 1700), ReportingController: "kubelet"}
+	records := []record.Change{alert, event}
+	for range 4 {
+		records = append(records, alert, event)
+	}
+	for format, svc := range services() {
+		t.Run(format, func(t *testing.T) {
+			srv := httptest.NewServer(svc)
+			t.Cleanup(srv.Close)
+			sink, err := NewChat(Options{URL: srv.URL + "/hook", Format: format})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var logs strings.Builder
+			q := notifytest.Deliver(t, sink, records, fast, &logs)
+			if s := q.Stats(); s.Delivered != uint64(len(records)) || s.Failed != 0 {
+				t.Fatalf("stats %+v, want all %d delivered; logs:\n%s", s, len(records), logs.String())
+			}
+			messages, _ := svc.snapshot()
+			all := ""
+			for _, texts := range messages {
+				all += strings.Join(texts, "\n")
+			}
+			// Teams escapes the note's parentheses.
+			if !strings.Contains(all, "cut: ") || !strings.Contains(all, " characters more") || !strings.Contains(all, "*b*") && !strings.Contains(all, `\*b\*`) {
+				t.Errorf("the messages do not say what was cut:\n%.3000s", all)
+			}
+		})
+	}
+}
