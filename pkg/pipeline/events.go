@@ -92,9 +92,9 @@ func (s *eventFacts) handle(ev watcher.Event) bool {
 	if !ok {
 		return true // about a type the server does not offer (any more): passed over
 	}
-	namespace := f.Regarding.Namespace
-	if !res.Namespaced {
-		namespace = ""
+	namespace, ok := regardedNamespace(f, res)
+	if !ok {
+		return true // about another namespace's object: a fact of nothing
 	}
 	obj := s.Objects.Object(res, namespace, f.Regarding.Name)
 	if obj == nil && s.Objects.Narrowed(res) {
@@ -110,6 +110,25 @@ func (s *eventFacts) handle(ev watcher.Event) bool {
 	}
 	s.fact(f, res, namespace, obj)
 	return true
+}
+
+// regardedNamespace is the namespace of the object an Event is a fact
+// of: its own namespace for a namespaced object, none for a
+// cluster-scoped one. An Event that names a namespaced object in another
+// namespace (events.k8s.io lets its writer set regarding.namespace to
+// any) is the fact of nothing (false): whoever may create Events in one
+// namespace must not write the history of another, nor be shown to its
+// readers. A reference without a namespace (older core v1 clients) means
+// the Event's own.
+func regardedNamespace(f kubeevents.Fact, res change.Resource) (string, bool) {
+	if !res.Namespaced {
+		return "", true
+	}
+	own := f.Event.Namespace
+	if own == "" || (f.Regarding.Namespace != "" && f.Regarding.Namespace != own) {
+		return "", false
+	}
+	return own, true
 }
 
 // fact keeps f, an occurrence of an Event about obj (nil: not cached),

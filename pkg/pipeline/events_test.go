@@ -99,3 +99,30 @@ func TestEventsAboutObjectsLeftOutAreNotKept(t *testing.T) {
 		}
 	}
 }
+
+// An Event is a fact only of an object in its own namespace: one in shop
+// that names an object in bank (events.k8s.io lets its writer name any)
+// is neither kept nor shown as bank's, whoever may create Events in shop;
+// a reference without a namespace means the Event's own.
+func TestEventsStayInTheirNamespace(t *testing.T) {
+	for _, tc := range []struct {
+		name, regardingNamespace string
+		want                     int
+	}{{"another namespace", "bank", 0}, {"its own", "shop", 1}, {"none named", "", 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := eventObject("FailedCreate", "Warning", 1)
+			e.Object["regarding"].(map[string]any)["namespace"] = tc.regardingNamespace
+			history := &keeper{}
+			added := watcher.Event{Event: change.Event{Type: change.Added, Resource: eventsType, New: e}}
+			got, _ := runPipeline(t, Options{History: history, Events: &EventOptions{Show: record.Event.Warning, Objects: cluster{}}}, added)
+			if len(got) != tc.want || len(history.entries) != tc.want {
+				t.Fatalf("%d shown, %d kept, want %d: %+v", len(got), len(history.entries), tc.want, got)
+			}
+			for _, c := range got {
+				if c.Namespace != "shop" {
+					t.Errorf("shown as an object of %q: %+v", c.Namespace, c)
+				}
+			}
+		})
+	}
+}
