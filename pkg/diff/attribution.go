@@ -31,7 +31,9 @@ type entry struct {
 // fields. Then, or when several moved (a record covering more than one
 // write), the entries that own a changed field are the answer, the newest
 // of them: an Update leaves the fields it set owned by its writer alone.
-// When none owns a changed field the record names no one (nil): the
+// Below the levels kept, where a field set cannot tell a field from its
+// sibling, only an entry that alone may own a field the change set is
+// named. When none owns a changed field the record names no one (nil): the
 // writer left no entry behind, as `kubectl scale --replicas=0` does (the
 // Scale's spec.replicas is omitempty, so the zero is in no field set and
 // the scale entry goes), and the newest other entry would be a guess.
@@ -70,18 +72,43 @@ func attribute(oldObj, newObj map[string]any, changes []record.FieldChange) *man
 		// A creation: nothing to own, the newest entry made it.
 		return newest(candidates, statusOnly)
 	}
-	return newest(owning(candidates, changes), statusOnly)
+	if owners := owning(candidates, changes, managedfields.Owned); len(owners) > 0 {
+		return newest(owners, statusOnly)
+	}
+	// Where the field sets cannot tell (below the levels kept, under a
+	// list), an entry that alone may own a field set by the change is its
+	// writer: a set field is left owned by its writer only. Several may
+	// own it (a container's fields are shared by every tool that wrote
+	// the pod template): the newest would be a guess. A removed field is
+	// owned by no one after the write, so who may own beside it says
+	// nothing.
+	if maybe := owning(candidates, setOnly(changes), managedfields.MaybeOwned); len(maybe) == 1 {
+		return &maybe[0].manager
+	}
+	return nil
 }
 
-// owning are the entries that own one of the changed fields.
-func owning(candidates []entry, changes []record.FieldChange) []entry {
+// owning are the entries whose ownership of one of the changed fields is
+// at least least.
+func owning(candidates []entry, changes []record.FieldChange, least managedfields.Ownership) []entry {
 	var out []entry
 	for _, e := range candidates {
 		for _, c := range changes {
-			if managedfields.Owns(e.owned, c.Path) {
+			if managedfields.OwnershipOf(e.owned, c.Path) >= least {
 				out = append(out, e)
 				break
 			}
+		}
+	}
+	return out
+}
+
+// setOnly are the changes that leave a value in place: not removals.
+func setOnly(changes []record.FieldChange) []record.FieldChange {
+	var out []record.FieldChange
+	for _, c := range changes {
+		if c.Op != record.OpRemove {
+			out = append(out, c)
 		}
 	}
 	return out

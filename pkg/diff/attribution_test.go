@@ -225,6 +225,17 @@ func TestAFieldNoEntryOwnsNamesNoOne(t *testing.T) {
 		_ = unstructured.SetNestedField(u.Object, int64(30), "spec", "progressDeadlineSeconds")
 		addEntry(u, "kubectl-edit", "", "2026-11-22T01:20:40Z", fieldsV1([]string{"spec", "progressDeadlineSeconds"}))
 	})
+	envRemoved := next(imageSet, "340", func(u *unstructured.Unstructured) {
+		containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+		env := containers[0].(map[string]any)["env"].([]any)
+		containers[0].(map[string]any)["env"] = env[:len(env)-1]
+		_ = unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers")
+	})
+	imageSetAgain := next(imageSet, "350", func(u *unstructured.Unstructured) {
+		containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+		containers[0].(map[string]any)["image"] = "nginx:1.29"
+		_ = unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers")
+	})
 	scale := &record.Manager{Name: "kubectl", Operation: "Update", Subresource: "scale"}
 	for _, tc := range []struct {
 		name     string
@@ -242,6 +253,12 @@ func TestAFieldNoEntryOwnsNamesNoOne(t *testing.T) {
 			&record.Manager{Name: "kustomize-controller", Operation: "Apply", Time: "2026-11-22T01:20:30Z"}},
 		{"kubectl edit of a field", imageSet, edited, "spec.progressDeadlineSeconds",
 			&record.Manager{Name: "kubectl-edit", Operation: "Update", Time: "2026-11-22T01:20:40Z"}},
+		// Below the levels kept, kubectl-set and kubectl-client-side-apply
+		// may both own what a container holds: a removal there (no time
+		// moves) names no one, and so does a second image set in the
+		// second of the first (its time cannot move either).
+		{"kubectl edit removing a container's env var", imageSet, envRemoved, "spec.template.spec.containers[name=web].env[name=E10]", nil},
+		{"kubectl set image again in the same second", imageSet, imageSetAgain, "spec.template.spec.containers[name=web].image", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			checkManager(t, tc.old, tc.new, tc.changed, tc.want)

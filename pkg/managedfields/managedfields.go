@@ -77,28 +77,46 @@ func cut(set map[string]any, depth int) {
 	}
 }
 
-// Owns says whether the field set (an entry's fieldsV1, slim or whole)
-// owns the field at path, an RFC 6901 JSON Pointer ("/spec/replicas"):
-// it owns the field, a field above it, or one below it. Below Depth
-// levels, and under a list, it cannot tell and says yes, so that a slim
-// field set and the whole one answer alike. An empty or missing field set
-// owns nothing.
-func Owns(set map[string]any, path string) bool {
+// Ownership is what a field set tells of a field: that it owns it, that
+// it cannot tell, or that it does not.
+type Ownership int
+
+const (
+	// NotOwned: the set owns neither the field nor one above or below it.
+	NotOwned Ownership = iota
+	// MaybeOwned: the path goes on where the set cannot tell one field
+	// from its sibling: below Depth levels, under a list (whose items it
+	// names by key), or under an atomic field (owned whole, as a leaf).
+	// The set owns something there, the field or only a sibling of it.
+	MaybeOwned
+	// Owned: the set owns the field, or a field below it.
+	Owned
+)
+
+// OwnershipOf says what the field set (an entry's fieldsV1, slim or
+// whole) tells of the field at path, an RFC 6901 JSON Pointer
+// ("/spec/replicas"); a slim field set and the whole one answer alike. An
+// empty or missing field set owns nothing.
+func OwnershipOf(set map[string]any, path string) Ownership {
 	if !hasField(set) {
-		return false
+		return NotOwned
 	}
+	toks, deeper := tokens(path)
 	node := set
-	for _, token := range tokens(path) {
+	for _, token := range toks {
 		if !hasField(node) {
-			return true
+			return MaybeOwned
 		}
 		child, ok := node["f:"+token].(map[string]any)
 		if !ok {
-			return false
+			return NotOwned
 		}
 		node = child
 	}
-	return true
+	if deeper {
+		return MaybeOwned
+	}
+	return Owned
 }
 
 func hasField(set map[string]any) bool {
@@ -111,19 +129,21 @@ func hasField(set map[string]any) bool {
 }
 
 // tokens are the unescaped reference tokens of a JSON Pointer, at most
-// Depth of them (the rest are never read).
-func tokens(path string) []string {
+// Depth of them (a slim set keeps no more), and whether the path goes
+// deeper.
+func tokens(path string) ([]string, bool) {
 	if path == "" {
-		return nil
+		return nil, false
 	}
 	parts := strings.SplitN(strings.TrimPrefix(path, "/"), "/", Depth+1)
-	if len(parts) > Depth {
+	deeper := len(parts) > Depth
+	if deeper {
 		parts = parts[:Depth]
 	}
 	for i, p := range parts {
 		parts[i] = unescape.Replace(p)
 	}
-	return parts
+	return parts, deeper
 }
 
 var unescape = strings.NewReplacer("~1", "/", "~0", "~")

@@ -11,7 +11,7 @@ const created = `{"f:metadata":{"f:labels":{".":{},"f:app":{}}},
  "f:spec":{"f:replicas":{},"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:image":{}}}}}},
  "f:data":{".":{},"f:a~b/c":{}}}`
 
-func TestOwns(t *testing.T) {
+func TestOwnershipOf(t *testing.T) {
 	var whole map[string]any
 	if err := json.Unmarshal([]byte(created), &whole); err != nil {
 		t.Fatal(err)
@@ -19,24 +19,26 @@ func TestOwns(t *testing.T) {
 	slim := map[string]any{"metadata": map[string]any{"managedFields": []any{map[string]any{"manager": "m", "fieldsType": "FieldsV1", "fieldsV1": deepCopy(t, whole)}}}}
 	Slim(slim)
 	slimSet := slim["metadata"].(map[string]any)["managedFields"].([]any)[0].(map[string]any)["fieldsV1"].(map[string]any)
-	for path, want := range map[string]bool{
-		"/spec/replicas":                         true,
-		"/spec":                                  true,  // replaced whole: it owns a part
-		"/spec/paused":                           false, // another field of spec
-		"/metadata/labels/app":                   true,
-		"/metadata/labels/tier":                  false,
-		"/spec/template/spec/containers/0/image": true, // below Depth: cannot tell
-		"/data/a~0b~1c":                          true, // escaped as a JSON Pointer
-		"/data/d":                                false,
-		"/status/replicas":                       false,
+	for path, want := range map[string]Ownership{
+		"/spec/replicas":                         Owned,
+		"/spec":                                  Owned,    // replaced whole: it owns a part
+		"/spec/paused":                           NotOwned, // another field of spec
+		"/metadata/labels/app":                   Owned,
+		"/metadata/labels/tier":                  NotOwned,
+		"/spec/template/spec/containers/0/image": MaybeOwned, // below Depth: cannot tell
+		"/spec/template/metadata":                NotOwned,
+		"/data/a~0b~1c":                          Owned,      // escaped as a JSON Pointer
+		"/data/a~0b~1c/x":                        MaybeOwned, // under a leaf: an atomic field, or a list
+		"/data/d":                                NotOwned,
+		"/status/replicas":                       NotOwned,
 	} {
 		for name, set := range map[string]map[string]any{"whole": whole, "slim": slimSet} {
-			if got := Owns(set, path); got != want {
-				t.Errorf("%s: Owns(%s) = %v, want %v", name, path, got, want)
+			if got := OwnershipOf(set, path); got != want {
+				t.Errorf("%s: OwnershipOf(%s) = %v, want %v", name, path, got, want)
 			}
 		}
 	}
-	if Owns(map[string]any{}, "/spec/replicas") || Owns(nil, "/spec") {
+	if OwnershipOf(map[string]any{}, "/spec/replicas") != NotOwned || OwnershipOf(nil, "/spec") != NotOwned {
 		t.Error("an empty field set owns something")
 	}
 }
