@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -17,6 +18,9 @@ const (
 	// kubediff does not watch are noted too and never joined): about
 	// 300 bytes each.
 	maxWrites = 100_000
+	// maxNotedBytes bounds what the kept writes' strings hold: a user
+	// with many groups makes a note far bigger than 300 bytes.
+	maxNotedBytes = 64 << 20
 	// nearby is how far a write's time may be from its record's when the
 	// source had neither uid nor resourceVersion (a Secret audited at
 	// Metadata level). The audit event is stamped when the response
@@ -71,7 +75,8 @@ type Book struct {
 	mu     sync.Mutex
 	now    func() time.Time
 	byKey  map[key][]*noted
-	order  []*noted // arrival order, for expiry
+	order  []*noted // arrival order, for expiry; oldest first
+	bytes  int      // the kept writes' sizes
 	seen   map[string]bool
 	signal chan struct{}
 }
@@ -79,6 +84,7 @@ type Book struct {
 type noted struct {
 	Write
 	at   time.Time
+	size int
 	keys []key
 	// claimedBy is the record (uid/resourceVersion) a write found by its
 	// object and time was joined to: it makes no other record.
@@ -115,7 +121,9 @@ func (b *Book) Noted() <-chan struct{} { return b.signal }
 // audit event from the webhook and the log, or a replayed post) counts
 // once.
 func (b *Book) Note(w Write) {
-	n := &noted{Write: w, keys: keysOf(w)}
+	w.ID = boundedID(w.ID)
+	w.User = BoundedUser(w.User)
+	n := &noted{Write: w, keys: keysOf(w), size: sizeOf(w)}
 	if len(n.keys) == 0 {
 		return
 	}
@@ -125,10 +133,11 @@ func (b *Book) Note(w Write) {
 		b.mu.Unlock()
 		return
 	}
-	b.expire(n.at)
+	b.expire(n.at, n.size)
 	if w.ID != "" {
 		b.seen[w.ID] = true
 	}
+	b.bytes += n.size
 	b.order = append(b.order, n)
 	for _, k := range n.keys {
 		b.byKey[k] = append(b.byKey[k], n)
@@ -180,27 +189,37 @@ func verbClass(verb string) string {
 }
 
 // expire drops writes older than keepWrites, and the oldest beyond
-// maxWrites. The caller holds mu.
-func (b *Book) expire(now time.Time) {
+// maxWrites or maxNotedBytes, to make room for a write of size bytes.
+// Its cost is the writes dropped, not the writes kept: at its bounds the
+// Book drops one write per write noted. The caller holds mu.
+func (b *Book) expire(now time.Time, size int) {
 	drop := 0
-	for drop < len(b.order) && (now.Sub(b.order[drop].at) > keepWrites || len(b.order)-drop >= maxWrites) {
+	for drop < len(b.order) && (now.Sub(b.order[drop].at) > keepWrites || len(b.order)-drop >= maxWrites || b.bytes+size > maxNotedBytes) {
 		b.forget(b.order[drop])
+		b.order[drop] = nil
 		drop++
 	}
-	if drop > 0 {
-		b.order = append(b.order[:0:0], b.order[drop:]...)
-	}
+	// The array's dropped head is freed when append next grows it.
+	b.order = b.order[drop:]
 }
 
+// forget drops n from the indexes. The oldest write is first in each of
+// its keys' lists, so that dropping it costs no search.
 func (b *Book) forget(n *noted) {
 	delete(b.seen, n.ID)
+	b.bytes -= n.size
 	for _, k := range n.keys {
 		list := b.byKey[k]
 		for i, m := range list {
-			if m == n {
-				list = append(list[:i], list[i+1:]...)
-				break
+			switch {
+			case m != n:
+				continue
+			case i == 0:
+				list = list[1:]
+			default:
+				list = slices.Delete(list, i, i+1)
 			}
+			break
 		}
 		if len(list) == 0 {
 			delete(b.byKey, k)
@@ -291,6 +310,9 @@ func oneUser(found []*noted) (record.User, Answer) {
 		if n.User.Name != found[0].User.Name {
 			return record.User{}, Ambiguous
 		}
+	}
+	if found[0].User.Name == "" {
+		return record.User{}, Ambiguous // a write by a user too long to keep
 	}
 	return found[0].User, Known
 }

@@ -1,6 +1,10 @@
 package identity
 
 import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,5 +146,88 @@ func TestBookJoinsByObjectAndTimeOnlyWhenNoOtherWriteCanBeIt(t *testing.T) {
 	}
 	if u, a := b.Who(first); a != Known || u.Name != "alice" {
 		t.Fatalf("asked again, the first record: %q %v, want alice", u.Name, a)
+	}
+}
+
+// A user too big to keep names no one, and erases the name another
+// note of the same write gives; groups past the bounds are left out.
+func TestBookBoundsWhatAUserCosts(t *testing.T) {
+	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	write := func(id string, u record.User) Write {
+		return Write{ID: id, Time: at, User: u, Verb: "update", Resource: "configmaps", Namespace: "a", Name: "b", UID: "u", ResourceVersion: "2"}
+	}
+	q := Query{Resource: "configmaps", Namespace: "a", Name: "b", UID: "u", Type: record.Updated, Hops: []Hop{{From: "1", To: "2"}}, Time: at}
+	huge := record.User{Name: strings.Repeat("m", MaxUserNameBytes+1)}
+	b := NewBook()
+	b.Note(write("w1", huge))
+	if u, a := b.Who(q); a != Ambiguous || u.Name != "" {
+		t.Fatalf("a write by a name too long to keep: %q, %v; want no one, Ambiguous", u.Name, a)
+	}
+	b.Note(write("w2", NewUser("alice", nil)))
+	if u, a := b.Who(q); a != Ambiguous || u.Name != "" {
+		t.Fatalf("alice's note and an unnameable one for the same write: %q, %v; want no one", u.Name, a)
+	}
+	groups := make([]string, 0, 300)
+	for i := range 300 {
+		groups = append(groups, fmt.Sprintf("g%d", i))
+	}
+	groups[1] = strings.Repeat("x", MaxGroupNameBytes+1)
+	got := BoundedUser(record.User{Name: "bob", Groups: groups, UserAgent: strings.Repeat("a", 10_000)})
+	if got.Name != "bob" || len(got.Groups) != MaxGroups || got.Groups[1] != "g2" || len(got.UserAgent) != MaxUserAgentBytes {
+		t.Fatalf("bounded: name %q, %d groups (second %q), agent of %d bytes", got.Name, len(got.Groups), got.Groups[1], len(got.UserAgent))
+	}
+}
+
+// However big the notes, the Book keeps at most maxNotedBytes of them,
+// the oldest dropped first; an ID of any length is kept in 32 bytes.
+func TestBookKeepsAtMostItsBytes(t *testing.T) {
+	b := NewBook()
+	groups := make([]string, MaxGroups)
+	for i := range groups {
+		groups[i] = strings.Repeat("g", MaxGroupNameBytes-4) + fmt.Sprintf("%04d", i)
+	}
+	big := strings.Repeat("i", 900<<10)
+	for i := range 8000 { // about 17 KiB each: twice the bound
+		id := strconv.Itoa(i)
+		if i%1000 == 999 {
+			id = big + id
+		}
+		b.Note(Write{ID: id, User: NewUser(fmt.Sprintf("user-%d", i), groups), Verb: "update",
+			Resource: "configmaps", Namespace: "a", Name: "b", UID: "u", ResourceVersion: strconv.Itoa(i)})
+	}
+	if b.bytes > maxNotedBytes || len(b.order) >= 8000 || len(b.order) == 0 {
+		t.Fatalf("kept %d notes, %d bytes; want fewer than 8,000 within %d bytes", len(b.order), b.bytes, maxNotedBytes)
+	}
+	if newest := b.order[len(b.order)-1]; newest.User.Name != "user-7999" || len(newest.ID) != 32 {
+		t.Fatalf("the newest note kept is %q with an id of %d bytes", newest.User.Name, len(newest.ID))
+	}
+}
+
+// At its bound of writes, noting one drops one: what a note costs does
+// not grow with what the Book holds (it copied all 100,000 before, a
+// 1.5 s lock for each of a burst of notes).
+func TestBookNotesInConstantWorkAtItsBound(t *testing.T) {
+	b := NewBook()
+	note := func(i int) {
+		b.Note(Write{ID: strconv.Itoa(i), User: NewUser("alice", nil), Verb: "update", Resource: "configmaps", Namespace: "a",
+			Name: "b", UID: "u", ResourceVersion: strconv.Itoa(i)})
+	}
+	for i := range maxWrites + 10 {
+		note(i)
+	}
+	i := maxWrites + 10
+	perNote := testing.AllocsPerRun(200, func() { i++; note(i) })
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 200 {
+		i++
+		note(i)
+	}
+	runtime.ReadMemStats(&after)
+	if bytes := (after.TotalAlloc - before.TotalAlloc) / 200; bytes > 4096 || perNote > 20 {
+		t.Fatalf("a note at the bound allocates %d bytes in %.0f allocations; want a few hundred bytes, as in an empty Book", bytes, perNote)
+	}
+	if len(b.order) != maxWrites || len(b.byKey) > 2*maxWrites {
+		t.Fatalf("kept %d writes, %d keys", len(b.order), len(b.byKey))
 	}
 }

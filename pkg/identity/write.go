@@ -10,6 +10,9 @@
 package identity
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,6 +50,60 @@ type Write struct {
 // is called on a source's request or read path.
 type Noter interface {
 	Note(Write)
+}
+
+// Bounds of what a note keeps of a user. The API server sets no bound
+// on a user's name or groups (an authenticating proxy or webhook may
+// pass anything), and every record, history row and sink message
+// repeats them. A longer name is not cut, which could make it another
+// user's: the note names no one. Groups past the bounds are left out.
+const (
+	MaxUserNameBytes  = 1024
+	MaxGroups         = 64
+	MaxGroupNameBytes = 256
+	MaxUserAgentBytes = 256
+)
+
+// BoundedUser is u within the bounds above: no name when the name is
+// too long, only the groups that fit, the user agent cut.
+func BoundedUser(u record.User) record.User {
+	if len(u.Name) > MaxUserNameBytes {
+		return record.User{}
+	}
+	if len(u.UserAgent) > MaxUserAgentBytes {
+		u.UserAgent = strings.ToValidUTF8(u.UserAgent[:MaxUserAgentBytes], "")
+	}
+	fits := func(g string) bool { return len(g) <= MaxGroupNameBytes }
+	if len(u.Groups) <= MaxGroups && !slices.ContainsFunc(u.Groups, func(g string) bool { return !fits(g) }) {
+		return u
+	}
+	groups := make([]string, 0, MaxGroups)
+	for _, g := range u.Groups {
+		if fits(g) && len(groups) < MaxGroups {
+			groups = append(groups, g)
+		}
+	}
+	u.Groups = groups
+	return u
+}
+
+// boundedID keeps an ID of any length in at most 32 bytes: a source's
+// ID is only compared, never shown.
+func boundedID(id string) string {
+	if len(id) <= 64 {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:16])
+}
+
+// sizeOf is about what a note of w holds in memory.
+func sizeOf(w Write) int {
+	n := 300 + len(w.ID) + len(w.User.Name) + len(w.User.UserAgent) + len(w.Namespace) + len(w.Name)
+	for _, g := range w.User.Groups {
+		n += 16 + len(g)
+	}
+	return n
 }
 
 // NewUser is the user of a request as the API server authenticated it.

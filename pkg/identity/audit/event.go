@@ -13,6 +13,8 @@
 package audit
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"net/url"
 	"strings"
 	"time"
@@ -140,7 +142,7 @@ func (ev *event) writes(source string, o Options) []identity.Write {
 		return nil
 	}
 	w := identity.Write{
-		Source: source, ID: ev.AuditID, Time: ev.StageTimestamp, User: ev.user(o), Verb: ev.Verb,
+		Source: source, ID: ev.id(), Time: ev.StageTimestamp, User: ev.user(o), Verb: ev.Verb,
 		Group: ev.ObjectRef.APIGroup, Resource: ev.ObjectRef.Resource, Subresource: ev.ObjectRef.Subresource,
 		Namespace: ev.ObjectRef.Namespace, Name: ev.ObjectRef.Name, UID: ev.ObjectRef.UID,
 	}
@@ -166,6 +168,25 @@ func (ev *event) writes(source string, o Options) []identity.Write {
 		return nil // an update that changed nothing: the server kept the version
 	}
 	return []identity.Write{w}
+}
+
+// id tells this event from every other, for counting it once when the
+// webhook and the log both deliver it or a batch is posted again. The
+// audit ID alone would not: the API server takes it from the client's
+// Audit-ID header when one is sent, so a client can reuse another
+// request's and have that request's event dropped as a repeat. The
+// times the server stamped (to the microsecond), the user and the object
+// are added, and the whole hashed, so that an ID of any length costs
+// the same few bytes to remember.
+func (ev *event) id() string {
+	h := sha256.New()
+	for _, part := range []string{ev.AuditID, ev.RequestReceived.Format(time.RFC3339Nano), ev.StageTimestamp.Format(time.RFC3339Nano),
+		ev.User.Username, ev.Verb, ev.ObjectRef.APIGroup, ev.ObjectRef.Resource, ev.ObjectRef.Subresource,
+		ev.ObjectRef.Namespace, ev.ObjectRef.Name} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // fillFrom completes w from the response object's metadata: the name a

@@ -68,8 +68,11 @@ func alice() record.User {
 // resourceVersion the write produced.
 func TestScaleNamesTheDeploymentAndTheVersionItProduced(t *testing.T) {
 	got := parse(t, auditEvent(nil), Options{})
-	want := []identity.Write{{Source: "audit-log", ID: "6a2b1c1e-0000-4000-8000-000000000001", Time: at, User: alice(), Verb: "patch",
+	want := []identity.Write{{Source: "audit-log", Time: at, User: alice(), Verb: "patch",
 		Group: "apps", Resource: "deployments", Subresource: "scale", Namespace: "shop", Name: "web", UID: "u-web", ResourceVersion: "1042"}}
+	if len(got) == 1 && len(got[0].ID) == 32 {
+		got[0].ID = "" // TestAClientsAuditIDHidesNoWrite checks it
+	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
 	}
@@ -248,11 +251,35 @@ func TestDecodeList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(writes) != 2 || writes[0].ResourceVersion != "1042" || writes[1].ID != "id-2" || writes[1].Source != "audit-webhook" {
+	if len(writes) != 2 || writes[0].ResourceVersion != "1042" || writes[1].ResourceVersion != "1043" || writes[0].ID == writes[1].ID || writes[1].Source != "audit-webhook" {
 		t.Fatalf("got %+v", writes)
 	}
 	list["apiVersion"] = "audit.k8s.io/v1beta1"
 	if _, err := DecodeList(strings.NewReader(string(line(t, list))), "audit-webhook", Options{}); err == nil || !strings.Contains(err.Error(), "audit.k8s.io/v1beta1") {
 		t.Fatalf("another version: error %v, want one naming it", err)
+	}
+}
+
+// The audit ID is the client's when it sends an Audit-ID header: a write
+// that reuses another's ID is still its own write (it is told apart by
+// what the API server stamped), the same event from the webhook and the
+// log is one, and an ID of 900 KB is remembered in 32 bytes.
+func TestAClientsAuditIDHidesNoWrite(t *testing.T) {
+	first := parse(t, auditEvent(nil), Options{})
+	again, err := DecodeList(strings.NewReader(string(line(t, map[string]any{"apiVersion": "audit.k8s.io/v1", "items": []any{auditEvent(nil)}}))), "audit-webhook", Options{})
+	if err != nil || len(again) != 1 || again[0].ID != first[0].ID {
+		t.Fatalf("the same event from the log and the webhook: ids %v and %v (%v), want one", first, again, err)
+	}
+	reused := parse(t, auditEvent(func(ev map[string]any) {
+		ev["user"] = map[string]any{"username": "bob"}
+		ev["stageTimestamp"] = at.Add(3 * time.Second).Format(time.RFC3339Nano)
+		ev["requestReceivedTimestamp"] = at.Add(3 * time.Second).Format(time.RFC3339Nano)
+	}), Options{})
+	if len(reused) != 1 || reused[0].ID == first[0].ID {
+		t.Fatalf("bob's write reusing alice's Audit-ID has her write's id %v: it would be dropped as a repeat", reused)
+	}
+	huge := parse(t, auditEvent(func(ev map[string]any) { ev["auditID"] = strings.Repeat("x", 900<<10) }), Options{})
+	if len(huge) != 1 || len(huge[0].ID) != 32 {
+		t.Fatalf("a 900 KB audit ID: %d writes, id of %d bytes; want one of 32", len(huge), len(huge[0].ID))
 	}
 }
