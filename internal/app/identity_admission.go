@@ -18,6 +18,6 @@ func startAdmissionObserver(_ context.Context, cfg config.Config, notes identity
 	if o.Address == "" {
 		return func() {}, nil
 	}
-	_, stop, err = admission.Serve(admission.Options{Address: o.Address, CertFile: o.CertFile, KeyFile: o.KeyFile}, notes, log)
+	_, stop, err = admission.Serve(admission.Options{Address: o.Address, CertFile: o.CertFile, KeyFile: o.KeyFile, ClientCAFile: o.ClientCAFile, TokenFile: o.TokenFile}, notes, log)
 	return stop, err
 }

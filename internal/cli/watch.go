@@ -91,4 +91,6 @@ func addAdmissionObserverFlags(f *pflag.FlagSet) {
 	f.String("admission-observer-address", "", "serve a validating admission webhook that always allows and notes who sent each write, on this TLS address (such as :9443), for clusters whose audit trail kubediff cannot read (EKS, GKE, AKS; docs/identity.md)")
 	f.String("admission-observer-cert-file", "", "the admission observer's serving certificate (PEM), which the webhook registration's caBundle trusts; read again when it changes")
 	f.String("admission-observer-key-file", "", "the admission observer's serving key (PEM)")
+	f.String("admission-observer-client-ca-file", "", "believe only reviews from a caller with a client certificate this CA signed (the API server's, from its admission config); this or --admission-observer-token-file is required")
+	f.String("admission-observer-token-file", "", "believe only reviews bearing the token this file holds, as a bearer token or as the registration path's last segment (/observe/TOKEN, for managed clusters); this or --admission-observer-client-ca-file is required")
 }

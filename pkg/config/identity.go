@@ -50,6 +50,11 @@ type AdmissionObserverConfig struct {
 	Address  string `mapstructure:"address"`
 	CertFile string `mapstructure:"certFile"`
 	KeyFile  string `mapstructure:"keyFile"`
+	// ClientCAFile and TokenFile are how the API server proves it is the
+	// caller (a client certificate the CA signed; the token, as a bearer
+	// token or the registration path's last segment): one is required.
+	ClientCAFile string `mapstructure:"clientCAFile"`
+	TokenFile    string `mapstructure:"tokenFile"`
 }
 
 // IdentityConfig says how records learn who made them.

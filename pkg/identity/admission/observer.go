@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubediff/kubediff/pkg/identity"
+	"github.com/kubediff/kubediff/pkg/identity/callerauth"
 )
 
 // Path is where the observer takes AdmissionReviews; the registration's
@@ -45,32 +46,49 @@ const Source = "admission"
 // write through unnoted, as with any webhook failure).
 const MaxReviewBytes = 8 << 20
 
-// Handler serves AdmissionReviews on Path: it answers allowed to every
-// one and hands each write it describes to a Noter.
+// Handler serves AdmissionReviews on Path (or Path/TOKEN): it answers
+// allowed to every one and hands each write an authenticated caller
+// describes to a Noter.
 type Handler struct {
 	notes identity.Noter
+	auth  *callerauth.Checker
 	log   *slog.Logger
 	now   func() time.Time
 
-	mu     sync.Mutex
-	seen   bool // a review came: the registration reaches us
-	broken bool // the last body could not be read as a review
+	mu         sync.Mutex
+	seen       bool      // a review came: the registration reaches us
+	broken     bool      // the last body could not be read as a review
+	strangerAt time.Time // the last post from an unauthenticated caller
 }
 
-// NewHandler returns a Handler noting writes into notes.
-func NewHandler(notes identity.Noter, log *slog.Logger) *Handler {
-	return &Handler{notes: notes, log: log, now: time.Now}
+// strangersQuiet is how long without an unauthenticated post before the
+// next one is logged again: a scanner or an attacker retrying gets one
+// line, not one per post.
+const strangersQuiet = 5 * time.Minute
+
+// NewHandler returns a Handler noting into notes the writes of reviews
+// whose caller auth authenticates.
+func NewHandler(notes identity.Noter, auth *callerauth.Checker, log *slog.Logger) *Handler {
+	return &Handler{notes: notes, auth: auth, log: log, now: time.Now}
 }
 
 // ServeHTTP answers one AdmissionReview.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	pathToken, underPath := strings.CutPrefix(r.URL.Path, Path+"/")
 	switch {
-	case r.URL.Path != Path:
+	case r.URL.Path != Path && !underPath:
 		http.NotFound(w, r)
 		return
 	case r.Method != http.MethodPost:
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "POST an admission.k8s.io/v1 AdmissionReview", http.StatusMethodNotAllowed)
+		return
+	case !h.auth.Authenticated(r) && !h.auth.IsToken(pathToken):
+		// Refused before the body is read: a stranger's post costs no
+		// more than its headers. The API server, had it sent this,
+		// lets the write through (failurePolicy Ignore).
+		h.stranger()
+		http.Error(w, "unauthenticated: only the API server may post reviews here", http.StatusUnauthorized)
 		return
 	}
 	req, status, err := readReview(w, r)
@@ -103,7 +121,8 @@ func readReview(w http.ResponseWriter, r *http.Request) (*admissionv1.AdmissionR
 	}
 	switch {
 	case review.APIVersion != admissionv1.SchemeGroupVersion.String() || review.Kind != "AdmissionReview":
-		return nil, http.StatusBadRequest, fmt.Errorf("a %s %s, not an admission.k8s.io/v1 AdmissionReview (the registration's admissionReviewVersions must be [v1])", review.APIVersion, review.Kind)
+		// What was posted is not repeated: the log says only what it is not.
+		return nil, http.StatusBadRequest, errors.New("not an admission.k8s.io/v1 AdmissionReview (the registration's admissionReviewVersions must be [v1])")
 	case review.Request == nil || review.Request.UID == "":
 		return nil, http.StatusBadRequest, errors.New("an AdmissionReview with no request or no request uid")
 	}
@@ -144,6 +163,9 @@ func writeOf(req *admissionv1.AdmissionRequest, now time.Time) (identity.Write, 
 	if req.DryRun != nil && *req.DryRun {
 		return identity.Write{}, false // never happens: nothing to attribute
 	}
+	if neverReviewed(req.Resource.Group, req.Resource.Resource) {
+		return identity.Write{}, false
+	}
 	w := identity.Write{
 		Source:      Source,
 		ID:          string(req.UID),
@@ -175,6 +197,37 @@ func writeOf(req *admissionv1.AdmissionRequest, now time.Time) (identity.Write, 
 		return identity.Write{}, false
 	}
 	return w, true
+}
+
+// neverReviewed reports the writes the API server never sends to
+// admission webhooks (so that a webhook cannot lock the cluster out of
+// fixing its own registration): a review of one was not sent by it.
+func neverReviewed(group, resource string) bool {
+	if group != "admissionregistration.k8s.io" {
+		return false
+	}
+	switch resource {
+	case "validatingwebhookconfigurations", "mutatingwebhookconfigurations",
+		"validatingadmissionpolicies", "validatingadmissionpolicybindings",
+		"mutatingadmissionpolicies", "mutatingadmissionpolicybindings":
+		return true
+	}
+	return false
+}
+
+// stranger logs the first of a run of unauthenticated posts; the rest of
+// the run, until strangersQuiet passes without one, goes to debug.
+func (h *Handler) stranger() {
+	now := h.now()
+	h.mu.Lock()
+	first := h.strangerAt.IsZero() || now.Sub(h.strangerAt) > strangersQuiet
+	h.strangerAt = now
+	h.mu.Unlock()
+	level := slog.LevelDebug
+	if first {
+		level = slog.LevelWarn
+	}
+	h.log.Log(context.Background(), level, "admission observer: refused a post from a caller that is not the API server (no client certificate the client CA signed, no token); it names no one")
 }
 
 // accepted notes a review read well: the first says the registration

@@ -2,11 +2,14 @@ package admission
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,6 +17,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 
 	"github.com/kubediff/kubediff/pkg/identity"
+	"github.com/kubediff/kubediff/pkg/identity/callerauth"
 	"github.com/kubediff/kubediff/pkg/identity/identitytest"
 	"github.com/kubediff/kubediff/pkg/record"
 )
@@ -23,11 +27,39 @@ func review(request string) string {
 	return `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":` + request + `}`
 }
 
-// post sends body to h and returns the response.
+// testToken is the token the tests' observers take.
+const testToken = "s3cret-token"
+
+// newHandler is a Handler that takes testToken.
+func newHandler(t *testing.T, notes identity.Noter, log *slog.Logger) *Handler {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte(testToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	auth, err := callerauth.Load(callerauth.Files{TokenFile: file}, &tls.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewHandler(notes, auth, log)
+}
+
+// post sends body to h as the API server would (with the token) and
+// returns the response.
 func post(t *testing.T, h http.Handler, body string) *httptest.ResponseRecorder {
 	t.Helper()
+	return postTo(t, h, Path, "Bearer "+testToken, body)
+}
+
+// postTo sends body to h at path with an Authorization header.
+func postTo(t *testing.T, h http.Handler, path, authorization, body string) *httptest.ResponseRecorder {
+	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, Path, strings.NewReader(body)))
+	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	h.ServeHTTP(rec, req)
 	return rec
 }
 
@@ -77,7 +109,7 @@ func TestObserverNotesWhoWroteWhat(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			notes := &identitytest.Recorder{}
-			h := NewHandler(notes, slog.New(slog.DiscardHandler))
+			h := newHandler(t, notes, slog.New(slog.DiscardHandler))
 			var uid struct {
 				UID string `json:"uid"`
 			}
@@ -110,7 +142,7 @@ func TestObserverNotesWhoWroteWhat(t *testing.T) {
 // A ServiceAccount is named as one.
 func TestObserverNamesServiceAccounts(t *testing.T) {
 	notes := &identitytest.Recorder{}
-	h := NewHandler(notes, slog.New(slog.DiscardHandler))
+	h := newHandler(t, notes, slog.New(slog.DiscardHandler))
 	allowed(t, post(t, h, review(`{"uid":"r1","operation":"DELETE","resource":{"version":"v1","resource":"configmaps"},"namespace":"ci","name":"c",
 		"userInfo":{"username":"system:serviceaccount:ci:deployer","groups":["system:serviceaccounts"]},"oldObject":{"metadata":{"uid":"u","resourceVersion":"7"}}}`)), "r1")
 	got := notes.All()
@@ -125,7 +157,7 @@ func TestObserverKeepsNothingOfASecret(t *testing.T) {
 	const value = "aHVudGVyMi1zM2NyM3Q=" // base64 of the password
 	var logs bytes.Buffer
 	notes := &identitytest.Recorder{}
-	h := NewHandler(notes, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	h := newHandler(t, notes, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	secret := func(rv string) string {
 		return `{"kind":"Secret","metadata":{"name":"db","uid":"s1","resourceVersion":"` + rv + `"},"data":{"password":"` + value + `"}}`
 	}
@@ -153,7 +185,7 @@ func TestObserverKeepsNothingOfASecret(t *testing.T) {
 func TestObserverRefusesWhatIsNotAReview(t *testing.T) {
 	var logs bytes.Buffer
 	notes := &identitytest.Recorder{}
-	h := NewHandler(notes, slog.New(slog.NewTextHandler(&logs, nil)))
+	h := newHandler(t, notes, slog.New(slog.NewTextHandler(&logs, nil)))
 	good := review(`{"uid":"ok","operation":"DELETE","resource":{"version":"v1","resource":"configmaps"},"name":"c",` + alice + `}`)
 	allowed(t, post(t, h, good), "ok")
 	for _, tc := range []struct {
@@ -162,6 +194,7 @@ func TestObserverRefusesWhatIsNotAReview(t *testing.T) {
 	}{
 		{"{", http.StatusBadRequest},
 		{`{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{"uid":"x"}}`, http.StatusBadRequest},
+		{`{"apiVersion":"ECHOED-VERSION","kind":"ECHOED-KIND","request":{"uid":"x"}}`, http.StatusBadRequest},
 		{`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, http.StatusBadRequest},
 		{review(`{"uid":"big","object":{"data":"` + strings.Repeat("x", MaxReviewBytes) + `"}}`), http.StatusRequestEntityTooLarge},
 	} {
@@ -170,7 +203,7 @@ func TestObserverRefusesWhatIsNotAReview(t *testing.T) {
 		}
 	}
 	allowed(t, post(t, h, good), "ok")
-	for line, want := range map[string]int{"the API server's reviews arrive": 1, "level=WARN": 1, "read again": 1} {
+	for line, want := range map[string]int{"the API server's reviews arrive": 1, "level=WARN": 1, "read again": 1, "ECHOED": 0} {
 		if got := strings.Count(logs.String(), line); got != want {
 			t.Errorf("%q logged %d times, want %d:\n%s", line, got, want, logs.String())
 		}
@@ -180,5 +213,49 @@ func TestObserverRefusesWhatIsNotAReview(t *testing.T) {
 		if rec.Code != http.StatusMethodNotAllowed {
 			t.Errorf("GET: status %d", rec.Code)
 		}
+	}
+}
+
+// Only the API server is believed: a post without the token (as a bearer
+// token or the path's last segment) or a verified client certificate is
+// refused before its body is read and names no one, and a run of them is
+// one log line. A review of a write the API server never sends to
+// webhooks (a webhook registration's) is allowed and not noted: it can
+// only be made up.
+func TestObserverBelievesOnlyTheAPIServer(t *testing.T) {
+	var logs bytes.Buffer
+	notes := &identitytest.Recorder{}
+	h := newHandler(t, notes, slog.New(slog.NewTextHandler(&logs, nil)))
+	forged := review(`{"uid":"f1","operation":"DELETE","resource":{"version":"v1","resource":"configmaps"},"namespace":"a","name":"c",` + alice + `,"oldObject":{"metadata":{"uid":"u","resourceVersion":"3"}}}`)
+	for _, tc := range []struct{ path, authorization string }{
+		{Path, ""},
+		{Path, "Bearer wrong"},
+		{Path, "Basic " + testToken},
+		{Path + "/wrong", ""},
+		{Path + "/", "Bearer "},
+		{Path + "/" + testToken + "x", ""},
+	} {
+		if rec := postTo(t, h, tc.path, tc.authorization, forged); rec.Code != http.StatusUnauthorized {
+			t.Errorf("%s with %q: status %d, want 401", tc.path, tc.authorization, rec.Code)
+		}
+	}
+	if got := notes.All(); len(got) != 0 {
+		t.Fatalf("unauthenticated posts noted %+v", got)
+	}
+	if n := strings.Count(logs.String(), "level=WARN"); n != 1 || !strings.Contains(logs.String(), "not the API server") {
+		t.Errorf("six strangers' posts logged %d warnings, want 1:\n%s", n, logs.String())
+	}
+	allowed(t, postTo(t, h, Path+"/"+testToken, "", forged), "f1")
+	allowed(t, post(t, h, forged), "f1")
+	if got := notes.All(); len(got) != 2 {
+		t.Fatalf("the token in the path and as a bearer token: %d notes, want 2", len(got))
+	}
+	for _, resource := range []string{"validatingwebhookconfigurations", "mutatingwebhookconfigurations", "validatingadmissionpolicies",
+		"validatingadmissionpolicybindings", "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"} {
+		never := review(`{"uid":"w","operation":"UPDATE","resource":{"group":"admissionregistration.k8s.io","version":"v1","resource":"` + resource + `"},"name":"x",` + alice + `,"oldObject":{"metadata":{"uid":"u2","resourceVersion":"7"}}}`)
+		allowed(t, post(t, h, never), "w")
+	}
+	if got := notes.All(); len(got) != 2 {
+		t.Errorf("reviews of webhook and policy registrations were noted: %+v", got[2:])
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kubediff/kubediff/pkg/identity"
+	"github.com/kubediff/kubediff/pkg/identity/callerauth"
 )
 
 // Options says where the observer listens and with which certificate.
@@ -23,6 +24,13 @@ type Options struct {
 	// registration's caBundle trusts. They are read again when they
 	// change on disk (a renewed Secret), without a restart.
 	CertFile, KeyFile string
+	// ClientCAFile and TokenFile say how the API server proves it is the
+	// caller: a client certificate the CA signed (the API server's
+	// admission config gives it one), or the token, as a bearer token or
+	// as the last segment of the registration's path (Path/TOKEN). At
+	// least one is required: a review is a claim of who wrote, and
+	// anyone who reaches the port could post one.
+	ClientCAFile, TokenFile string
 }
 
 // Serve listens on opts.Address over TLS and notes every write the API
@@ -34,15 +42,22 @@ func Serve(opts Options, notes identity.Noter, log *slog.Logger) (addr string, s
 	if err != nil {
 		return "", nil, err
 	}
+	tlsConfig := &tls.Config{GetCertificate: cert.get, MinVersion: tls.VersionTLS12}
+	auth, err := authOf(opts, tlsConfig)
+	if err != nil {
+		return "", nil, err
+	}
 	ln, err := net.Listen("tcp", opts.Address)
 	if err != nil {
 		return "", nil, fmt.Errorf("admissionObserver.address (--admission-observer-address) %s: %w", opts.Address, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(Path, NewHandler(notes, log))
+	h := NewHandler(notes, auth, log)
+	mux.Handle(Path, h)
+	mux.Handle(Path+"/", h)
 	srv := &http.Server{
 		Handler:   mux,
-		TLSConfig: &tls.Config{GetCertificate: cert.get, MinVersion: tls.VersionTLS12},
+		TLSConfig: tlsConfig,
 		// The API server waits at most the registration's timeout (1 s)
 		// for an answer; these only bound what a stray client may hold.
 		ReadHeaderTimeout: 10 * time.Second,
@@ -63,6 +78,31 @@ func Serve(opts Options, notes identity.Noter, log *slog.Logger) (addr string, s
 		_ = srv.Shutdown(ctx)
 	}, nil
 }
+
+// authOf loads how callers are authenticated; one way is required.
+func authOf(opts Options, c *tls.Config) (*callerauth.Checker, error) {
+	auth, err := callerauth.Load(callerauth.Files{
+		ClientCAFile: opts.ClientCAFile, ClientCAFileKey: "admissionObserver.clientCAFile (--admission-observer-client-ca-file)",
+		TokenFile: opts.TokenFile, TokenFileKey: "admissionObserver.tokenFile (--admission-observer-token-file)",
+	}, c)
+	switch {
+	case err != nil:
+	case !auth.Configured():
+		err = errors.New(NeedsAuthentication)
+	case auth.IsToken(PlaceholderToken):
+		err = fmt.Errorf("admissionObserver.tokenFile (--admission-observer-token-file) %s holds the placeholder deploy/components/admission-observer ships: set a random token in the registration's path (docs/identity.md#installing-it)", opts.TokenFile)
+	}
+	return auth, err
+}
+
+// PlaceholderToken is the last segment of the path
+// deploy/components/admission-observer registers until an overlay sets
+// a random one: known to all, it proves nothing.
+const PlaceholderToken = "set-a-random-token-in-your-overlay"
+
+// NeedsAuthentication is the error of an observer configured with no way
+// to tell the API server from anyone else.
+const NeedsAuthentication = "admissionObserver.address (--admission-observer-address) needs admissionObserver.clientCAFile or admissionObserver.tokenFile (--admission-observer-client-ca-file, --admission-observer-token-file): a review names who wrote, and without proof that the API server sent it anyone who reaches the port could name anyone (docs/identity.md#who-may-post-a-review)"
 
 // certificate is the serving key pair, read again when either file's
 // modification time changes (checked at most every reloadCheck).

@@ -31,37 +31,80 @@ func writeKeyPair(t *testing.T, dir string) (certFile, keyFile string, pool *x50
 	return certFile, keyFile, pool
 }
 
+// tlsClient is an HTTPS client trusting the CA in caFile, presenting the
+// key pair certFile and keyFile when they are set.
+func tlsClient(t *testing.T, caFile, certFile, keyFile string) *http.Client {
+	t.Helper()
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &tls.Config{RootCAs: x509.NewCertPool(), MinVersion: tls.VersionTLS12}
+	c.RootCAs.AppendCertsFromPEM(pem)
+	if certFile != "" {
+		pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Certificates = []tls.Certificate{pair}
+	}
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: c}}
+}
+
 // The observer answers over TLS with the certificate it was given, and
-// a certificate it cannot read fails the start naming the key.
+// believes a caller with a client certificate its client CA signed, no
+// other; what it
+// cannot read, or an observer with no way to authenticate its caller,
+// fails the start naming the key.
 func TestServeOverTLS(t *testing.T) {
-	certFile, keyFile, pool := writeKeyPair(t, t.TempDir())
+	files, err := testcert.NewAuditTLS(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	notes := &identitytest.Recorder{}
-	addr, stop, err := Serve(Options{Address: "127.0.0.1:0", CertFile: certFile, KeyFile: keyFile}, notes, slog.New(slog.DiscardHandler))
+	opts := Options{Address: "127.0.0.1:0", CertFile: files.ServingCert, KeyFile: files.ServingKey, ClientCAFile: files.ClientCA}
+	addr, stop, err := Serve(opts, notes, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stop()
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
 	body := review(`{"uid":"r1","operation":"DELETE","resource":{"version":"v1","resource":"configmaps"},"namespace":"a","name":"c",` + alice + `,"oldObject":{"metadata":{"uid":"u","resourceVersion":"3"}}}`)
-	resp, err := client.Post("https://"+addr+Path, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	send := func(client *http.Client) (int, string, error) {
+		resp, err := client.Post("https://"+addr+Path, "application/json", strings.NewReader(body))
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		var buf bytes.Buffer
+		_, _ = buf.ReadFrom(resp.Body)
+		return resp.StatusCode, buf.String(), nil
 	}
-	var buf bytes.Buffer
-	_, _ = buf.ReadFrom(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(buf.String(), `"allowed":true`) || len(notes.All()) != 1 {
-		t.Fatalf("status %d, body %s, notes %+v", resp.StatusCode, buf.String(), notes.All())
+	if code, got, err := send(tlsClient(t, files.ServingCA, files.ClientCert, files.ClientKey)); err != nil || code != http.StatusOK || !strings.Contains(got, `"allowed":true`) || len(notes.All()) != 1 {
+		t.Fatalf("the API server's certificate: status %d, body %s, err %v, notes %+v", code, got, err, notes.All())
+	}
+	if code, _, err := send(tlsClient(t, files.ServingCA, "", "")); err != nil || code != http.StatusUnauthorized {
+		t.Errorf("no client certificate: status %d, err %v; want 401", code, err)
+	}
+	// Go's client offers no certificate the server's CAs did not sign: 401.
+	if code, _, err := send(tlsClient(t, files.ServingCA, files.StrangerCert, files.StrangerKey)); err == nil && code != http.StatusUnauthorized {
+		t.Errorf("a stranger's certificate: status %d, want it refused", code)
+	}
+	if len(notes.All()) != 1 {
+		t.Errorf("strangers' reviews were noted: %+v", notes.All()[1:])
 	}
 
+	certFile, keyFile, token := files.ServingCert, files.ServingKey, files.TokenFile
 	for _, tc := range []struct {
 		opts Options
 		want string
 	}{
-		{Options{Address: "127.0.0.1:0", CertFile: certFile}, "admissionObserver.certFile and admissionObserver.keyFile"},
-		{Options{Address: "127.0.0.1:0", CertFile: filepath.Join(t.TempDir(), "none.crt"), KeyFile: keyFile}, "admissionObserver.certFile (--admission-observer-cert-file)"},
-		{Options{Address: "127.0.0.1:0", CertFile: keyFile, KeyFile: certFile}, "admissionObserver.certFile and keyFile"},
-		{Options{Address: addr, CertFile: certFile, KeyFile: keyFile}, "admissionObserver.address (--admission-observer-address)"},
+		{Options{Address: "127.0.0.1:0", CertFile: certFile, TokenFile: token}, "admissionObserver.certFile and admissionObserver.keyFile"},
+		{Options{Address: "127.0.0.1:0", CertFile: filepath.Join(t.TempDir(), "none.crt"), KeyFile: keyFile, TokenFile: token}, "admissionObserver.certFile (--admission-observer-cert-file)"},
+		{Options{Address: "127.0.0.1:0", CertFile: keyFile, KeyFile: certFile, TokenFile: token}, "admissionObserver.certFile and keyFile"},
+		{Options{Address: addr, CertFile: certFile, KeyFile: keyFile, TokenFile: token}, "admissionObserver.address (--admission-observer-address)"},
+		{Options{Address: "127.0.0.1:0", CertFile: certFile, KeyFile: keyFile}, "needs admissionObserver.clientCAFile or admissionObserver.tokenFile"},
+		{Options{Address: "127.0.0.1:0", CertFile: certFile, KeyFile: keyFile, TokenFile: filepath.Join(t.TempDir(), "none")}, "admissionObserver.tokenFile (--admission-observer-token-file)"},
+		{Options{Address: "127.0.0.1:0", CertFile: certFile, KeyFile: keyFile, ClientCAFile: keyFile}, "admissionObserver.clientCAFile (--admission-observer-client-ca-file)"},
 	} {
 		if _, stop, err := Serve(tc.opts, notes, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			if err == nil {

@@ -12,21 +12,17 @@ package auditwebhook
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/kubediff/kubediff/pkg/identity"
 	"github.com/kubediff/kubediff/pkg/identity/audit"
+	"github.com/kubediff/kubediff/pkg/identity/callerauth"
 )
 
 // Source names the writes this source notes.
@@ -54,8 +50,7 @@ type Config struct {
 // Server is a running audit webhook backend.
 type Server struct {
 	cfg    Config
-	token  [sha256.Size]byte // of the token file's token; zero: no token
-	hasCA  bool
+	auth   *callerauth.Checker
 	window *audit.Window
 	queue  *queue
 	refuse *refusals
@@ -110,30 +105,11 @@ func (s *Server) tlsConfig() (*tls.Config, error) {
 		return nil, fmt.Errorf("audit.webhook.certFile %s and keyFile %s: %w", s.cfg.CertFile, s.cfg.KeyFile, err)
 	}
 	c := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	if s.cfg.ClientCAFile != "" {
-		pem, err := os.ReadFile(s.cfg.ClientCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("audit.webhook.clientCAFile: %w", err)
-		}
-		c.ClientCAs = x509.NewCertPool()
-		if !c.ClientCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("audit.webhook.clientCAFile %s holds no PEM certificate", s.cfg.ClientCAFile)
-		}
-		// A token may stand in for a certificate; one given must verify.
-		c.ClientAuth, s.hasCA = tls.VerifyClientCertIfGiven, true
-	}
-	if s.cfg.TokenFile != "" {
-		b, err := os.ReadFile(s.cfg.TokenFile)
-		if err != nil {
-			return nil, fmt.Errorf("audit.webhook.tokenFile: %w", err)
-		}
-		token := strings.TrimSpace(string(b))
-		if token == "" {
-			return nil, fmt.Errorf("audit.webhook.tokenFile %s is empty", s.cfg.TokenFile)
-		}
-		s.token = sha256.Sum256([]byte(token))
-	}
-	return c, nil
+	s.auth, err = callerauth.Load(callerauth.Files{
+		ClientCAFile: s.cfg.ClientCAFile, ClientCAFileKey: "audit.webhook.clientCAFile",
+		TokenFile: s.cfg.TokenFile, TokenFileKey: "audit.webhook.tokenFile",
+	}, c)
+	return c, err
 }
 
 // ServeHTTP takes one batch of audit events.
@@ -180,18 +156,4 @@ func (s *Server) admit(writes []identity.Write) {
 
 // authenticated reports whether r bears a certificate the client CA
 // verified, or the token.
-func (s *Server) authenticated(r *http.Request) bool {
-	if s.hasCA && r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
-		return true
-	}
-	if s.token == ([sha256.Size]byte{}) {
-		return false
-	}
-	bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		return false
-	}
-	// Hashes have one length: the comparison says nothing of the token's.
-	got := sha256.Sum256([]byte(strings.TrimSpace(bearer)))
-	return subtle.ConstantTimeCompare(got[:], s.token[:]) == 1
-}
+func (s *Server) authenticated(r *http.Request) bool { return s.auth.Authenticated(r) }
