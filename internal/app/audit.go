@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"github.com/kubediff/kubediff/pkg/config"
@@ -37,5 +38,10 @@ func startAuditLog(_ context.Context, cfg config.Config, notes identity.Noter, l
 	if cfg.Audit.Log.Path == "" {
 		return func() {}, nil
 	}
-	return auditlog.Follow(cfg.Audit.Log.Path, auditOptions(cfg), notes, log)
+	stop, err := auditlog.Follow(cfg.Audit.Log.Path, auditOptions(cfg), notes, log)
+	if errors.Is(err, auditlog.ErrNotRegular) {
+		// A FIFO or a device named as the log is the user's mistake: exit 2.
+		return nil, ConfigError{err}
+	}
+	return stop, err
 }

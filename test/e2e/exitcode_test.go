@@ -37,6 +37,9 @@ sinks:
 		{"a sink's secret file missing", []string{"--config", missingSecret}, 1, "sinks[audit]: secretFile"},
 		{"the http address taken", []string{"--http-address", taken.Addr().String()}, 1, "address already in use"},
 		{"an unknown type", []string{"--resources", "deploymnts"}, 2, `"deploymnts"`},
+		// A device's reads never end (and a FIFO's open waits for a
+		// writer): refused at start, not followed until SIGTERM is ignored.
+		{"an audit log that is a device", []string{"--audit-log", "/dev/zero"}, 2, "--audit-log (audit.log.path) /dev/zero is a character device, not a regular file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

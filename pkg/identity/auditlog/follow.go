@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -37,11 +38,14 @@ const poll = time.Second
 
 // Follow follows path until stop is called. A file missing at start is
 // waited for, with one warning; one that cannot be read fails at once,
-// naming the key audit.log.path.
+// naming the key audit.log.path, and so does anything but a regular
+// file (a FIFO, /dev/zero: see ErrNotRegular).
 func Follow(path string, o audit.Options, notes identity.Noter, log *slog.Logger) (stop func(), err error) {
 	path = filepath.Clean(path)
 	r := &reader{path: path, opts: o, notes: notes, log: log, window: audit.NewWindow(0)}
-	if err := r.openAtEnd(); err != nil {
+	if err := r.openAtEnd(); errors.Is(err, ErrNotRegular) {
+		return nil, fmt.Errorf("--audit-log (audit.log.path) %s %w; give the JSON file the API server writes with --audit-log-path", path, err)
+	} else if err != nil {
 		return nil, fmt.Errorf("audit.log.path %s: %w", path, err)
 	}
 	if r.file == nil {
@@ -89,26 +93,23 @@ func (r *reader) run(ctx context.Context) {
 				events = watcher.Events // the directory came
 			}
 		}
-		r.step()
+		// A pass that stopped at its bound goes on at once, after a look
+		// at ctx, rather than at the next tick.
+		more := r.step(ctx)
+		for more && ctx.Err() == nil {
+			more = r.step(ctx)
+		}
 	}
 }
 
 // openAtEnd opens the file and starts at its end; a file that does not
 // exist leaves r.file nil.
 func (r *reader) openAtEnd() error {
-	f, err := os.Open(r.path)
+	f, err := openRegular(r.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return err
-	}
-	info, err := f.Stat()
-	if err == nil && info.IsDir() {
-		err = errors.New("is a directory, not the audit log file")
-	}
-	if err != nil {
-		f.Close()
 		return err
 	}
 	end, err := f.Seek(0, io.SeekEnd)
@@ -125,4 +126,46 @@ func (r *reader) openAtEnd() error {
 		}
 	}
 	return nil
+}
+
+// ErrNotRegular is the error for a path that names anything but a
+// regular file. A FIFO's open waits for a writer and its reads for
+// data, /dev/zero's reads never end: either would hold the reader, and
+// stop, forever.
+var ErrNotRegular = errors.New("not a regular file")
+
+// openRegular opens path without waiting (O_NONBLOCK: a FIFO's open
+// would wait for a writer; a regular file reads as ever) and refuses
+// anything but a regular file, so that what is read always ends.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = fmt.Errorf("is %s, %w", kind(info.Mode()), ErrNotRegular)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// kind names what a path that is not a regular file is.
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a special file"
 }

@@ -3,6 +3,7 @@ package auditlog
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -21,6 +22,11 @@ import (
 // RequestResponse level holds two objects of at most about 1.5 MiB each.
 const maxLine = 16 << 20
 
+// maxPass bounds what one pass reads of the followed file before the
+// reader looks up (at ctx, at a rotation): a log written faster than it
+// is read must not keep the reader, or stop, in one pass.
+const maxPass = 64 << 20
+
 // reader reads the lines of one path, whichever file it names.
 type reader struct {
 	path   string
@@ -36,16 +42,20 @@ type reader struct {
 	buf      []byte
 
 	missing  bool // the file was missing at start and said so
+	special  bool // the path names a file that is not regular, and said so
 	badLines int  // lines not read since the last good one
 	readErr  bool // a read failed and said so
 }
 
 // step reads what was appended, then follows a rotation or truncation.
-func (r *reader) step() {
+// It reports whether it stopped at maxPass with more to read.
+func (r *reader) step(ctx context.Context) (more bool) {
 	if r.file == nil && !r.openNew() {
-		return
+		return false
 	}
-	r.drain()
+	if !r.drain(ctx, maxPass) {
+		return ctx.Err() == nil
+	}
 	named, err := os.Stat(r.path)
 	open, openErr := r.file.Stat()
 	switch {
@@ -53,23 +63,24 @@ func (r *reader) step() {
 		// Rotated or removed: the writer closed the old file before
 		// renaming it, so what it wrote last is read now, then any file
 		// rotated after it, then the new one.
-		r.drain()
+		r.drain(ctx, 0)
 		r.close()
 		if openErr == nil {
-			r.readRotatedAfter(open)
+			r.readRotatedAfter(ctx, open)
 		}
 		if r.openNew() {
-			r.drain()
+			return !r.drain(ctx, maxPass) && ctx.Err() == nil
 		}
 	case open.Size() < r.offset:
 		// Truncated: the writer starts again at the beginning.
 		if _, err := r.file.Seek(0, io.SeekStart); err != nil {
 			r.close()
-			return
+			return false
 		}
 		r.offset, r.partial, r.skipLine = 0, r.partial[:0], false
-		r.drain()
+		return !r.drain(ctx, maxPass) && ctx.Err() == nil
 	}
+	return false
 }
 
 // readRotatedAfter reads whole each file rotated after old, oldest
@@ -79,7 +90,7 @@ func (r *reader) step() {
 // names it (audit-TIME.log) or logrotate does (audit.log.1,
 // audit.log-DATE), not compressed, last written no earlier than old. A
 // line read twice is noted once (the window knows its audit ID).
-func (r *reader) readRotatedAfter(old fs.FileInfo) {
+func (r *reader) readRotatedAfter(ctx context.Context, old fs.FileInfo) {
 	dir, base := filepath.Split(r.path)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -104,12 +115,12 @@ func (r *reader) readRotatedAfter(old fs.FileInfo) {
 		return cmp.Or(a.ModTime().Compare(b.ModTime()), cmp.Compare(a.Name(), b.Name()))
 	})
 	for _, info := range rotated {
-		f, err := os.Open(filepath.Join(dir, info.Name()))
+		f, err := openRegular(filepath.Join(dir, info.Name()))
 		if err != nil {
 			continue // removed meanwhile (the server keeps few backups)
 		}
 		r.file, r.offset, r.partial, r.skipLine = f, 0, r.partial[:0], false
-		r.drain()
+		r.drain(ctx, 0)
 		r.close()
 	}
 }
@@ -121,14 +132,27 @@ func compressed(name string) bool {
 }
 
 // openNew opens the file the path names now, from its start (it was made
-// after kubediff started following).
+// after kubediff started following). A path that names anything but a
+// regular file now is refused, with one line until it names one again.
 func (r *reader) openNew() bool {
-	f, err := os.Open(r.path)
-	if err != nil {
+	f, err := openRegular(r.path)
+	switch {
+	case errors.Is(err, ErrNotRegular):
+		if !r.special {
+			r.log.Error("audit log: not read: the path "+err.Error()+"; give the JSON file the API server writes with --audit-log-path",
+				"path", r.path)
+			r.special = true
+		}
+		return false
+	case err != nil:
 		if !errors.Is(err, fs.ErrNotExist) {
 			r.readFailed(err)
 		}
 		return false
+	}
+	if r.special {
+		r.log.Info("audit log: the path names a regular file again; following it", "path", r.path)
+		r.special = false
 	}
 	if r.missing {
 		r.log.Info("audit log appeared; following it", "path", r.path)
@@ -145,26 +169,31 @@ func (r *reader) close() {
 	}
 }
 
-// drain reads to the end of the file.
-func (r *reader) drain() {
+// drain reads to the end of the file and reports whether it got there:
+// it stops early when ctx is done, or after budget bytes (0: none), so
+// that no file, however fast it grows, holds the reader from stopping.
+func (r *reader) drain(ctx context.Context, budget int64) (atEnd bool) {
 	if r.buf == nil {
 		r.buf = make([]byte, 64<<10)
 	}
-	for {
+	var read int64
+	for ctx.Err() == nil && (budget == 0 || read < budget) {
 		n, err := r.file.Read(r.buf)
 		if n > 0 {
 			r.offset += int64(n)
+			read += int64(n)
 			r.split(r.buf[:n])
 		}
 		if err == io.EOF {
 			r.readHealed()
-			return
+			return true
 		}
 		if err != nil {
 			r.readFailed(err)
-			return
+			return true // nothing more to read in this pass
 		}
 	}
+	return false
 }
 
 // split hands each complete line to handle and keeps the rest.
