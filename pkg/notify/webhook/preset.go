@@ -45,10 +45,15 @@ type preset struct {
 	contentType string
 }
 
-// presetSpecs are the services' limits: Teams ~28 KB a message, Discord
-// 2000 characters of content and 5 requests per 2 s a webhook,
+// presetSpecs are the services' limits: Teams ~28 KB a message
+// (https://learn.microsoft.com/en-us/microsoftteams/platform/webhooks-and-connectors/how-to/connectors-using),
+// Discord 2000 characters of content and 5 requests per 2 s a webhook,
 // Mattermost 16383 characters (it splits longer posts), Google Chat 4096
-// characters and 1 message a second a space.
+// characters of text, well under its 32,000 bytes a message
+// (https://developers.google.com/workspace/chat/create-messages), and 1
+// message a second a space. A message over them is refused, and the
+// refusal is final: render keeps every message within them, and
+// recordSection cuts each part of a record to its share (chat.go).
 var presetSpecs = map[string]struct {
 	service, file string
 	escape        escaper
