@@ -53,6 +53,8 @@ type identify struct {
 	// observe counts each record's result (named, unknown, ambiguous)
 	// and how long it waited; nil: not counted.
 	observe func(result string, waited time.Duration)
+	// silence says when records stop being named; nil: not said.
+	silence *sourceSilence
 
 	mu      sync.Mutex
 	waiting map[string]*identifyQueue // by object UID
@@ -275,7 +277,11 @@ func (s *identify) settle(w *waitingRecord, now time.Time, all bool) bool {
 
 // count observes a record's result and wait.
 func (s *identify) count(answer identity.Answer, waited time.Duration) {
-	if s.observe == nil || s.who == nil {
+	if s.who == nil {
+		return
+	}
+	s.silence.observe(answer, s.now())
+	if s.observe == nil {
 		return
 	}
 	result := map[identity.Answer]string{identity.Known: "named", identity.Unknown: "unknown", identity.Ambiguous: "ambiguous"}[answer]

@@ -131,6 +131,7 @@ func New(o Options) *Pipeline {
 	}
 	if o.Identities != nil {
 		p.identify.who = o.Identities
+		p.identify.silence = &sourceSilence{log: o.Log}
 		if o.Metrics != nil {
 			o.Metrics.AddIdentity()
 			p.identify.observe = func(result string, waited time.Duration) {
