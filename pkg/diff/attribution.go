@@ -1,6 +1,8 @@
 package diff
 
 import (
+	"strings"
+
 	"github.com/kubediff/kubediff/pkg/managedfields"
 	"github.com/kubediff/kubediff/pkg/record"
 )
@@ -72,7 +74,8 @@ func attribute(oldObj, newObj map[string]any, changes []record.FieldChange) *man
 		// A creation: nothing to own, the newest entry made it.
 		return newest(candidates, statusOnly)
 	}
-	if owners := owning(candidates, changes, managedfields.Owned); len(owners) > 0 {
+	secret := isSecret(newObj)
+	if owners := owning(candidates, writtenAt(changes, secret, false), managedfields.Owned); len(owners) > 0 {
 		return newest(owners, statusOnly)
 	}
 	// Where the field sets cannot tell (below the levels kept, under a
@@ -82,19 +85,19 @@ func attribute(oldObj, newObj map[string]any, changes []record.FieldChange) *man
 	// the pod template): the newest would be a guess. A removed field is
 	// owned by no one after the write, so who may own beside it says
 	// nothing.
-	if maybe := owning(candidates, setOnly(changes), managedfields.MaybeOwned); len(maybe) == 1 {
+	if maybe := owning(candidates, writtenAt(changes, secret, true), managedfields.MaybeOwned); len(maybe) == 1 {
 		return &maybe[0].manager
 	}
 	return nil
 }
 
-// owning are the entries whose ownership of one of the changed fields is
-// at least least.
-func owning(candidates []entry, changes []record.FieldChange, least managedfields.Ownership) []entry {
+// owning are the entries whose ownership of one of the paths is at
+// least least.
+func owning(candidates []entry, paths []string, least managedfields.Ownership) []entry {
 	var out []entry
 	for _, e := range candidates {
-		for _, c := range changes {
-			if managedfields.OwnershipOf(e.owned, c.Path) >= least {
+		for _, p := range paths {
+			if managedfields.OwnershipOf(e.owned, p) >= least {
 				out = append(out, e)
 				break
 			}
@@ -103,15 +106,27 @@ func owning(candidates []entry, changes []record.FieldChange, least managedfield
 	return out
 }
 
-// setOnly are the changes that leave a value in place: not removals.
-func setOnly(changes []record.FieldChange) []record.FieldChange {
-	var out []record.FieldChange
+// writtenAt are the paths a writer of the changes owns afterwards: each
+// change's, and for a Secret's data the same key of stringData, which
+// the API server turns into data after recording who wrote it (a Helm
+// chart's Secret). setOnly leaves out removals.
+func writtenAt(changes []record.FieldChange, secret, setOnly bool) []string {
+	out := make([]string, 0, len(changes))
 	for _, c := range changes {
-		if c.Op != record.OpRemove {
-			out = append(out, c)
+		if setOnly && c.Op == record.OpRemove {
+			continue
+		}
+		out = append(out, c.Path)
+		if key, ok := strings.CutPrefix(c.Path, "/data/"); ok && secret {
+			out = append(out, "/stringData/"+key)
 		}
 	}
 	return out
+}
+
+// isSecret says whether obj is a core Secret.
+func isSecret(obj map[string]any) bool {
+	return obj["kind"] == "Secret" && obj["apiVersion"] == "v1"
 }
 
 // newest is the entry with the latest time, ties going to the one whose

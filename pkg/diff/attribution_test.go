@@ -98,12 +98,30 @@ func TestRepeatedWriteIsAttributedToTheOwnerOfTheChangedField(t *testing.T) {
 	}
 }
 
+// A Secret written with stringData (a Helm chart's) changes data, while
+// its writer's entry owns stringData: the API server turns one into the
+// other after recording who wrote it. An upgrade in the second of the
+// install moves no time, and the owner of the key's stringData wrote it.
+func TestSecretDataIsOwnedThroughStringData(t *testing.T) {
+	installed := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "web-login", "namespace": "shop", "uid": "s-1", "resourceVersion": "10"},
+		"data":     map[string]any{"password": "Zmlyc3Q="},
+	}}
+	addEntry(installed, "helm", "", "2026-11-22T01:19:10Z", fieldsV1([]string{"stringData", "password"}))
+	applyOperation(installed, "helm")
+	upgraded := next(installed, "11", func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, "c2Vjb25k", "data", "password")
+	})
+	checkManager(t, installed, upgraded, "data.password", &record.Manager{Name: "helm", Operation: "Apply", Time: "2026-11-22T01:19:10Z"})
+}
+
 // checkManager diffs old against new, raw and as the cache keeps them
 // (managedFields slimmed), and checks both records change changed and
 // name want (nil: no one).
 func checkManager(t *testing.T, old, new *unstructured.Unstructured, changed string, want *record.Manager) {
 	t.Helper()
-	ev := change.Event{Type: change.Updated, Resource: resources["Deployment"], Old: old, New: new}
+	ev := change.Event{Type: change.Updated, Resource: resources[new.GetKind()], Old: old, New: new}
 	raw := newDiffer(t, loadKeys(t))
 	cached := newDifferOpts(t, loadKeys(t), true)
 	transform := cached.CacheTransform(ev.Resource)
