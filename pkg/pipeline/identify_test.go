@@ -141,7 +141,7 @@ func helmRevision(rev, rv int) *unstructured.Unstructured {
 // wrote just before it may come after it. Records of other objects, and
 // of others' writes, pass.
 func TestIdentifyWaitsForTheReleaseBeforeAWrite(t *testing.T) {
-	book, out := release.NewBook(), &released{}
+	book, out := release.NewBook(release.Options{}), &released{}
 	s := newIdentify(nil, 0, out, nil)
 	s.releases, s.releaseWait = book, 5*time.Second
 	now := time.Unix(0, 0)

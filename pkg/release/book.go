@@ -10,6 +10,8 @@
 package release
 
 import (
+	"io"
+	"log/slog"
 	"strconv"
 	"sync"
 
@@ -38,11 +40,25 @@ type Book struct {
 	// state not delivered yet.
 	progress map[string]uint64
 	signal   chan struct{}
+	log      *slog.Logger
+	// warnedLarge is set once a release record too large to read was
+	// logged.
+	warnedLarge bool
+}
+
+// Options configure a Book.
+type Options struct {
+	// Log receives the Book's warnings; nil discards them.
+	Log *slog.Logger
 }
 
 // NewBook returns an empty Book.
-func NewBook() *Book {
-	return &Book{helm: map[string]*helmRelease{}, objects: map[string]timeline{}, progress: map[string]uint64{}, signal: make(chan struct{}, 1)}
+func NewBook(o Options) *Book {
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Book{helm: map[string]*helmRelease{}, objects: map[string]timeline{}, progress: map[string]uint64{}, signal: make(chan struct{}, 1), log: log}
 }
 
 // Source says whether objects of the type group/resource may hold a

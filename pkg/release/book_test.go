@@ -58,7 +58,7 @@ var helmManaged = object(map[string]any{helmNameAnnotation: "web", helmNamespace
 // pending record belongs to revision 2; one before it to revision 1;
 // the write's record is not settled until the Secrets' watch reached it.
 func TestHelmRevisionOfAWrite(t *testing.T) {
-	b := NewBook()
+	b := NewBook(Options{})
 	b.Observe("", "secrets", helmSecret(t, "web", 1, "deployed", "1.0.0", 100))
 	if r, settled := b.Release(helmManaged, "105"); !settled && r.Revision != 1 {
 		t.Fatalf("before revision 2 was seen: %+v settled=%v, want revision 1, unsettled", r, settled)
@@ -96,7 +96,7 @@ func TestHelmRevisionOfAWrite(t *testing.T) {
 }
 
 func TestMarks(t *testing.T) {
-	b := NewBook()
+	b := NewBook(Options{})
 	b.Observe("argoproj.io", "applications", &unstructured.Unstructured{Object: map[string]any{
 		"metadata": map[string]any{"name": "shop", "namespace": "argocd", "resourceVersion": "50"},
 		"status":   map[string]any{"sync": map[string]any{"revision": "aaa"}, "operationState": map[string]any{"phase": "Succeeded"}}}})
@@ -139,7 +139,7 @@ func TestMarks(t *testing.T) {
 // before it applies, and the finished one after: a write between them
 // names the revision being synced.
 func TestApplicationSync(t *testing.T) {
-	b := NewBook()
+	b := NewBook(Options{})
 	app := func(rv int, phase, synced, syncing string) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{
 			"metadata": map[string]any{"name": "shop", "namespace": "argocd", "resourceVersion": fmt.Sprint(rv)},
@@ -161,7 +161,7 @@ func TestApplicationSync(t *testing.T) {
 // kustomize-controller writes lastAttemptedRevision and Reconciling
 // before it applies, lastAppliedRevision after.
 func TestKustomizationApply(t *testing.T) {
-	b := NewBook()
+	b := NewBook(Options{})
 	ks := func(rv int, reconciling, attempted, applied string) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{
 			"metadata": map[string]any{"name": "apps", "namespace": "flux-system", "resourceVersion": fmt.Sprint(rv)},
@@ -195,14 +195,14 @@ func TestHelmConfigMapDriver(t *testing.T) {
 	if err := unstructured.SetNestedField(cm.Object, string(once), "data", "release"); err != nil {
 		t.Fatal(err)
 	}
-	b := NewBook()
+	b := NewBook(Options{})
 	b.Observe("", "configmaps", cm)
 	b.Observe("", "secrets", helmSecret(t, "other", 1, "deployed", "0.1.0", 500)) // the Secrets' watch is far ahead
 	r, settled := b.Release(helmManaged, "120")
 	if r.Revision != 3 || r.Chart != "web-1.4.2" || settled {
 		t.Errorf("from a ConfigMap: %+v settled=%v, want revision 3, chart web-1.4.2, waiting on the ConfigMaps' watch", *r, settled)
 	}
-	if got := chartOf(secret, false); got != (record.Release{}) {
+	if got, _ := chartOf(secret, false); got != (record.Release{}) {
 		t.Errorf("a Secret's data read as a ConfigMap's: %+v, want nothing", got)
 	}
 }

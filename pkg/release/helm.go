@@ -1,11 +1,6 @@
 package release
 
 import (
-	"bytes"
-	"compress/gzip"
-	"encoding/base64"
-	"encoding/json"
-	"io"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,14 +8,9 @@ import (
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
-const (
-	// maxRevisions bounds the revisions kept per release: Helm keeps 10
-	// by default (--history-max).
-	maxRevisions = 16
-	// maxReleaseBytes bounds how much of a release's gzipped JSON is read
-	// to find its chart's metadata, against a compression bomb.
-	maxReleaseBytes = 64 << 20
-)
+// maxRevisions bounds the revisions kept per release: Helm keeps 10 by
+// default (--history-max).
+const maxRevisions = 16
 
 // helmRelease is what the book knows of one Helm release: its revisions,
 // from the labels of the Secrets (or ConfigMaps) Helm keeps them in.
@@ -80,7 +70,15 @@ func (b *Book) observeHelm(source string, obj *unstructured.Unstructured, rv uin
 	}
 	if !rev.read {
 		rev.read = true
-		rev.chart = chartOf(obj, source == sourceSecrets)
+		var err error
+		rev.chart, err = chartOf(obj, source == sourceSecrets)
+		if err != nil && !b.warnedLarge {
+			// One line, not one per record: whoever wrote one such record
+			// can write many.
+			b.warnedLarge = true
+			b.log.Warn("a Helm release record's chart metadata is not within the first 16 MiB it decompresses to; it is read no further and names no chart (this is said once)",
+				"namespace", obj.GetNamespace(), "name", obj.GetName())
+		}
 	}
 }
 
@@ -138,47 +136,4 @@ func (b *Book) helmAt(m mark, rv uint64) *record.Release {
 		}
 	}
 	return r
-}
-
-// chartOf reads the chart's name, version and appVersion from a
-// release's record, and nothing else: the release JSON also holds the
-// values (passwords among them) and the manifest, which are skipped
-// while decoding and never kept. A Secret's data is base64 once more
-// than a ConfigMap's.
-func chartOf(obj *unstructured.Unstructured, inSecret bool) record.Release {
-	encoded, _, _ := unstructured.NestedString(obj.Object, "data", "release")
-	if inSecret {
-		raw, err := base64.StdEncoding.DecodeString(encoded)
-		if err != nil {
-			return record.Release{}
-		}
-		encoded = string(raw)
-	}
-	raw, err := base64.StdEncoding.DecodeString(encoded)
-	if err != nil {
-		return record.Release{}
-	}
-	var in io.Reader = bytes.NewReader(raw)
-	if bytes.HasPrefix(raw, []byte{0x1f, 0x8b, 0x08}) { // gzip, as Helm writes it
-		z, err := gzip.NewReader(in)
-		if err != nil {
-			return record.Release{}
-		}
-		defer z.Close()
-		in = z
-	}
-	var release struct {
-		Chart struct {
-			Metadata struct {
-				Name       string `json:"name"`
-				Version    string `json:"version"`
-				AppVersion string `json:"appVersion"`
-			} `json:"metadata"`
-		} `json:"chart"`
-	}
-	if json.NewDecoder(io.LimitReader(in, maxReleaseBytes)).Decode(&release) != nil || release.Chart.Metadata.Name == "" {
-		return record.Release{}
-	}
-	meta := release.Chart.Metadata
-	return record.Release{Chart: meta.Name + "-" + meta.Version, AppVersion: meta.AppVersion}
 }
