@@ -151,11 +151,11 @@ func writeTarget(tx *bolt.Tx, target string, tc *targetChanges) (written int, er
 	for _, key := range slices.Sorted(maps.Keys(tc.objects)) {
 		o := tc.objects[key]
 		if o == nil {
-			err = b.Delete([]byte(key))
+			err = b.Delete(storedKey(key))
 		} else {
-			v := encode(o)
+			v := encodeAt(key, o)
 			written += len(v)
-			err = b.Put([]byte(key), v)
+			err = b.Put(storedKey(key), v)
 		}
 		if err != nil {
 			return written, err
@@ -230,10 +230,11 @@ func (s *Store) stage(target string, list List) (written int, err error) {
 				if o == nil {
 					continue
 				}
-				v := encode(o)
+				key := list.Key(i)
+				v := encodeAt(key, o)
 				n += len(v)
 				written += len(v)
-				if err := b.Put([]byte(list.Key(i)), v); err != nil {
+				if err := b.Put(storedKey(key), v); err != nil {
 					return err
 				}
 			}

@@ -92,9 +92,9 @@ func current(tx *bolt.Tx, group, resource, namespace, name string) []byte {
 	if targets == nil {
 		return nil
 	}
-	key := []byte(name)
+	key := storedKey(name)
 	if namespace != "" {
-		key = []byte(namespace + "/" + name)
+		key = storedKey(namespace + "/" + name)
 	}
 	var found []byte
 	_ = targets.ForEachBucket(func(target []byte) error {
@@ -102,7 +102,7 @@ func current(tx *bolt.Tx, group, resource, namespace, name string) []byte {
 			return nil
 		}
 		if v := targets.Bucket(target).Get(key); v != nil {
-			if o, err := decode(v); err == nil {
+			if _, o, err := decodeAt(key, v); err == nil {
 				found = o.Raw
 			}
 		}

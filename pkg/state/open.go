@@ -169,7 +169,7 @@ func (s *Store) check() (format string, damaged damagedRecords, err error) {
 			}
 			// Staging too: Open deletes it, which reads every page.
 			valid := map[string]func(k, v []byte) bool{
-				string(targetsBucket): func(_, v []byte) bool { _, err := decode(v); return err == nil },
+				string(targetsBucket): func(k, v []byte) bool { _, _, err := decodeAt(k, v); return err == nil },
 				string(stagingBucket): func(_, _ []byte) bool { return true },
 				string(spoolsBucket):  func(k, v []byte) bool { return len(k) == 8 && json.Valid(v) },
 			}

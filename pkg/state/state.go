@@ -43,6 +43,9 @@ package state
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -63,7 +66,7 @@ const fileName = "state.db"
 
 var (
 	metaBucket    = []byte("meta")
-	targetsBucket = []byte("targets") // a bucket per target: object key → Object
+	targetsBucket = []byte("targets") // a bucket per target: object key (storedKey) → Object (encodeAt)
 	// stagingBucket holds full writes under way (stage): a bucket per
 	// target, moved into targets when complete.
 	stagingBucket = []byte("staging")
@@ -204,11 +207,11 @@ func (s *Store) Each(target string, fn func(key string, o *Object)) (ok bool, er
 			}
 			ok = true
 			return b.ForEach(func(k, v []byte) error {
-				o, err := decode(v)
+				key, o, err := decodeAt(k, v)
 				if err != nil {
 					return err
 				}
-				fn(string(k), o)
+				fn(key, o)
 				return nil
 			})
 		})
@@ -281,6 +284,50 @@ func (s *Store) changes(target string) *targetChanges {
 // Close writes what is noted and closes the database.
 func (s *Store) Close() error {
 	return errors.Join(s.Flush(), s.db.Close())
+}
+
+// maxStoredKey bounds an object's key (namespace/name) in the store. A
+// name validated only as a path segment (a Role's, a ClusterRole's) can
+// be 40 KiB, past bbolt's 32 KiB limit for a key, and one refused key
+// fails the whole write: every later state and record would be lost.
+const maxStoredKey = 1024
+
+// storedKey is key as the store keeps it: key itself, or, when longer
+// than maxStoredKey, its first bytes and a hash of the whole; the value
+// then carries the whole key (encodeAt).
+func storedKey(key string) []byte {
+	if len(key) <= maxStoredKey {
+		return []byte(key)
+	}
+	sum := sha256.Sum256([]byte(key))
+	return []byte(key[:maxStoredKey-80] + "~sha256:" + hex.EncodeToString(sum[:]))
+}
+
+// encodeAt is an object's value under key: encode, preceded, when the
+// store shortens the key, by 0, the key's length (uvarint) and the key.
+// A UID never starts with 0, so the two forms are told apart.
+func encodeAt(key string, o *Object) []byte {
+	if len(key) <= maxStoredKey {
+		return encode(o)
+	}
+	b := binary.AppendUvarint([]byte{0}, uint64(len(key)))
+	return append(append(b, key...), encode(o)...)
+}
+
+// decodeAt reads the value v stored under k: the object's whole key and
+// the object.
+func decodeAt(k, v []byte) (string, *Object, error) {
+	if len(v) == 0 || v[0] != 0 {
+		o, err := decode(v)
+		return string(k), o, err
+	}
+	n, size := binary.Uvarint(v[1:])
+	if size <= 0 || n > uint64(len(v)-1-size) {
+		return "", nil, errors.New("damaged object record")
+	}
+	rest := v[1+size:]
+	o, err := decode(rest[n:])
+	return string(rest[:n]), o, err
 }
 
 // encode is uid \n resourceVersion \n JSON: neither holds a newline.

@@ -312,3 +312,51 @@ func TestUnusableDirIsNotDamage(t *testing.T) {
 		t.Error("a fault reading the file is damage")
 	}
 }
+
+// A key past bbolt's 32 KiB limit (a Role's name is validated only as a
+// path segment: the API server takes one of 40 KiB) is stored under a
+// shortened key: the write does not fail, the object loads back under
+// its whole key, its history's current state is found, and its deletion
+// removes it.
+func TestKeyTooLargeForTheStoreIsShortened(t *testing.T) {
+	const roles = "rbac.authorization.k8s.io/v1, Resource=roles|||"
+	dir := t.TempDir()
+	var logs bytes.Buffer
+	s := openBound(t, dir, "c1", &logs)
+	long := "ns/" + strings.Repeat("r", 40<<10)
+	s.Replace(roles, objectsOf(map[string]*Object{long: cm, "ns/a": cm}))
+	s.Put(roles, long+"2", cm)
+	if err := s.Flush(); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	s.Put(roles, "ns/b", cm)
+	if err := s.Close(); err != nil {
+		t.Fatalf("a later write: %v", err)
+	}
+	s = openBound(t, dir, "c1", &logs)
+	got, _, err := s.load(roles)
+	if err != nil || len(got) != 4 || got[long] == nil || got[long+"2"] == nil || string(got[long].Raw) != string(cm.Raw) {
+		t.Fatalf("loaded %d objects (%v), want 4 with the long keys whole", len(got), err)
+	}
+	err = s.db.View(func(tx *bolt.Tx) error {
+		if current(tx, "rbac.authorization.k8s.io", "roles", "ns", strings.Repeat("r", 40<<10)) == nil {
+			t.Error("the history's current state of the long name is not found")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Delete(roles, long)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openBound(t, dir, "c1", &logs)
+	defer s.Close()
+	if got, _, _ := s.load(roles); len(got) != 3 || got[long] != nil {
+		t.Errorf("after the deletion: %d objects, the long one there: %v", len(got), got[long] != nil)
+	}
+	if logs.Len() != 0 {
+		t.Errorf("logged: %s", logs.String())
+	}
+}
