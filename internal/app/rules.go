@@ -10,7 +10,8 @@ import (
 
 // compileRules compiles the configured rules (validated already, so an
 // error here is not the user's), and has each rule's failures logged
-// once when they start and once when the rule evaluates again.
+// once when they start and once when the rule evaluates again, and its
+// summary's first failure logged.
 func compileRules(cfg config.Config, log *slog.Logger) (*rules.Set, error) {
 	set, err := rules.Compile(cfg.Rules, cfg.RulePack)
 	if err != nil {
@@ -22,6 +23,9 @@ func compileRules(cfg config.Config, log *slog.Logger) (*rules.Set, error) {
 			return
 		}
 		log.Error("rule fails to evaluate and matches nothing until it does (logged once)", "rule", rule, "err", err)
+	}
+	set.OnSummaryError = func(rule string, err error) {
+		log.Warn("rule's summary fails to render: its records get a short summary or none (logged once)", "rule", rule, "err", err)
 	}
 	return set, nil
 }

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 
@@ -78,7 +79,7 @@ func (s *Set) Judge(in Input) Verdict {
 			if data == nil {
 				data = summaryData(act)
 			}
-			if text, ok := s.summarize(r, data); ok {
+			if text, ok := s.summarize(r, in.Record, data); ok {
 				v.Summary, summaryRank = text, rank
 			}
 		}
@@ -86,15 +87,25 @@ func (s *Set) Judge(in Input) Verdict {
 	return v
 }
 
-// summarize renders r's summary; a failure to render is a failure of the
-// rule, told once like an evaluation's.
-func (s *Set) summarize(r *Rule, data map[string]any) (string, bool) {
-	var b strings.Builder
-	if err := r.summary.Execute(&b, data); err != nil {
-		s.failed(r, errors.New("summary: "+err.Error()))
+// summarize renders r's summary. One over its limit gives a short
+// fallback, so that the record still says which rule matched it; one
+// that fails otherwise gives none. Either is told once.
+func (s *Set) summarize(r *Rule, c *record.Change, data map[string]any) (string, bool) {
+	text, err := r.summary.render(data)
+	if err == nil {
+		return text, true
+	}
+	if r.summaryTold.CompareAndSwap(false, true) && s.OnSummaryError != nil {
+		s.OnSummaryError(r.Name, fmt.Errorf("summary: %w", err))
+	}
+	if !errors.Is(err, errSummaryLimit) {
 		return "", false
 	}
-	return strings.TrimSpace(b.String()), true
+	object := c.Name
+	if c.Namespace != "" {
+		object = c.Namespace + "/" + c.Name
+	}
+	return fmt.Sprintf("%s %s: rule %s matched (its summary went over its limit)", c.Kind, object, r.Name), true
 }
 
 // summaryData is the record as a summary's template sees it: its fields

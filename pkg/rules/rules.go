@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"text/template"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common"
@@ -56,10 +55,13 @@ type Rule struct {
 	// Pack is set for a rule of the built-in pack (rulePack).
 	Pack    bool
 	plan    plan
-	summary *template.Template // nil: no summary
+	summary *summaryTemplate // nil: no summary
 	// failing is set while the rule's evaluations fail, so that an
 	// episode of failures is logged once (see Set.Judge).
 	failing failFlag
+	// summaryTold is set once its summary's failure was told: it fails
+	// on the records it fails on, so an episode would be told per record.
+	summaryTold failFlag
 }
 
 // Set is the rules a run evaluates, in the order written (the pack's
@@ -70,6 +72,10 @@ type Set struct {
 	// evaluations fail, and count as not matched) and when it evaluates
 	// again (healed true); nil: not told.
 	OnError func(rule string, err error, healed bool)
+	// OnSummaryError is told the first time a rule's summary fails to
+	// render (over its limit, or an error); the rule still matches.
+	// nil: not told.
+	OnSummaryError func(rule string, err error)
 }
 
 // Compile compiles the config's rules and the pack's rules pack
@@ -150,20 +156,13 @@ func compile(env *cel.Env, s Spec) (*Rule, error) {
 	}
 	r := &Rule{Spec: s, plan: p}
 	if s.Summary != "" {
-		t, err := template.New(s.Name).Funcs(summaryFuncs).Option("missingkey=zero").Parse(s.Summary)
+		t, err := parseSummary(s.Name, s.Summary)
 		if err != nil {
 			return nil, fmt.Errorf("summary: %w", err)
 		}
 		r.summary = t
 	}
 	return r, nil
-}
-
-// summaryFuncs are the functions a summary may call besides the
-// template package's own.
-var summaryFuncs = template.FuncMap{
-	"hasPrefix": strings.HasPrefix, "hasSuffix": strings.HasSuffix, "contains": strings.Contains,
-	"join": strings.Join, "upper": strings.ToUpper, "lower": strings.ToLower,
 }
 
 // oneLine says CEL's errors on one line, each with its line and column
