@@ -7,6 +7,9 @@
 // record by resourceVersion: the state written before the record's
 // write. What it keeps of a Helm release's record is its labels and its
 // chart's name, version and appVersion, never its values or manifest.
+// A Helm record is believed only from where Helm keeps them (Secrets of
+// Helm's type by default, ConfigMaps when told), named and labelled as
+// Helm does, and a revision two records disagree on is named by neither.
 package release
 
 import (
@@ -41,6 +44,8 @@ type Book struct {
 	progress map[string]uint64
 	signal   chan struct{}
 	log      *slog.Logger
+	// helmSources are the types whose Helm release records are believed.
+	helmSources map[string]bool
 	// warnedLarge is set once a release record too large to read was
 	// logged.
 	warnedLarge bool
@@ -48,9 +53,20 @@ type Book struct {
 
 // Options configure a Book.
 type Options struct {
+	// HelmStorage names where Helm keeps its release records in the
+	// cluster, as Helm names its storage drivers: HelmSecrets (Helm's
+	// default), HelmConfigMaps (HELM_DRIVER=configmap), or both. Records
+	// are believed from these alone. Empty: HelmSecrets.
+	HelmStorage []string
 	// Log receives the Book's warnings; nil discards them.
 	Log *slog.Logger
 }
+
+// The storage drivers of Helm's that keep release records in the cluster.
+const (
+	HelmSecrets    = "secrets"
+	HelmConfigMaps = "configmaps"
+)
 
 // NewBook returns an empty Book.
 func NewBook(o Options) *Book {
@@ -58,7 +74,15 @@ func NewBook(o Options) *Book {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Book{helm: map[string]*helmRelease{}, objects: map[string]timeline{}, progress: map[string]uint64{}, signal: make(chan struct{}, 1), log: log}
+	sources := map[string]bool{}
+	for _, driver := range o.HelmStorage {
+		sources["/"+driver] = true // sourceSecrets, sourceConfigMaps
+	}
+	if len(sources) == 0 {
+		sources[sourceSecrets] = true
+	}
+	return &Book{helm: map[string]*helmRelease{}, objects: map[string]timeline{}, progress: map[string]uint64{},
+		signal: make(chan struct{}, 1), log: log, helmSources: sources}
 }
 
 // Source says whether objects of the type group/resource may hold a
@@ -83,9 +107,7 @@ func (b *Book) Observe(group, resource string, obj *unstructured.Unstructured) {
 	}
 	switch source {
 	case sourceSecrets, sourceConfigMaps:
-		if isHelmRecord(obj) {
-			b.observeHelm(source, obj, rv)
-		}
+		b.observeHelm(source, obj, rv)
 	case sourceApplications:
 		b.note(kindApplication, obj, rv, applicationState(obj))
 	case sourceKustomizations:
@@ -106,9 +128,7 @@ func (b *Book) Forget(group, resource string, obj *unstructured.Unstructured) {
 	defer b.mu.Unlock()
 	switch source := group + "/" + resource; source {
 	case sourceSecrets, sourceConfigMaps:
-		if isHelmRecord(obj) {
-			b.forgetHelm(obj)
-		}
+		b.forgetHelm(source, obj)
 	case sourceApplications:
 		delete(b.objects, objectKey(kindApplication, obj.GetNamespace(), obj.GetName()))
 	case sourceKustomizations:

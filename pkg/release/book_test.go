@@ -179,11 +179,10 @@ func TestKustomizationApply(t *testing.T) {
 	}
 }
 
-// With HELM_DRIVER=configmap, Helm keeps the same labels and data in a
-// ConfigMap, base64'd once; the release is read from there, and its
-// writes wait on the ConfigMaps' watch.
-func TestHelmConfigMapDriver(t *testing.T) {
-	secret := helmSecret(t, "web", 3, "deployed", "1.4.2", 100)
+// helmConfigMap is secret as Helm's ConfigMap driver keeps it: the
+// same labels and data, base64'd once.
+func helmConfigMap(t *testing.T, secret *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
 	inSecret, _, _ := unstructured.NestedString(secret.Object, "data", "release")
 	once, err := base64.StdEncoding.DecodeString(inSecret)
 	if err != nil {
@@ -195,8 +194,17 @@ func TestHelmConfigMapDriver(t *testing.T) {
 	if err := unstructured.SetNestedField(cm.Object, string(once), "data", "release"); err != nil {
 		t.Fatal(err)
 	}
-	b := NewBook(Options{})
-	b.Observe("", "configmaps", cm)
+	return cm
+}
+
+// With HELM_DRIVER=configmap, Helm keeps the same labels and data in a
+// ConfigMap, base64'd once; when the configmaps driver is named, the
+// release is read from there, and its writes wait on the ConfigMaps'
+// watch.
+func TestHelmConfigMapDriver(t *testing.T) {
+	secret := helmSecret(t, "web", 3, "deployed", "1.4.2", 100)
+	b := NewBook(Options{HelmStorage: []string{HelmConfigMaps}})
+	b.Observe("", "configmaps", helmConfigMap(t, secret))
 	b.Observe("", "secrets", helmSecret(t, "other", 1, "deployed", "0.1.0", 500)) // the Secrets' watch is far ahead
 	r, settled := b.Release(helmManaged, "120")
 	if r.Revision != 3 || r.Chart != "web-1.4.2" || settled {
@@ -204,6 +212,53 @@ func TestHelmConfigMapDriver(t *testing.T) {
 	}
 	if got, _ := chartOf(secret, false); got != (record.Release{}) {
 		t.Errorf("a Secret's data read as a ConfigMap's: %+v, want nothing", got)
+	}
+}
+
+// A record is believed only where Helm keeps them (Secrets of Helm's
+// type unless the configmaps driver is named), labelled and named as
+// Helm does; a forged one, observed or deleted, changes nothing, and
+// two records of one revision that disagree name no revision.
+func TestForgedHelmRecords(t *testing.T) {
+	real1 := helmSecret(t, "web", 1, "deployed", "1.0.0", 100)
+	forged1 := helmConfigMap(t, helmSecret(t, "web", 1, "deployed", "6.6.6", 110))
+	forged2 := helmConfigMap(t, helmSecret(t, "web", 2, "deployed", "6.6.6", 111))
+	opaque2 := helmSecret(t, "web", 2, "deployed", "6.6.6", 112)
+	opaque2.Object["type"] = "Opaque"
+	misnamed2 := helmSecret(t, "web", 2, "deployed", "6.6.6", 113)
+	misnamed2.SetName("not-helms")
+	type step struct {
+		forget   bool
+		resource string
+		obj      *unstructured.Unstructured
+	}
+	for _, tc := range []struct {
+		name    string
+		storage []string
+		steps   []step
+		want    string // the release's String() at resourceVersion 200
+	}{
+		{"a ConfigMap, secrets driver", nil, []step{{false, "secrets", real1}, {false, "configmaps", forged1}, {false, "configmaps", forged2}}, "release web rev 1, chart web-1.0.0"},
+		{"a forged ConfigMap deleted", nil, []step{{false, "secrets", real1}, {true, "configmaps", forged1}}, "release web rev 1, chart web-1.0.0"},
+		{"a Secret of another type", nil, []step{{false, "secrets", real1}, {false, "secrets", opaque2}}, "release web rev 1, chart web-1.0.0"},
+		{"a Secret named otherwise", nil, []step{{false, "secrets", real1}, {false, "secrets", misnamed2}}, "release web rev 1, chart web-1.0.0"},
+		{"both drivers, records disagree", []string{HelmSecrets, HelmConfigMaps}, []step{{false, "secrets", real1}, {false, "configmaps", forged1}}, "release web"},
+		{"both drivers, one of two deleted", []string{HelmSecrets, HelmConfigMaps}, []step{{false, "secrets", real1}, {false, "configmaps", forged1}, {true, "configmaps", forged1}}, "release web rev 1, chart web-1.0.0"},
+		{"both drivers, records agree", []string{HelmSecrets, HelmConfigMaps}, []step{{false, "secrets", real1}, {false, "configmaps", helmConfigMap(t, real1)}}, "release web rev 1, chart web-1.0.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := NewBook(Options{HelmStorage: tc.storage})
+			for _, s := range tc.steps {
+				if s.forget {
+					b.Forget("", s.resource, s.obj)
+				} else {
+					b.Observe("", s.resource, s.obj)
+				}
+			}
+			if r, _ := b.Release(helmManaged, "200"); r.String() != tc.want {
+				t.Errorf("%q, want %q", r.String(), tc.want)
+			}
+		})
 	}
 }
 

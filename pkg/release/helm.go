@@ -21,10 +21,19 @@ type helmRelease struct {
 	source string
 }
 
+// helmRevision is one revision of a release, as its records claim it:
+// by the type holding each record, one unless Helm's records are
+// believed from both Secrets and ConfigMaps and both hold one (the
+// object's name is Helm's for the revision, so each type holds one).
 type helmRevision struct {
-	// created is the resourceVersion the revision's record was first
-	// seen at: Helm writes it (pending-install, pending-upgrade) before
-	// applying the release's objects, so their writes come after it.
+	claims map[string]*helmClaim
+}
+
+// helmClaim is what one record says of its revision.
+type helmClaim struct {
+	// created is the resourceVersion the record was first seen at:
+	// Helm writes it (pending-install, pending-upgrade) before applying
+	// the release's objects, so their writes come after it.
 	created  uint64
 	statuses []versioned[string] // the revision's status as it moved
 	chart    record.Release      // Chart and AppVersion only
@@ -37,22 +46,42 @@ type versioned[T any] struct {
 	value T
 }
 
-// isHelmRecord says whether obj (a Secret or ConfigMap) is a revision of
-// a Helm release: Helm labels them owner=helm, name, version, status.
-func isHelmRecord(obj *unstructured.Unstructured) bool {
+// helmRecordType is the type Helm's secrets driver gives its Secrets.
+// Only Helm (or whoever may create Secrets, and so could run Helm
+// itself) writes one; a ConfigMap's labels anyone who may create
+// ConfigMaps can write.
+const helmRecordType = "helm.sh/release.v1"
+
+// helmRecord is the release and revision obj, a Secret or ConfigMap,
+// is a record of, when it is one that may be believed: of a type
+// holding the records (Book's HelmStorage), a Secret of Helm's type,
+// labelled as Helm labels them (owner=helm, name, version, status) and
+// named as Helm names them (sh.helm.release.v1.NAME.vVERSION).
+func (b *Book) helmRecord(source string, obj *unstructured.Unstructured) (name string, revision int, ok bool) {
+	if !b.helmSources[source] {
+		return "", 0, false
+	}
+	if typ, _ := obj.Object["type"].(string); source == sourceSecrets && typ != helmRecordType {
+		return "", 0, false
+	}
 	labels := metadataStrings(obj, "labels")
-	return labels.of("owner") == "helm" && labels.of("name") != "" && labels.of("version") != ""
+	name = labels.of("name")
+	revision, err := strconv.Atoi(labels.of("version"))
+	if labels.of("owner") != "helm" || name == "" || err != nil || revision <= 0 ||
+		obj.GetName() != "sh.helm.release.v1."+name+".v"+strconv.Itoa(revision) {
+		return "", 0, false
+	}
+	return name, revision, true
 }
 
 // observeHelm notes a revision's record: its labels, and once its
 // chart's metadata. The caller holds mu.
 func (b *Book) observeHelm(source string, obj *unstructured.Unstructured, rv uint64) {
-	labels := metadataStrings(obj, "labels")
-	revision, err := strconv.Atoi(labels.of("version"))
-	if err != nil || revision <= 0 {
+	name, revision, ok := b.helmRecord(source, obj)
+	if !ok {
 		return
 	}
-	key := obj.GetNamespace() + "/" + labels.of("name")
+	key := obj.GetNamespace() + "/" + name
 	rel := b.helm[key]
 	if rel == nil {
 		rel = &helmRelease{revisions: map[int]*helmRevision{}}
@@ -61,25 +90,66 @@ func (b *Book) observeHelm(source string, obj *unstructured.Unstructured, rv uin
 	rel.source = source
 	rev := rel.revisions[revision]
 	if rev == nil {
-		rev = &helmRevision{created: rv}
+		rev = &helmRevision{claims: map[string]*helmClaim{}}
 		rel.revisions[revision] = rev
 		trimRevisions(rel)
 	}
-	if n := len(rev.statuses); n == 0 || rev.statuses[n-1].value != labels.of("status") {
-		rev.statuses = append(rev.statuses, versioned[string]{rv, labels.of("status")})
+	claim := rev.claims[source]
+	if claim == nil {
+		claim = &helmClaim{created: rv}
+		rev.claims[source] = claim
 	}
-	if !rev.read {
-		rev.read = true
-		var err error
-		rev.chart, err = chartOf(obj, source == sourceSecrets)
-		if err != nil && !b.warnedLarge {
-			// One line, not one per record: whoever wrote one such record
-			// can write many.
-			b.warnedLarge = true
-			b.log.Warn("a Helm release record's chart metadata is not within the first 16 MiB it decompresses to; it is read no further and names no chart (this is said once)",
-				"namespace", obj.GetNamespace(), "name", obj.GetName())
+	status := metadataStrings(obj, "labels").of("status")
+	if n := len(claim.statuses); n == 0 || claim.statuses[n-1].value != status {
+		claim.statuses = append(claim.statuses, versioned[string]{rv, status})
+	}
+	if !claim.read {
+		claim.read = true
+		b.readChart(claim, source, obj)
+	}
+}
+
+// readChart reads a record's chart metadata into claim. The caller
+// holds mu.
+func (b *Book) readChart(claim *helmClaim, source string, obj *unstructured.Unstructured) {
+	var err error
+	claim.chart, err = chartOf(obj, source == sourceSecrets)
+	if err != nil && !b.warnedLarge {
+		// One line, not one per record: whoever wrote one such record
+		// can write many.
+		b.warnedLarge = true
+		b.log.Warn("a Helm release record's chart metadata is not within the first 16 MiB it decompresses to; it is read no further and names no chart (this is said once)",
+			"namespace", obj.GetNamespace(), "name", obj.GetName())
+	}
+}
+
+// created is the resourceVersion the revision's first record was seen at.
+func (r *helmRevision) created() uint64 {
+	var first uint64
+	for _, c := range r.claims {
+		if first == 0 || c.created < first {
+			first = c.created
 		}
 	}
+	return first
+}
+
+// believed is the revision's record, false when two records claim it
+// and disagree on what a record would name (the chart, the status now):
+// one of them is not Helm's, and which is not known.
+func (r *helmRevision) believed() (*helmClaim, bool) {
+	var one *helmClaim
+	for _, c := range r.claims {
+		switch {
+		case one == nil:
+			one = c
+		case c.chart != one.chart || c.statuses[len(c.statuses)-1].value != one.statuses[len(one.statuses)-1].value:
+			return nil, false
+		case c.created < one.created:
+			one = c
+		}
+	}
+	return one, one != nil
 }
 
 // trimRevisions drops the oldest revisions beyond maxRevisions.
@@ -96,15 +166,20 @@ func trimRevisions(rel *helmRelease) {
 }
 
 // forgetHelm drops a deleted revision's record. The caller holds mu.
-func (b *Book) forgetHelm(obj *unstructured.Unstructured) {
-	labels := metadataStrings(obj, "labels")
-	key := obj.GetNamespace() + "/" + labels.of("name")
-	rel := b.helm[key]
-	if rel == nil {
+func (b *Book) forgetHelm(source string, obj *unstructured.Unstructured) {
+	name, revision, ok := b.helmRecord(source, obj)
+	if !ok {
 		return
 	}
-	revision, _ := strconv.Atoi(labels.of("version"))
-	delete(rel.revisions, revision)
+	key := obj.GetNamespace() + "/" + name
+	rel := b.helm[key]
+	if rel == nil || rel.revisions[revision] == nil {
+		return
+	}
+	delete(rel.revisions[revision].claims, source)
+	if len(rel.revisions[revision].claims) == 0 {
+		delete(rel.revisions, revision)
+	}
 	if len(rel.revisions) == 0 {
 		delete(b.helm, key)
 	}
@@ -121,14 +196,17 @@ func (b *Book) helmAt(m mark, rv uint64) *record.Release {
 	}
 	best := 0
 	for n, rev := range rel.revisions {
-		if n > best && (rv == 0 || rev.created < rv) {
+		if n > best && (rv == 0 || rev.created() < rv) {
 			best = n
 		}
 	}
 	if best == 0 {
 		return r
 	}
-	rev := rel.revisions[best]
+	rev, ok := rel.revisions[best].believed()
+	if !ok {
+		return r // never a guess between two records
+	}
 	r.Revision, r.Chart, r.AppVersion = best, rev.chart.Chart, rev.chart.AppVersion
 	for _, s := range rev.statuses {
 		if rv == 0 || s.rv < rv {
