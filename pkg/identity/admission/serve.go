@@ -85,20 +85,11 @@ func authOf(opts Options, c *tls.Config) (*callerauth.Checker, error) {
 		ClientCAFile: opts.ClientCAFile, ClientCAFileKey: "admissionObserver.clientCAFile (--admission-observer-client-ca-file)",
 		TokenFile: opts.TokenFile, TokenFileKey: "admissionObserver.tokenFile (--admission-observer-token-file)",
 	}, c)
-	switch {
-	case err != nil:
-	case !auth.Configured():
+	if err == nil && !auth.Configured() {
 		err = errors.New(NeedsAuthentication)
-	case auth.IsToken(PlaceholderToken):
-		err = fmt.Errorf("admissionObserver.tokenFile (--admission-observer-token-file) %s holds the placeholder deploy/components/admission-observer ships: set a random token in the registration's path (docs/identity.md#installing-it)", opts.TokenFile)
 	}
 	return auth, err
 }
-
-// PlaceholderToken is the last segment of the path
-// deploy/components/admission-observer registers until an overlay sets
-// a random one: known to all, it proves nothing.
-const PlaceholderToken = "set-a-random-token-in-your-overlay"
 
 // NeedsAuthentication is the error of an observer configured with no way
 // to tell the API server from anyone else.

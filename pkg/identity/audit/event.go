@@ -167,6 +167,14 @@ func (ev *event) writes(source string, o Options) []identity.Write {
 	if w.ResourceVersion != "" && w.ResourceVersion == w.PreviousResourceVersion {
 		return nil // an update that changed nothing: the server kept the version
 	}
+	if w.ResourceVersion == "" {
+		// No response (Metadata level): whether the update changed
+		// anything is unknown, and one that did not replaced the
+		// version the next writer's write replaces. The version would
+		// name this user for that write; the object and the time, with
+		// every other write near it, name no one rather than guess.
+		w.PreviousResourceVersion = ""
+	}
 	return []identity.Write{w}
 }
 

@@ -283,3 +283,33 @@ func TestAClientsAuditIDHidesNoWrite(t *testing.T) {
 		t.Fatalf("a 900 KB audit ID: %d writes, id of %d bytes; want one of 32", len(huge), len(huge[0].ID))
 	}
 }
+
+// At Metadata level (a Secret) an update has no response: whether it
+// changed anything is unknown, and one that did not (alice putting the
+// Secret back as it was) replaced the version bob's next write replaces.
+// It must not name alice for bob's write: both writes are near the
+// record, so no one is named.
+func TestAnUpdateWithoutResponseClaimsNoVersion(t *testing.T) {
+	secretWrite := func(user, verb string, at time.Time) map[string]any {
+		return auditEvent(func(ev map[string]any) {
+			ev["level"], ev["verb"], ev["user"] = "Metadata", verb, map[string]any{"username": user}
+			ev["auditID"] = user + "-" + verb
+			ev["objectRef"] = map[string]any{"resource": "secrets", "namespace": "shop", "name": "db", "apiVersion": "v1", "uid": "s1", "resourceVersion": "337"}
+			delete(ev, "requestObject")
+			delete(ev, "responseObject")
+			ev["stageTimestamp"] = at.Format(time.RFC3339Nano)
+		})
+	}
+	noop := parse(t, secretWrite("alice", "update", at), Options{})
+	if len(noop) != 1 || noop[0].PreviousResourceVersion != "" {
+		t.Fatalf("alice's update at Metadata level: %+v; want a write with no version it replaced", noop)
+	}
+	book := identity.NewBook()
+	book.Note(noop[0])
+	book.Note(parse(t, secretWrite("bob", "patch", at.Add(time.Second)), Options{})[0])
+	q := identity.Query{Resource: "secrets", Namespace: "shop", Name: "db", UID: "s1", Type: record.Updated,
+		Hops: []identity.Hop{{From: "337", To: "338"}}, Time: at.Add(1100 * time.Millisecond)}
+	if u, answer := book.Who(q); answer == identity.Known {
+		t.Fatalf("bob's change after alice's no-op update is credited to %q; want no one", u.Name)
+	}
+}

@@ -126,7 +126,7 @@ func TestOnlyTheAPIServerMayPost(t *testing.T) {
 	})
 	testsync.Eventually(t, "the two accepted posts to be noted", 30*time.Second, func() bool { return len(notes.All()) == 2 })
 	for _, w := range notes.All() {
-		if w.ID != "the token" && w.ID != "a certificate the client CA signed" {
+		if w.ResourceVersion != "the token" && w.ResourceVersion != "a certificate the client CA signed" {
 			t.Errorf("noted a refused post: %+v", w)
 		}
 	}
@@ -152,8 +152,8 @@ func TestAReplayedBatchIsNotedOnce(t *testing.T) {
 		t.Fatalf("answered %d, want 200", code)
 	}
 	testsync.Eventually(t, "the second event to be noted", 30*time.Second, func() bool { return len(notes.All()) >= 2 })
-	if got := notes.All(); len(got) != 2 || got[0].ID != "id-1" || got[1].ID != "id-2" {
-		t.Fatalf("noted %+v, want id-1 once then id-2", got)
+	if got := notes.All(); len(got) != 2 || got[0].ResourceVersion != "10" || got[1].ResourceVersion != "11" {
+		t.Fatalf("noted %+v, want id-1's write once then id-2's", got)
 	}
 }
 
