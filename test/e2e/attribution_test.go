@@ -14,7 +14,7 @@ import (
 // managedFields entry owning the zero (the Scale's spec.replicas is
 // omitempty, so the zero is in no field set and the scale entry goes),
 // and moves no entry's time. The record names no one, in JSON (no
-// `manager`) and in text (no `by`), rather than the newest other entry,
+// `manager`) and in text (`by ?`), rather than the newest other entry,
 // `kubectl set image`'s. The scales after it name no one either: with no
 // entry owning spec.replicas, the Scale the API server builds has no
 // managedFields, and an update of an object without them is not tracked
@@ -62,7 +62,7 @@ func TestScaleToZeroNamesNoOne(t *testing.T) {
 
 	heads := textHeads(t, text, "updated Deployment "+ns+"/web", len(steps))
 	for i, s := range steps {
-		by := ""
+		by := " by ?"
 		if s.want != nil {
 			by = " by " + s.want.Name
 		}

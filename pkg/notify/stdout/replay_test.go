@@ -68,10 +68,10 @@ func TestReplayPrintsFoldsInTimeOrderAndJoinsLateSteps(t *testing.T) {
 	}
 	want := []string{
 		"2026-11-23T07:00:00.000Z owned   ReplicaSet shop/web-1: Pod 3 deleted (until 2026-11-23T07:00:02.000Z, 2s)",
-		"2026-11-23T07:00:01.500Z updated ConfigMap shop/settings",
+		"2026-11-23T07:00:01.500Z updated ConfigMap shop/settings by ?",
 		"  ~ data.level: \"1\" → \"2\"",
 		"2026-11-23T07:00:15.000Z owned   ReplicaSet shop/web-1: Pod 1 deleted (late steps of the fold at 2026-11-23T07:00:00.000Z)",
-		"2026-11-23T07:01:00.000Z updated ConfigMap shop/settings",
+		"2026-11-23T07:01:00.000Z updated ConfigMap shop/settings by ?",
 		"  ~ data.level: \"1\" → \"2\"",
 	}
 	if got := strings.Split(strings.TrimSpace(out.String()), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -101,8 +101,14 @@ func encodeText(w *bufio.Writer, c record.Change, p palette) error {
 	}
 	typeColor := map[string]string{"added": p.green, "updated": p.yellow, "deleted": p.red}[c.Type]
 	by := ""
-	if who := c.By(); who != "" {
+	switch who := c.By(); {
+	case who != "":
 		by = " " + p.dim + "by " + printable(who) + p.reset
+	case c.Type == record.Updated:
+		// Every update was made by someone: "?" says kubediff does not
+		// know who (no managedFields entry records the field, no source
+		// named the user), rather than nothing, which reads as no one.
+		by = " " + p.dim + "by ?" + p.reset
 	}
 	for _, note := range c.Circumstances() {
 		by += " " + p.dim + note + p.reset
