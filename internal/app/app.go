@@ -157,7 +157,7 @@ func (p *program) assemble(ctx context.Context) error {
 	p.pipeline = pipeline.New(pipeline.Options{Differ: p.differ, Router: p.sinks.router, Metrics: p.metrics, Cluster: recordCluster(p.cfg, cluster), Rules: ruleSet,
 		Events: eventOptions(p.cfg, p.state, p.objects), Objects: p.objects,
 		ExcludeNamespaces: p.cfg.ExcludeNamespaces, OwnLeases: ownLeases(le), Identities: identities, IdentityWait: p.cfg.Identity.Wait,
-		Releases: release.NewBook(release.Options{Log: p.log}), ReleaseWait: releaseWait,
+		Releases: release.NewBook(release.Options{HelmStorage: p.cfg.Release.HelmStorage, Log: p.log}), ReleaseWait: releaseWait,
 		Election: le.Enabled, HoldRecords: le.HoldRecords, Holds: stateHolds(p.state), History: historyKeeper(p.state), Log: p.log})
 	if p.elector, err = newElector(le, p.clients, p.pipeline.Gate(), p.metrics, p.log); err != nil {
 		return err

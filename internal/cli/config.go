@@ -53,6 +53,7 @@ var flagKeys = map[string]string{
 	"history-max-bytes":                 "history.maxBytes",
 	"history-events-retention":          "history.events.retention",
 	"identity-wait":                     "identity.wait",
+	"helm-storage":                      "release.helmStorage",
 	"compress-cache":                    "compressCache",
 	"leader-elect":                      "leaderElection.enabled",
 	"leader-election-namespace":         "leaderElection.namespace",

@@ -61,6 +61,7 @@ kubectl accepts, or single objects (filtered by the API server).`,
 	f.String("history-max-bytes", d.History.MaxBytes, "with --state-dir, how much the history may hold on disk, oldest records dropped first (such as 1Gi; 0 turns history off)")
 	f.String("history-events-retention", d.History.Events.Retention, "with --state-dir, how long the history keeps an Event after it last happened (default: --history-retention)")
 	f.Duration("identity-wait", d.Identity.Wait, "with a source of who made each change (--audit-webhook-address, --audit-log, --admission-observer-address), how long a record may wait for it before going on without a user (docs/identity.md)")
+	f.StringSlice("helm-storage", d.Release.HelmStorage, "where Helm keeps its release records in this cluster: secrets (Helm's default), configmaps (HELM_DRIVER=configmap), or both; records are believed from these alone (docs/why.md#releases)")
 	addAuditFlags(cmd)
 	le := d.LeaderElection
 	f.Bool("leader-elect", le.Enabled, "run several replicas with one emitting, elected through a Lease")

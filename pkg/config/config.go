@@ -118,6 +118,8 @@ type Config struct {
 	Audit             AuditConfig             `mapstructure:"audit"`
 	AdmissionObserver AdmissionObserverConfig `mapstructure:"admissionObserver"`
 	Identity          IdentityConfig          `mapstructure:"identity"`
+	// Release says where releases' states are read from.
+	Release ReleaseConfig `mapstructure:"release"`
 	// Rules name the records that matter, in CEL (docs/rules.md); RulePack
 	// enables built-in rules by name (none by default).
 	Rules    []rules.Spec      `mapstructure:"rules"`
@@ -333,6 +335,7 @@ func Default() Config {
 		QueueMaxBytes:       "256Mi",
 		History:             HistoryConfig{Retention: "7d", MaxBytes: "1Gi"},
 		Identity:            IdentityConfig{Wait: DefaultIdentityWait},
+		Release:             ReleaseConfig{HelmStorage: []string{HelmSecrets}},
 		DrainTimeout:        10 * time.Second,
 		ReadBatching:        DefaultReadBatching,
 		RediscoveryInterval: 3 * time.Minute,

@@ -38,6 +38,7 @@ var enums = map[string][]string{
 	"rules[].severity":           append([]string{""}, record.Severities...),
 	"sinks[].type":               sinks.Names(),
 	"diff.defaultsOff[].rules[]": ruleNames(),
+	"release.helmStorage[]":      HelmStorages,
 }
 
 // SchemaRules is a sink type's config that also says, as JSON Schema,

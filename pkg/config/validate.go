@@ -31,6 +31,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.LeaderElection.check()...)
 	errs = append(errs, c.checkDelivery()...)
 	errs = append(errs, c.checkIdentity()...)
+	errs = append(errs, c.Release.check()...)
 	errs = append(errs, c.checkRules()...)
 	return errors.Join(errs...)
 }
