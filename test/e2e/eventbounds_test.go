@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -69,6 +70,40 @@ func TestOneEventDoesNotStopTheHistory(t *testing.T) {
 	historyHolds(t, dir, ns, "three")
 	stopWith(t, w, syscall.SIGTERM)
 	historyHolds(t, dir, ns, "two")
+}
+
+// TestALongNameDoesNotStopTheHistory: a Role whose name is 40 KiB (RBAC
+// validates names only as path segments, so the API server takes it, from
+// anyone who may create Roles in the namespace) is reported, and the
+// state dir goes on: a change after it is in the history, and after a
+// restart the Role is not reported again and the next change is kept too
+// (before, its key failed every write of the state dir).
+func TestALongNameDoesNotStopTheHistory(t *testing.T) {
+	ns := newNamespace(t)
+	dir := filepath.Join(t.TempDir(), "state")
+	watch := []string{"watch", "-n", ns, "--state-dir", dir}
+	w := startBinary(t, watch...)
+	w.logOnFailure()
+	if _, err := clients.CoreV1().ConfigMaps(ns).Create(bg, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"level": "one"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("r", 40<<10)
+	if _, err := clients.RbacV1().Roles(ns).Create(bg, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: long}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.waitRecords("Role", ns, long, 1)
+	setLevel(t, w, ns, "two")
+	historyHolds(t, dir, ns, "two")
+	stopWith(t, w, syscall.SIGTERM)
+
+	w = startBinary(t, watch...)
+	w.logOnFailure()
+	setLevel(t, w, ns, "three")
+	historyHolds(t, dir, ns, "three")
+	if got := w.recordsFor("Role", ns, long); len(got) != 0 {
+		t.Errorf("after the restart the Role is reported again: %d records, the first %s", len(got), got[0].Type)
+	}
+	stopWith(t, w, syscall.SIGTERM)
 }
 
 // createHugeEvent writes, through core v1, a Warning about the ConfigMap
