@@ -37,8 +37,20 @@ type observer struct {
 	stop  func()
 }
 
+// observerToken writes a fresh token for an observer and returns its
+// file and the registration path that carries it (as the chart does).
+func observerToken(t *testing.T) (file, path string) {
+	t.Helper()
+	token := fmt.Sprintf("e2e-token-%d-%d", time.Now().UnixNano(), os.Getpid())
+	file = filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte(token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file, admission.Path + "/" + token
+}
+
 // startObserver serves the admission observer with a fresh certificate
-// for 127.0.0.1, logging at debug level.
+// for 127.0.0.1 and a token in its URL's path, logging at debug level.
 func startObserver(t *testing.T) *observer {
 	t.Helper()
 	certFile, keyFile, certPEM, err := testcert.LoopbackFiles(t.TempDir())
@@ -47,12 +59,13 @@ func startObserver(t *testing.T) *observer {
 	}
 	o := &observer{ca: certPEM, notes: &identitytest.Recorder{}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewTextHandler(o.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	addr, stop, err := admission.Serve(admission.Options{Address: "127.0.0.1:0", CertFile: certFile, KeyFile: keyFile}, o.notes, log)
+	tokenFile, path := observerToken(t)
+	addr, stop, err := admission.Serve(admission.Options{Address: "127.0.0.1:0", CertFile: certFile, KeyFile: keyFile, TokenFile: tokenFile}, o.notes, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var once sync.Once
-	o.url, o.stop = "https://"+addr+admission.Path, func() { once.Do(stop) }
+	o.url, o.stop = "https://"+addr+path, func() { once.Do(stop) }
 	t.Cleanup(o.stop)
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -65,8 +66,9 @@ func sameRules(a, b admissionregistrationv1.ValidatingWebhook) bool {
 // the API server accepts (server-side dry run): a StatefulSet serving the
 // observer with the chart's certificate, one Service and one webhook
 // entry per replica, each with the rules of the registration the e2e
-// test proves (deploy/components/admission-observer), and a config file
-// kubediff accepts. An existing Secret needs its CA. Off by default.
+// test proves (deploy/components/admission-observer), a path ending in a
+// random token the chart keeps in a Secret kubediff reads (only the API
+// server may post reviews), and a config file kubediff accepts. An existing Secret needs its CA. Off by default.
 func TestHelmChartAdmissionObserver(t *testing.T) {
 	const release = "observer-test"
 	ensureNamespace(t, release)
@@ -105,10 +107,11 @@ func TestHelmChartAdmissionObserver(t *testing.T) {
 	if want := []string{"observer-test-kubediff-observer-0→observer-test-kubediff-0", "observer-test-kubediff-observer-1→observer-test-kubediff-1", "observer-test-kubediff-observer-2→observer-test-kubediff-2"}; !slices.Equal(services, want) {
 		t.Errorf("per-replica Services %v, want %v", services, want)
 	}
+	token := chartObserverToken(t, on)
 	for i, w := range regs[0].Webhooks {
 		svc := w.ClientConfig.Service
-		if svc == nil || svc.Name != strings.Split(services[i], "→")[0] || *svc.Path != "/observe" || len(w.ClientConfig.CABundle) == 0 {
-			t.Errorf("webhook %d calls %+v", i, w.ClientConfig)
+		if svc == nil || svc.Name != strings.Split(services[i], "→")[0] || *svc.Path != "/observe/"+token || len(w.ClientConfig.CABundle) == 0 {
+			t.Errorf("webhook %d calls %+v, want the path /observe/ and the token Secret's token", i, w.ClientConfig)
 		}
 		if !sameRules(w, shipped) {
 			t.Errorf("the chart's webhook %d differs from deploy/components/admission-observer/webhook.yaml:\n%+v\n%+v", i, w, shipped)
@@ -119,7 +122,7 @@ func TestHelmChartAdmissionObserver(t *testing.T) {
 		t.Fatalf("want a StatefulSet mounting the observer's certificate")
 	}
 	config := renderedConfigFile(t, on)
-	if data, _ := os.ReadFile(config); !strings.Contains(string(data), "address: :9443") {
+	if data, _ := os.ReadFile(config); !strings.Contains(string(data), "address: :9443") || !strings.Contains(string(data), "tokenFile: /etc/kubediff/admission-observer-token/token") {
 		t.Errorf("the config file does not serve the observer:\n%s", data)
 	}
 	var stdout, stderr syncBuffer
@@ -131,7 +134,7 @@ func TestHelmChartAdmissionObserver(t *testing.T) {
 		t.Errorf("an existing Secret without its CA: err %v, output %q; want a failure naming admissionObserver.tls.caBundle", err, out)
 	}
 	mine, err := render("--set", "admissionObserver.enabled=true", "--set", "admissionObserver.tls.existingSecret=mine", "--set", "admissionObserver.tls.caBundle=Q0E=")
-	if err != nil || strings.Contains(mine, "kind: Secret") || !strings.Contains(mine, "secretName: mine") || !strings.Contains(mine, "caBundle: Q0E=") {
+	if err != nil || strings.Contains(mine, "type: kubernetes.io/tls") || !strings.Contains(mine, "secretName: mine") || !strings.Contains(mine, "caBundle: Q0E=") {
 		t.Errorf("an existing Secret: err %v; want it mounted, its CA trusted, no Secret made:\n%s", err, mine)
 	}
 }
@@ -148,8 +151,11 @@ func TestKustomizeAdmissionObserver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kustomization := "resources: [" + deploy + "/base]\ncomponents: [" + deploy + "/components/admission-observer]\n"
+	kustomization := "resources: [" + deploy + "/base, observer-token.yaml]\ncomponents: [" + deploy + "/components/admission-observer]\n"
 	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(overlay, "observer-token.yaml"), []byte(kustomizeTokenSecret), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	rendered := kubectl(t, "", "kustomize", overlay)
@@ -167,12 +173,68 @@ func TestKustomizeAdmissionObserver(t *testing.T) {
 		t.Fatalf("want one Deployment of one replica (each must see every write)")
 	}
 	args := strings.Join(deployments[0].Spec.Template.Spec.Containers[0].Args, " ")
-	if !strings.Contains(args, "--admission-observer-address :9443 --admission-observer-cert-file /etc/kubediff/admission-observer/tls.crt --admission-observer-key-file /etc/kubediff/admission-observer/tls.key") {
+	if !strings.Contains(args, "--admission-observer-address :9443 --admission-observer-cert-file /etc/kubediff/admission-observer/tls.crt --admission-observer-key-file /etc/kubediff/admission-observer/tls.key --admission-observer-token-file /etc/kubediff/admission-observer-token/token") {
 		t.Errorf("args: %s", args)
 	}
+	kustomizeTokenReachesThePath(t, overlay, rendered)
 	for _, want := range []string{"kind: Certificate", "secretName: kubediff-admission-observer-tls", "cert-manager.io/inject-ca-from: kubediff/kubediff-admission-observer", "name: kubediff-admission-observer\n  namespace: kubediff"} {
 		if !strings.Contains(rendered, want) {
 			t.Errorf("the component renders no %q", want)
 		}
 	}
 }
+
+// chartObserverToken is the token of the chart's observer token Secret
+// in the rendered manifests: long, random, and the same in every render
+// of one install.
+func chartObserverToken(t *testing.T, rendered string) string {
+	t.Helper()
+	for _, s := range manifestsOf[corev1.Secret](t, rendered, "Secret") {
+		if strings.HasSuffix(s.Name, "-admission-observer-token") {
+			token := string(s.Data["token"])
+			if len(token) < 32 {
+				t.Fatalf("the observer's token is %d characters; want a random one of 32 or more", len(token))
+			}
+			return token
+		}
+	}
+	t.Fatal("the chart makes no observer token Secret")
+	return ""
+}
+
+// kustomizeTokenReachesThePath checks that the component needs the
+// overlay's token Secret and puts its token at the end of the path.
+func kustomizeTokenReachesThePath(t *testing.T, overlay string, rendered string) {
+	t.Helper()
+	regs := manifestsOf[admissionregistrationv1.ValidatingWebhookConfiguration](t, rendered, "ValidatingWebhookConfiguration")
+	if len(regs) != 1 || *regs[0].Webhooks[0].ClientConfig.Service.Path != "/observe/"+kustomizeToken {
+		t.Fatalf("the registration's path is not /observe/ and the overlay's token: %+v", regs)
+	}
+	if err := os.Remove(filepath.Join(overlay, "observer-token.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	kustomization, err := os.ReadFile(filepath.Join(overlay, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	without := strings.Replace(string(kustomization), ", observer-token.yaml", "", 1)
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(without), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(env.Kubectl, "kustomize", overlay).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "kubediff-admission-observer-token") {
+		t.Errorf("the component without the overlay's token Secret: err %v, output %.300s; want a failure naming the Secret", err, out)
+	}
+}
+
+// kustomizeToken is the token the kustomize test's overlay gives.
+const kustomizeToken = "zx81kq2m0atql7vw3nr5yb9cd4ef6gh1"
+
+// kustomizeTokenSecret is the Secret an overlay gives the component.
+const kustomizeTokenSecret = `apiVersion: v1
+kind: Secret
+metadata:
+  name: kubediff-admission-observer-token
+  namespace: kubediff
+stringData:
+  token: ` + kustomizeToken + "\n"

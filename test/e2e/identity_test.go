@@ -21,7 +21,6 @@ import (
 
 	"github.com/kubediff/kubediff/internal/testcert"
 	"github.com/kubediff/kubediff/internal/testenv"
-	"github.com/kubediff/kubediff/pkg/identity/admission"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -65,7 +64,7 @@ func startWhoCluster(t *testing.T) *whoCluster {
 	c.server, err = env.StartAuditedAPIServer(testenv.AuditOptions{
 		PolicyFile:        filepath.Join(repoRoot(t), "deploy", "audit", "policy.yaml"),
 		WebhookConfigFile: kubeconfig, BatchMaxWait: time.Second, LogPath: c.logPath,
-		Tokens: []string{`alice-token,alice,alice-uid,"devs"`},
+		Tokens: []string{`alice-token,alice,alice-uid,"devs"`, `bob-token,bob,bob-uid,"system:masters"`},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -313,8 +312,10 @@ func observerArgs(t *testing.T, ns string) []string {
 		t.Fatal(err)
 	}
 	addr := freeAddress(t)
-	registerObserver(t, ns, "https://"+addr+admission.Path, certPEM)
-	return []string{"--admission-observer-address", addr, "--admission-observer-cert-file", certFile, "--admission-observer-key-file", keyFile}
+	tokenFile, path := observerToken(t)
+	registerObserver(t, ns, "https://"+addr+path, certPEM)
+	return []string{"--admission-observer-address", addr, "--admission-observer-cert-file", certFile, "--admission-observer-key-file", keyFile,
+		"--admission-observer-token-file", tokenFile}
 }
 
 // historyOfAlice checks that `kubediff history --user alice` lists

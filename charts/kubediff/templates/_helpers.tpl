@@ -38,7 +38,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- $_ := set $cfg "apiService" (dict "address" (printf ":%d" (int .Values.apiService.port))) -}}
 {{- end -}}
 {{- if .Values.admissionObserver.enabled -}}
-{{- $_ := set $cfg "admissionObserver" (dict "address" (printf ":%d" (int .Values.admissionObserver.port)) "certFile" "/etc/kubediff/admission-observer/tls.crt" "keyFile" "/etc/kubediff/admission-observer/tls.key") -}}
+{{- $_ := set $cfg "admissionObserver" (dict "address" (printf ":%d" (int .Values.admissionObserver.port)) "certFile" "/etc/kubediff/admission-observer/tls.crt" "keyFile" "/etc/kubediff/admission-observer/tls.key" "tokenFile" "/etc/kubediff/admission-observer-token/token") -}}
 {{- end -}}
 {{- toYaml $cfg -}}
 {{- end -}}
