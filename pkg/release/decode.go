@@ -45,7 +45,7 @@ var (
 // errTooLarge says it was cut at maxDecompressed.
 func chartOf(obj *unstructured.Unstructured, inSecret bool) (record.Release, error) {
 	encoded, _, _ := unstructured.NestedString(obj.Object, "data", "release")
-	var in io.Reader = base64.NewDecoder(base64.StdEncoding, strings.NewReader(encoded))
+	in := base64.NewDecoder(base64.StdEncoding, strings.NewReader(encoded))
 	if inSecret {
 		in = base64.NewDecoder(base64.StdEncoding, in)
 	}
