@@ -40,8 +40,11 @@ prune, any redacted value.
 
 --apply applies it with your kubeconfig's credentials: a server-side dry
 run first, the diff against the live object, a y/N question (--yes skips
-it), then a server-side apply as field manager kubediff-restore, which
-takes over the fields it sets from other managers.`,
+it; Ctrl-C applies nothing), then a server-side apply as field manager
+kubediff-restore, which takes over the fields it sets from other managers.
+Fields others added since, which the manifest does not set (an env var
+from kubectl set env), stay: they are listed with who set them, before
+the question and after the apply.`,
 		Example: `  kubediff restore deploy/web -n shop --at 2026-11-23T14:01:30Z --state-dir /var/lib/kubediff > web.yaml
   kubediff restore cm/settings -n shop --at 10m --server http://127.0.0.1:8080 --apply`,
 		Args: cobra.ExactArgs(1),
@@ -108,8 +111,8 @@ func printManifest(out io.Writer, obj map[string]any, format string) error {
 }
 
 // applyRestore applies the manifest to the cluster with the caller's own
-// credentials: a dry run, the diff against the live object, a question,
-// then the apply.
+// credentials: a dry run, the diff against the live object and the
+// fields the apply keeps, a question, then the apply.
 func applyRestore(cmd *cobra.Command, id history.ObjectID, m restore.Manifest, at time.Time, out, stderr io.Writer) error {
 	client, err := restoreClient(cmd, id, m, stderr)
 	if err != nil {
@@ -117,37 +120,87 @@ func applyRestore(cmd *cobra.Command, id history.ObjectID, m restore.Manifest, a
 	}
 	ctx := cmd.Context()
 	obj := &unstructured.Unstructured{Object: m.Object}
-	name := obj.GetName()
-	dry, err := client.Apply(ctx, name, obj, metav1.ApplyOptions{FieldManager: restoreManager, Force: true, DryRun: []string{metav1.DryRunAll}})
-	if err != nil {
-		return fmt.Errorf("the API server refused the restore's dry run: %w", err)
-	}
-	live, err := client.Get(ctx, name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		live = nil
-	case err != nil:
-		return fmt.Errorf("reading the live object: %w", err)
-	}
-	text, err := restoreDiff(ctx, id, live, dry, at)
+	name, when := obj.GetName(), at.UTC().Format(time.RFC3339Nano)
+	text, kept, err := previewRestore(ctx, client, id, obj, at)
 	if err != nil {
 		return err
 	}
+	if text == "" && len(kept) == 0 {
+		fmt.Fprintf(out, "%s is already as it was at %s: nothing to apply\n", objectLabel(obj), when)
+		return nil
+	}
 	if text == "" {
-		fmt.Fprintf(out, "%s is already as it was at %s: nothing to apply\n", objectLabel(obj), at.UTC().Format(time.RFC3339Nano))
+		fmt.Fprintf(out, "%s: what the restore sets is as it was at %s: nothing to apply; but %s\n", objectLabel(obj), when, keptList(kept))
 		return nil
 	}
 	fmt.Fprint(out, text)
-	if yes, _ := cmd.Flags().GetBool("yes"); !yes && !confirm(cmd.InOrStdin(), stderr, fmt.Sprintf("Apply this to %s? [y/N] ", objectLabel(obj))) {
-		fmt.Fprintln(stderr, "not applied")
-		return nil
+	if len(kept) > 0 {
+		fmt.Fprintf(out, "Not as it was after the apply: %s\n", keptList(kept))
+	}
+	if yes, _ := cmd.Flags().GetBool("yes"); !yes {
+		ok, err := confirm(ctx, cmd.InOrStdin(), stderr, fmt.Sprintf("Apply this to %s? [y/N] ", objectLabel(obj)))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			fmt.Fprintln(stderr, "not applied")
+			return nil
+		}
 	}
 	applied, err := client.Apply(ctx, name, obj, metav1.ApplyOptions{FieldManager: restoreManager, Force: true})
 	if err != nil {
 		return fmt.Errorf("the API server refused the restore: %w", err)
 	}
-	fmt.Fprintf(out, "restored %s as it was at %s (resourceVersion %s)\n", objectLabel(obj), at.UTC().Format(time.RFC3339Nano), applied.GetResourceVersion())
+	// What the apply kept is told from its result: a manager may have
+	// written since the dry run.
+	if kept, err = restore.Kept(applied.GetManagedFields(), restoreManager); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "restored %s as it was at %s (resourceVersion %s)%s\n", objectLabel(obj), when, applied.GetResourceVersion(), keptNote(kept))
 	return nil
+}
+
+// previewRestore is what applying obj would do: the diff from the live
+// object to the dry run's result ("" when none), and the fields the
+// apply would keep as others set them since.
+func previewRestore(ctx context.Context, client dynamic.ResourceInterface, id history.ObjectID, obj *unstructured.Unstructured, at time.Time) (string, []restore.KeptField, error) {
+	dry, err := client.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: restoreManager, Force: true, DryRun: []string{metav1.DryRunAll}})
+	if err != nil {
+		return "", nil, fmt.Errorf("the API server refused the restore's dry run: %w", err)
+	}
+	live, err := client.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		live = nil
+	case err != nil:
+		return "", nil, fmt.Errorf("reading the live object: %w", err)
+	}
+	text, err := restoreDiff(ctx, id, live, dry, at)
+	if err != nil {
+		return "", nil, err
+	}
+	kept, err := restore.Kept(dry.GetManagedFields(), restoreManager)
+	return text, kept, err
+}
+
+// keptNote says, after a restore's message, that it is not the whole
+// object as it was (nothing when it is).
+func keptNote(kept []restore.KeptField) string {
+	if len(kept) == 0 {
+		return ""
+	}
+	return ", but for " + keptList(kept)
+}
+
+// keptList names the fields others added since, which a server-side
+// apply leaves, and who set them, one a line.
+func keptList(kept []restore.KeptField) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d field(s) added since that the restore does not set and server-side apply keeps:", len(kept))
+	for _, k := range kept {
+		b.WriteString("\n  " + k.String())
+	}
+	return b.String()
 }
 
 // restoreClient is a dynamic client for the object's type and namespace
@@ -195,15 +248,30 @@ func restoreDiff(ctx context.Context, id history.ObjectID, live, dry *unstructur
 	return historyapi.DiffObjects(ctx, id, from, to, label+" live", label+" restored as at "+at.UTC().Format(time.RFC3339Nano))
 }
 
-// confirm asks question on stderr and reads the answer: y or yes.
-func confirm(in io.Reader, stderr io.Writer, question string) bool {
+// confirm asks question on stderr and reads the answer: y or yes. When
+// ctx is done first (Ctrl-C: main's context), it returns ctx's cause,
+// so that nothing is applied and kubediff exits non-zero.
+func confirm(ctx context.Context, in io.Reader, stderr io.Writer, question string) (bool, error) {
 	fmt.Fprint(stderr, question)
-	answer, err := bufio.NewReader(in).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return false
+	answer := make(chan string, 1)
+	// The read cannot be interrupted (a terminal's stdin has no
+	// deadline): when ctx ends first, the goroutine ends with the
+	// process, which exits right after, or with in's next line.
+	go func() {
+		line, err := bufio.NewReader(in).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			line = ""
+		}
+		answer <- line
+	}()
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(stderr)
+		return false, fmt.Errorf("interrupted at the question: nothing applied (%w)", context.Cause(ctx))
+	case line := <-answer:
+		line = strings.ToLower(strings.TrimSpace(line))
+		return line == "y" || line == "yes", nil
 	}
-	answer = strings.ToLower(strings.TrimSpace(answer))
-	return answer == "y" || answer == "yes"
 }
 
 func objectLabel(u *unstructured.Unstructured) string {
