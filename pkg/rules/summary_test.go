@@ -148,3 +148,27 @@ func BenchmarkSummaryOverItsLimit(b *testing.B) {
 		})
 	}
 }
+
+// The rules are judged on many goroutines (one a watch): each rendering
+// has its own budget and text.
+func TestSummariesRenderOnManyGoroutines(t *testing.T) {
+	set, told := summaryTold(t, `{{ .name }}{{ range .object.data }}.{{ end }}`)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 50 {
+				rec := bigConfigMapRecord()
+				rec.Name = fmt.Sprintf("cm-%d-%d", g, i)
+				want := rec.Name + strings.Repeat(".", 250)
+				if v := set.Judge(Input{Record: rec, Object: bigConfigMap()}); v.Summary != want {
+					t.Errorf("summary %q, want %q", v.Summary, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(*told) != 0 {
+		t.Errorf("told %q", *told)
+	}
+}
