@@ -132,7 +132,7 @@ func (r *released) emit(_ watcher.Event, c record.Change, _ []identity.Hop) {
 
 // helmRevision is revision rev of release web as Helm's Secret, written at version rv.
 func helmRevision(rev, rv int) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": fmt.Sprint("sh.helm.release.v1.web.v", rev),
+	return &unstructured.Unstructured{Object: map[string]any{"type": "helm.sh/release.v1", "metadata": map[string]any{"name": fmt.Sprint("sh.helm.release.v1.web.v", rev),
 		"namespace": "day", "resourceVersion": fmt.Sprint(rv), "labels": map[string]any{"owner": "helm", "name": "web", "version": fmt.Sprint(rev), "status": "deployed"}}}}
 }
 
