@@ -52,7 +52,7 @@ const stepFunc = "_kubediffStep"
 // tree where it loops.
 var stepNode = func() parse.Node {
 	t := template.Must(template.New("step").Funcs(template.FuncMap{stepFunc: func() string { return "" }}).Parse("{{" + stepFunc + "}}"))
-	return t.Tree.Root.Nodes[0]
+	return t.Root.Nodes[0]
 }()
 
 // summaryTemplate is a rule's compiled summary.
@@ -78,10 +78,10 @@ func parseSummary(name, text string) (*summaryTemplate, error) {
 		return nil, err
 	}
 	for _, tt := range t.Templates() {
-		if tt.Tree != nil && tt.Tree.Root != nil {
+		if tt.Tree != nil && tt.Root != nil {
 			// A step at a template's start bounds a template calling itself.
-			tt.Tree.Root.Nodes = append([]parse.Node{stepNode}, tt.Tree.Root.Nodes...)
-			addSteps(tt.Tree.Root)
+			tt.Root.Nodes = append([]parse.Node{stepNode}, tt.Root.Nodes...)
+			addSteps(tt.Root)
 		}
 	}
 	return &summaryTemplate{base: t}, nil

@@ -72,7 +72,7 @@ func fieldSet(e metav1.ManagedFieldsEntry, into *map[string]any) error {
 	if e.FieldsV1 == nil {
 		return nil
 	}
-	if err := json.Unmarshal(e.FieldsV1.Raw, into); err != nil {
+	if err := json.Unmarshal(e.FieldsV1.GetRawBytes(), into); err != nil {
 		return fmt.Errorf("managedFields of %s: %w", e.Manager, err)
 	}
 	return nil

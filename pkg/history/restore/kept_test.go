@@ -11,7 +11,7 @@ import (
 func entry(manager string, op metav1.ManagedFieldsOperationType, subresource, fields string) metav1.ManagedFieldsEntry {
 	at := metav1.NewTime(time.Date(2026, 11, 23, 21, 3, 0, 0, time.UTC))
 	return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, Subresource: subresource, Time: &at,
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
 }
 
 // A Deployment restored after kubectl set env added FOO to its container
