@@ -61,10 +61,13 @@ func Serve(opts Options, notes identity.Noter, log *slog.Logger) (addr string, s
 		// The API server waits at most the registration's timeout (1 s)
 		// for an answer; these only bound what a stray client may hold.
 		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug), // port scanners' handshakes are no news
+		// The API server sends a few short headers; a stranger's 1 MB of
+		// them (Go's default) is refused before it is held.
+		MaxHeaderBytes: maxHeaderBytes,
+		ReadTimeout:    30 * time.Second,
+		WriteTimeout:   30 * time.Second,
+		IdleTimeout:    2 * time.Minute,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelDebug), // port scanners' handshakes are no news
 	}
 	go func() {
 		if err := srv.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -167,3 +170,6 @@ func (c *certificate) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	}
 	return c.current, nil
 }
+
+// maxHeaderBytes bounds a request's headers.
+const maxHeaderBytes = 64 << 10

@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -151,5 +153,102 @@ func TestCertificateReloads(t *testing.T) {
 	renew([]byte("not a certificate"), keyPEM)
 	if third, _ := c.get(nil); third != second {
 		t.Fatal("a broken renewal should keep the last good certificate")
+	}
+}
+
+// A thousand strangers' posts (reviews of 8 MiB naming someone, 32 KiB
+// of headers) cost kubediff no more than their headers: each is refused
+// before its body is read, nothing is noted, and the heap in use stays
+// under 128 MiB while twenty of them post at once (reading the bodies
+// would hold at least 20 × 8 MiB, and noting them, as before, 2.78 GB
+// for 600). A header over the bound is refused.
+func TestAThousandStrangersCostLittle(t *testing.T) {
+	files, err := testcert.NewAuditTLS(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := &identitytest.Recorder{}
+	addr, stop, err := Serve(Options{Address: "127.0.0.1:0", CertFile: files.ServingCert, KeyFile: files.ServingKey, TokenFile: files.TokenFile},
+		notes, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	client := tlsClient(t, files.ServingCA, "", "")
+	pad := strings.Repeat("p", MaxReviewBytes-1024)
+	body := []byte(review(`{"uid":"x","operation":"DELETE","resource":{"version":"v1","resource":"configmaps"},"name":"c",` + alice + `,"oldObject":{"metadata":{"uid":"u","resourceVersion":"3"}},"pad":"` + pad + `"}`))
+	post := func(header string) int {
+		req, _ := http.NewRequest(http.MethodPost, "https://"+addr+Path+"/guess", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+header)
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0 // the server may close a connection whose body it did not read
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	peak := watchHeap(t)
+	var wg sync.WaitGroup
+	codes := make(chan int, 1000)
+	for range 20 {
+		wg.Go(func() {
+			for range 50 {
+				codes <- post(strings.Repeat("h", 32<<10))
+			}
+		})
+	}
+	wg.Wait()
+	close(codes)
+	for code := range codes {
+		if code != http.StatusUnauthorized && code != 0 {
+			t.Fatalf("a stranger's post answered %d, want 401", code)
+		}
+	}
+	if len(notes.All()) != 0 {
+		t.Fatalf("strangers' posts noted %d writes", len(notes.All()))
+	}
+	if mib := peak() >> 20; mib > 128 {
+		t.Errorf("the heap in use peaked at %d MiB under 1,000 strangers' posts; want under 128 MiB", mib)
+	} else {
+		t.Logf("the heap in use peaked at %d MiB under 1,000 strangers' posts of 8 MiB", mib)
+	}
+	if code := post(strings.Repeat("h", 900<<10)); code != http.StatusRequestHeaderFieldsTooLarge && code != 0 {
+		t.Errorf("900 KB of headers answered %d, want 431", code)
+	}
+}
+
+// watchHeap samples the heap in use until the test ends; the function it
+// returns is the highest seen so far.
+func watchHeap(t *testing.T) func() uint64 {
+	var mu sync.Mutex
+	var highest uint64
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	sample := func() {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		mu.Lock()
+		highest = max(highest, m.HeapInuse)
+		mu.Unlock()
+	}
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				sample()
+			}
+		}
+	}()
+	t.Cleanup(func() { close(done); <-stopped })
+	return func() uint64 {
+		sample()
+		mu.Lock()
+		defer mu.Unlock()
+		return highest
 	}
 }

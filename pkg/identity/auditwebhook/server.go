@@ -76,7 +76,10 @@ func Start(cfg Config, notes identity.Noter, log *slog.Logger) (*Server, error) 
 	}
 	s.addr = ln.Addr().String()
 	s.queue = startQueue(notes, log)
-	s.srv = &http.Server{Handler: s, TLSConfig: tlsConfig, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
+	s.srv = &http.Server{Handler: s, TLSConfig: tlsConfig, ReadHeaderTimeout: 10 * time.Second,
+		// The API server sends a few short headers; a stranger's 1 MB of
+		// them (Go's default) is refused before it is held.
+		MaxHeaderBytes: maxHeaderBytes, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)} // handshakes of scanners are no news
 	go func() {
 		if err := s.srv.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -157,3 +160,6 @@ func (s *Server) admit(writes []identity.Write) {
 // authenticated reports whether r bears a certificate the client CA
 // verified, or the token.
 func (s *Server) authenticated(r *http.Request) bool { return s.auth.Authenticated(r) }
+
+// maxHeaderBytes bounds a request's headers.
+const maxHeaderBytes = 64 << 10
