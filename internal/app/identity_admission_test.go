@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -28,8 +29,12 @@ func TestIdentitySourcesServeTheAdmissionObserver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("the-api-servers-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cfg := config.Default()
-	cfg.AdmissionObserver = config.AdmissionObserverConfig{Address: "127.0.0.1:0", CertFile: certFile, KeyFile: keyFile}
+	cfg.AdmissionObserver = config.AdmissionObserverConfig{Address: "127.0.0.1:0", CertFile: certFile, KeyFile: keyFile, TokenFile: tokenFile}
 	var logs bytes.Buffer
 	notes := &identitytest.Recorder{}
 	stop, err := startIdentitySources(context.Background(), cfg, notes, slog.New(slog.NewTextHandler(&logs, nil)))
@@ -47,7 +52,7 @@ func TestIdentitySourcesServeTheAdmissionObserver(t *testing.T) {
 	review := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"r1","operation":"DELETE",
 		"resource":{"version":"v1","resource":"configmaps"},"namespace":"a","name":"c","userInfo":{"username":"alice"},
 		"oldObject":{"metadata":{"uid":"u","resourceVersion":"3"}}}}`
-	resp, err := client.Post("https://"+addr[1]+"/observe", "application/json", strings.NewReader(review))
+	resp, err := client.Post("https://"+addr[1]+"/observe/the-api-servers-token", "application/json", strings.NewReader(review))
 	if err != nil {
 		t.Fatal(err)
 	}
