@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // deadServer is the URL of a loopback port where nothing answers.
@@ -25,6 +26,9 @@ func TestFirstHourErrorsSayWhatToDo(t *testing.T) {
 		t.Fatal(err)
 	}
 	history := stateDirWithHistory(t)
+	// A moment the history holds: after it began, not in the future.
+	// ("1s" was before it began when the test ran within a second.)
+	now := time.Now().UTC().Format(time.RFC3339Nano)
 	kubeconfig := unreachableKubeconfig(t)
 	certificate := filepath.Join(dir, "kind-kubeconfig")
 	kc, err := os.ReadFile(kubeconfig)
@@ -47,11 +51,11 @@ func TestFirstHourErrorsSayWhatToDo(t *testing.T) {
 			[]string{noExtension, `output: "txt" is not one of json, text, none`}},
 		{"a 20 MB value is not echoed whole", []string{"watch", "--config", huge}, exitUsage,
 			[]string{huge, "output: \"xxxxxxxx", "… (20971520 bytes) is not one of json, text, none"}},
-		{"get without -n says where it looked", []string{"get", "cm/web", "--at", "1s", "--kubeconfig", kubeconfig, "--state-dir", history}, exitError,
+		{"get without -n says where it looked", []string{"get", "cm/web", "--at", now, "--kubeconfig", kubeconfig, "--state-dir", history}, exitError,
 			[]string{"cm/web in namespace default (your kubeconfig context's, or default: -n names another) did not exist at"}},
-		{"get with -n says where it looked", []string{"get", "cm/web", "-n", "shop", "--at", "1s", "--state-dir", history}, exitError,
+		{"get with -n says where it looked", []string{"get", "cm/web", "-n", "shop", "--at", now, "--state-dir", history}, exitError,
 			[]string{"cm/web in namespace shop did not exist at"}},
-		{"diff without -n says where it looked", []string{"diff", "cm/web", "--from", "1s", "--kubeconfig", kubeconfig, "--state-dir", history}, exitError,
+		{"diff without -n says where it looked", []string{"diff", "cm/web", "--from", now, "--kubeconfig", kubeconfig, "--state-dir", history}, exitError,
 			[]string{"cm/web in namespace default (your kubeconfig context's, or default: -n names another) existed at neither moment"}},
 		{"TYPE/NAME/extra from a state dir", []string{"get", "deploy/web/extra", "--at", "1m", "--state-dir", history}, exitUsage,
 			[]string{`"deploy/web/extra": want TYPE/NAME with one slash, such as deploy/web`}},
