@@ -89,7 +89,7 @@ metadata:
     apiVersion: apps/v1
     time: "2026-11-25T10:00:00Z"
     fieldsType: FieldsV1
-    fieldsV1: {f:spec: {f:replicas: {}}}
+    fieldsV1: {f:spec: {f:replicas: {}, f:template: {f:spec: {f:containers: {'k:{"name":"web"}': {f:image: {}}}}}}}
 spec:
   replicas: %d
   selector: {matchLabels: {app: web}}
