@@ -216,3 +216,42 @@ func TestAForgedAdmissionReviewNamesNoOne(t *testing.T) {
 		t.Errorf("bob's change of a webhook registration, which the API server never sends to webhooks, is credited to %q; want no one", got)
 	}
 }
+
+// A deletecollection (client-go's DeleteCollection; the namespace
+// controller's way) is one write per object it deleted: each deletion
+// names who sent it, from the audit webhook.
+func TestADeleteCollectionNamesWhoDeleted(t *testing.T) {
+	c := startWhoCluster(t)
+	ns := newNamespace(t)
+	p := c.people(t, ns)
+	for _, name := range []string{"one", "two", "three"} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"batch": "old"}}}
+		if _, err := clients.CoreV1().ConfigMaps(ns).Create(bg, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := startBinary(t, "watch", "-o", "json", "--resources", "configmaps", "--identity-wait=45s",
+		"--audit-webhook-address", c.webhookAddr, "--audit-webhook-cert-file", c.files.ServingCert,
+		"--audit-webhook-key-file", c.files.ServingKey, "--audit-webhook-client-ca-file", c.files.ClientCA)
+	w.logOnFailure()
+	waitNamed(t, w, ns, p)
+	bob := clientWithAuditIDs(env.TokenConfig(c.server, "bob-token"), &auditHeader{})
+	if err := bob.CoreV1().ConfigMaps(ns).DeleteCollection(bg, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "batch=old"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"one", "two", "three"} {
+		var deleted *record.Change
+		eventually(t, "the deletion of "+name, func() bool {
+			for _, r := range w.recordsFor("ConfigMap", ns, name) {
+				if r.Type == record.Deleted {
+					deleted = &r
+					return true
+				}
+			}
+			return false
+		})
+		if got := userOf(*deleted); got != "bob" {
+			t.Errorf("ConfigMap %s deleted by bob's deletecollection: user %q, want bob", name, got)
+		}
+	}
+}

@@ -222,6 +222,9 @@ func (ev *event) deletedItems(w identity.Write, resp *responseObject) []identity
 		one := w
 		one.Verb, one.Name = "delete", ""
 		fillFrom(&one, item.Metadata)
+		// Each deletion is its own write: with the event's ID alone, the
+		// first would be counted and the rest dropped as its repeats.
+		one.ID = w.ID + "/" + one.UID + "/" + one.Name
 		if one.Name != "" {
 			out = append(out, one)
 		}

@@ -124,6 +124,17 @@ func TestWritesOfEachKindOfEvent(t *testing.T) {
 			if len(w) != 2 || w[0].Verb != "delete" || w[0].Name != "a" || w[1].UID != "u-b" || w[1].ResourceVersion != "8" {
 				t.Fatalf("got %+v", w)
 			}
+			// Each is its own write: noted together, each deletion is named.
+			book := identity.NewBook()
+			for _, one := range w {
+				book.Note(one)
+			}
+			for _, uid := range []string{"u-a", "u-b"} {
+				q := identity.Query{Group: "apps", Resource: "deployments", Namespace: "shop", UID: uid, Type: record.Deleted, Hops: []identity.Hop{{From: "5"}}, Time: at}
+				if u, answer := book.Who(q); answer != identity.Known || u.Name != "alice" {
+					t.Errorf("the deletion of %s: %q, %v; want alice", uid, u.Name, answer)
+				}
+			}
 		}},
 		{"a deletecollection logged without its response names nothing", func(ev map[string]any) {
 			ev["verb"], ev["level"] = "deletecollection", "Metadata"
