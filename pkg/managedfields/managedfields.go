@@ -82,14 +82,14 @@ func cut(set map[string]any, depth int) {
 type Ownership int
 
 const (
-	// NotOwned: the set owns neither the field nor one above or below it.
+	// NotOwned means the set owns neither the field nor one above or below it.
 	NotOwned Ownership = iota
-	// MaybeOwned: the path goes on where the set cannot tell one field
+	// MaybeOwned means the path goes on where the set cannot tell one field
 	// from its sibling: below Depth levels, under a list (whose items it
 	// names by key), or under an atomic field (owned whole, as a leaf).
 	// The set owns something there, the field or only a sibling of it.
 	MaybeOwned
-	// Owned: the set owns the field, or a field below it.
+	// Owned means the set owns the field, or a field below it.
 	Owned
 )
 

@@ -92,8 +92,8 @@ func checkNoEntryOwnsReplicas(t *testing.T, ns string) {
 		t.Fatal(err)
 	}
 	for _, e := range d.ManagedFields {
-		if e.FieldsV1 != nil && strings.Contains(string(e.FieldsV1.Raw), `"f:replicas"`) {
-			t.Fatalf("after the scale to zero, %s (%s) owns spec.replicas: %s", e.Manager, e.Subresource, e.FieldsV1.Raw)
+		if e.FieldsV1 != nil && strings.Contains(e.FieldsV1.GetRawString(), `"f:replicas"`) {
+			t.Fatalf("after the scale to zero, %s (%s) owns spec.replicas: %s", e.Manager, e.Subresource, e.FieldsV1.GetRawString())
 		}
 	}
 }
