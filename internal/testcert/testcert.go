@@ -14,8 +14,10 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"testing"
 	"time"
 )
 
@@ -91,4 +93,24 @@ func (p *Pair) WriteFiles(dir, name string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, name+".key"), p.KeyPEM, 0o600)
+}
+
+// Client is an HTTPS client for tests that trusts the CA in caFile and,
+// when certFile is set, presents that key pair as its client certificate.
+func Client(t testing.TB, caFile, certFile, keyFile string) *http.Client {
+	t.Helper()
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &tls.Config{RootCAs: x509.NewCertPool(), MinVersion: tls.VersionTLS12}
+	c.RootCAs.AppendCertsFromPEM(pem)
+	if certFile != "" {
+		pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Certificates = []tls.Certificate{pair}
+	}
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: c}}
 }

@@ -74,6 +74,13 @@ func startWhoCluster(t *testing.T) *whoCluster {
 	return c
 }
 
+// webhookArgs are the flags that serve the audit webhook c's API server
+// posts to.
+func (c *whoCluster) webhookArgs() []string {
+	return []string{"--audit-webhook-address", c.webhookAddr, "--audit-webhook-cert-file", c.files.ServingCert,
+		"--audit-webhook-key-file", c.files.ServingKey, "--audit-webhook-client-ca-file", c.files.ClientCA}
+}
+
 // tokenKubeconfigFor writes a kubeconfig for the audited server with a
 // bearer token, for kubectl run as that user.
 func (c *whoCluster) tokenKubeconfigFor(t *testing.T, name, token string) string {
@@ -276,10 +283,7 @@ func TestWatchNamesWhoMadeEachChange(t *testing.T) {
 		name string
 		args func(t *testing.T, ns string) []string
 	}{
-		{"the audit webhook", func(*testing.T, string) []string {
-			return []string{"--audit-webhook-address", c.webhookAddr, "--audit-webhook-cert-file", c.files.ServingCert,
-				"--audit-webhook-key-file", c.files.ServingKey, "--audit-webhook-client-ca-file", c.files.ClientCA}
-		}},
+		{"the audit webhook", func(*testing.T, string) []string { return c.webhookArgs() }},
 		{"the audit log", func(*testing.T, string) []string { return []string{"--audit-log", c.logPath} }},
 		{"the admission observer", observerArgs},
 	}

@@ -103,9 +103,7 @@ func TestAReusedAuditIDNamesNoOneWhoDidNotWrite(t *testing.T) {
 	if _, err := admin.Secrets(ns).Create(bg, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "shared"}, StringData: map[string]string{"password": "one"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	w := startBinary(t, "watch", "-o", "json", "--resources", "configmaps,secrets", "--identity-wait=45s",
-		"--audit-webhook-address", c.webhookAddr, "--audit-webhook-cert-file", c.files.ServingCert,
-		"--audit-webhook-key-file", c.files.ServingKey, "--audit-webhook-client-ca-file", c.files.ClientCA)
+	w := startBinary(t, append([]string{"watch", "-o", "json", "--resources", "configmaps,secrets", "--identity-wait=45s"}, c.webhookArgs()...)...)
 	w.logOnFailure()
 	waitNamed(t, w, ns, p)
 
@@ -230,9 +228,7 @@ func TestADeleteCollectionNamesWhoDeleted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w := startBinary(t, "watch", "-o", "json", "--resources", "configmaps", "--identity-wait=45s",
-		"--audit-webhook-address", c.webhookAddr, "--audit-webhook-cert-file", c.files.ServingCert,
-		"--audit-webhook-key-file", c.files.ServingKey, "--audit-webhook-client-ca-file", c.files.ClientCA)
+	w := startBinary(t, append([]string{"watch", "-o", "json", "--resources", "configmaps", "--identity-wait=45s"}, c.webhookArgs()...)...)
 	w.logOnFailure()
 	waitNamed(t, w, ns, p)
 	bob := clientWithAuditIDs(env.TokenConfig(c.server, "bob-token"), &auditHeader{})

@@ -2,7 +2,6 @@ package admission
 
 import (
 	"bytes"
-	"crypto/tls"
 	"crypto/x509"
 	"log/slog"
 	"net/http"
@@ -33,26 +32,6 @@ func writeKeyPair(t *testing.T, dir string) (certFile, keyFile string, pool *x50
 	return certFile, keyFile, pool
 }
 
-// tlsClient is an HTTPS client trusting the CA in caFile, presenting the
-// key pair certFile and keyFile when they are set.
-func tlsClient(t *testing.T, caFile, certFile, keyFile string) *http.Client {
-	t.Helper()
-	pem, err := os.ReadFile(caFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &tls.Config{RootCAs: x509.NewCertPool(), MinVersion: tls.VersionTLS12}
-	c.RootCAs.AppendCertsFromPEM(pem)
-	if certFile != "" {
-		pair, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Certificates = []tls.Certificate{pair}
-	}
-	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: c}}
-}
-
 // The observer answers over TLS with the certificate it was given, and
 // believes a caller with a client certificate its client CA signed, no
 // other; what it
@@ -81,14 +60,14 @@ func TestServeOverTLS(t *testing.T) {
 		_, _ = buf.ReadFrom(resp.Body)
 		return resp.StatusCode, buf.String(), nil
 	}
-	if code, got, err := send(tlsClient(t, files.ServingCA, files.ClientCert, files.ClientKey)); err != nil || code != http.StatusOK || !strings.Contains(got, `"allowed":true`) || len(notes.All()) != 1 {
+	if code, got, err := send(testcert.Client(t, files.ServingCA, files.ClientCert, files.ClientKey)); err != nil || code != http.StatusOK || !strings.Contains(got, `"allowed":true`) || len(notes.All()) != 1 {
 		t.Fatalf("the API server's certificate: status %d, body %s, err %v, notes %+v", code, got, err, notes.All())
 	}
-	if code, _, err := send(tlsClient(t, files.ServingCA, "", "")); err != nil || code != http.StatusUnauthorized {
+	if code, _, err := send(testcert.Client(t, files.ServingCA, "", "")); err != nil || code != http.StatusUnauthorized {
 		t.Errorf("no client certificate: status %d, err %v; want 401", code, err)
 	}
 	// Go's client offers no certificate the server's CAs did not sign: 401.
-	if code, _, err := send(tlsClient(t, files.ServingCA, files.StrangerCert, files.StrangerKey)); err == nil && code != http.StatusUnauthorized {
+	if code, _, err := send(testcert.Client(t, files.ServingCA, files.StrangerCert, files.StrangerKey)); err == nil && code != http.StatusUnauthorized {
 		t.Errorf("a stranger's certificate: status %d, want it refused", code)
 	}
 	if len(notes.All()) != 1 {
@@ -174,7 +153,7 @@ func TestAThousandStrangersCostLittle(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	client := tlsClient(t, files.ServingCA, "", "")
+	client := testcert.Client(t, files.ServingCA, "", "")
 	pad := strings.Repeat("p", MaxReviewBytes-1024)
 	body := []byte(review(`{"uid":"x","operation":"DELETE","resource":{"version":"v1","resource":"configmaps"},"name":"c",` + alice + `,"oldObject":{"metadata":{"uid":"u","resourceVersion":"3"}},"pad":"` + pad + `"}`))
 	post := func(header string) int {

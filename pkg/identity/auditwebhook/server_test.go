@@ -2,8 +2,6 @@ package auditwebhook
 
 import (
 	"bytes"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -41,20 +39,7 @@ func startServer(t *testing.T, files *testcert.AuditTLS, notes identity.Noter, e
 // it is set.
 func client(t *testing.T, files *testcert.AuditTLS, certFile, keyFile string) *http.Client {
 	t.Helper()
-	ca, err := os.ReadFile(files.ServingCA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &tls.Config{RootCAs: x509.NewCertPool(), MinVersion: tls.VersionTLS12}
-	c.RootCAs.AppendCertsFromPEM(ca)
-	if certFile != "" {
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Certificates = []tls.Certificate{cert}
-	}
-	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: c}}
+	return testcert.Client(t, files.ServingCA, certFile, keyFile)
 }
 
 // batch is an EventList of one scale of shop/web, made now.

@@ -314,12 +314,7 @@ func TestPresetPayloadsMatchGoldenFiles(t *testing.T) {
 func TestPresetsAreAcceptedByTheirServices(t *testing.T) {
 	for format, svc := range services() {
 		t.Run(format, func(t *testing.T) {
-			srv := httptest.NewServer(svc)
-			t.Cleanup(srv.Close)
-			sink, err := NewChat(Options{URL: srv.URL + "/hook", Format: format})
-			if err != nil {
-				t.Fatal(err)
-			}
+			sink := chatSinkTo(t, svc, format)
 			records := append(chatRecords(), hugeRecord())
 			var logs strings.Builder
 			q := notifytest.Deliver(t, sink, records, fast, &logs)
@@ -447,12 +442,7 @@ func TestPresetsPostAlertsOverTheirLimitsCut(t *testing.T) {
 	}
 	for format, svc := range services() {
 		t.Run(format, func(t *testing.T) {
-			srv := httptest.NewServer(svc)
-			t.Cleanup(srv.Close)
-			sink, err := NewChat(Options{URL: srv.URL + "/hook", Format: format})
-			if err != nil {
-				t.Fatal(err)
-			}
+			sink := chatSinkTo(t, svc, format)
 			var logs strings.Builder
 			q := notifytest.Deliver(t, sink, records, fast, &logs)
 			if s := q.Stats(); s.Delivered != uint64(len(records)) || s.Failed != 0 {
@@ -469,4 +459,17 @@ func TestPresetsPostAlertsOverTheirLimitsCut(t *testing.T) {
 			}
 		})
 	}
+}
+
+// chatSinkTo is a chat sink of format posting to svc, served on loopback
+// until the test ends.
+func chatSinkTo(t *testing.T, svc http.Handler, format string) *Chat {
+	t.Helper()
+	srv := httptest.NewServer(svc)
+	t.Cleanup(srv.Close)
+	sink, err := NewChat(Options{URL: srv.URL + "/hook", Format: format})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sink
 }
