@@ -57,7 +57,7 @@ field kept. Exits 1 when the object did not exist then.`,
 	addHistorySourceFlags(cmd)
 	f := cmd.Flags()
 	f.StringP("namespace", "n", "", "the object's namespace (default: the kubeconfig context's, else default)")
-	f.String("at", "", "the moment (default: now): RFC 3339 or a duration ago such as 15m")
+	f.String("at", "", "the moment (default: now): RFC 3339, a length of time ago such as 15m or 7d, or now")
 	f.StringP("output", "o", "text", "text (the YAML, each line annotated) or json (for tools)")
 	f.Bool("all", false, "show every field kept, managedFields and resourceVersion included")
 	markUnbound(cmd, "namespace", "at", "output", "all")

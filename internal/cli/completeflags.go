@@ -40,8 +40,8 @@ var flagWords = map[string][]string{
 	"severity":   record.Severities,
 }
 
-// timeFlags take a TIME: RFC 3339, or a duration ago; sinceFlags a
-// duration.
+// timeFlags take a TIME (RFC 3339, a length of time ago, now);
+// sinceFlags a length of time. Completion offers the common ones.
 var (
 	timeFlags  = []string{"at", "from", "to", "until"}
 	sinceFlags = []string{"since"}

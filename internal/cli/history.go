@@ -18,6 +18,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/history/apiservice"
 	"github.com/kubediff/kubediff/pkg/history/historyapi"
+	"github.com/kubediff/kubediff/pkg/moment"
 	"github.com/kubediff/kubediff/pkg/notify"
 	"github.com/kubediff/kubediff/pkg/notify/fold"
 	"github.com/kubediff/kubediff/pkg/notify/stdout"
@@ -68,9 +69,9 @@ Without -n, every namespace.`,
 	f.String("severity", "", "only records whose rules' severity is at least this: info, warning, critical")
 	f.String("events", history.EventsWarnings, "Kubernetes Events listed among the changes of the objects they are about (and their owners'): all, warnings, none (docs/why.md)")
 	f.String("release", "", "only changes of objects this release applied: a Helm release, Argo CD Application, Flux Kustomization or HelmRelease, by NAME or NAMESPACE/NAME (docs/why.md)")
-	f.String("since", "", "only records of the last DURATION (such as 15m, 2h)")
-	f.String("from", "", "only records from TIME (RFC 3339, or a duration ago such as 15m)")
-	f.String("until", "", "only records until TIME (RFC 3339, or a duration ago)")
+	f.String("since", "", "only records of the last DURATION (such as 15m, 2h, 7d)")
+	f.String("from", "", "only records from TIME (RFC 3339, a length of time ago such as 15m or 7d, or now)")
+	f.String("until", "", "only records until TIME (RFC 3339, a length of time ago such as 15m or 7d, or now)")
 	f.StringP("output", "o", "json", "json (as 'watch -o json') or text (as 'watch -o text')")
 	f.String("color", "auto", "colour in text output: auto, always, never")
 	f.Bool("fold", true, "in text output, fold a controller's burst (a rollout's Pods) into one line, as watch did; --fold=false prints every record")
@@ -113,7 +114,7 @@ Exits 1 when the object did not exist then.`,
 	addHistorySourceFlags(cmd)
 	f := cmd.Flags()
 	f.StringP("namespace", "n", "", "the object's namespace (default: the kubeconfig context's, else default)")
-	f.String("at", "", "the moment: RFC 3339 (fractional seconds allowed) or a duration ago such as 15m")
+	f.String("at", "", "the moment: RFC 3339 (fractional seconds allowed), a length of time ago such as 15m or 7d, or now")
 	f.StringP("output", "o", "yaml", "yaml or json")
 	markUnbound(cmd, "namespace", "at", "output")
 	completeWords(cmd, "output", "yaml", "json")
@@ -146,7 +147,7 @@ kept.`,
 	addHistorySourceFlags(cmd)
 	f := cmd.Flags()
 	f.StringP("namespace", "n", "", "the object's namespace (default: the kubeconfig context's, else default)")
-	f.String("from", "", "the first moment: RFC 3339 or a duration ago such as 1h")
+	f.String("from", "", "the first moment: RFC 3339, a length of time ago such as 1h or 7d, or now")
 	f.String("to", "", "the second moment (default: now)")
 	f.Bool("all", false, "show every field kept, managedFields and resourceVersion included")
 	markUnbound(cmd, "namespace", "from", "to", "all")
@@ -311,9 +312,9 @@ func historyWindow(cmd *cobra.Command) (from, until time.Time, err error) {
 	case since != "" && fromFlag != "":
 		return from, until, usageError{errors.New("--since and --from say the same thing: give one")}
 	case since != "":
-		d, err := time.ParseDuration(since)
+		d, err := moment.ParseAge(since)
 		if err != nil || d <= 0 {
-			return from, until, usageError{fmt.Errorf("--since %q: want a duration such as 15m or 2h", since)}
+			return from, until, usageError{fmt.Errorf("--since %q: want a length of time such as 15m, 2h or 7d", since)}
 		}
 		from = now.Add(-d)
 	default:
@@ -331,7 +332,7 @@ func historyWindow(cmd *cobra.Command) (from, until time.Time, err error) {
 	return from, until, nil
 }
 
-// momentFlag reads a TIME flag: RFC 3339, or a duration before now;
+// momentFlag reads a TIME flag (moment.Parse: RFC 3339, 15m, 7d, now);
 // zero when not given.
 func momentFlag(cmd *cobra.Command, name string, now time.Time) (time.Time, error) {
 	s, _ := cmd.Flags().GetString(name)

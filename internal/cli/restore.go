@@ -66,7 +66,7 @@ the question and after the apply.`,
 	addHistorySourceFlags(cmd)
 	f := cmd.Flags()
 	f.StringP("namespace", "n", "", "the object's namespace (default: the kubeconfig context's, else default)")
-	f.String("at", "", "the moment to restore: RFC 3339 or a duration ago such as 15m")
+	f.String("at", "", "the moment to restore: RFC 3339, or a length of time ago such as 15m or 7d")
 	f.StringP("output", "o", "yaml", "yaml or json")
 	f.Bool("apply", false, "apply the manifest with your kubeconfig (server-side apply as kubediff-restore), after a dry run and the diff against the live object")
 	f.Bool("yes", false, "with --apply, apply without asking")

@@ -2,9 +2,10 @@ package config
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kubediff/kubediff/pkg/moment"
 )
 
 // Bounds returns the history's retention and size bound; either zero
@@ -22,23 +23,8 @@ func (h HistoryConfig) Bounds() (retention time.Duration, maxBytes int64, err er
 	return retention, maxBytes, nil
 }
 
-// ParseAge reads a length of time as Go writes durations (90m, 36h) or
-// as a number of days (7d); "0" is zero.
-func ParseAge(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.ParseFloat(days, 64)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("%q is not a number of days such as 7d", s)
-		}
-		return time.Duration(n * float64(24*time.Hour)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%q is not a length of time such as 7d, 36h or 90m", s)
-	}
-	return d, nil
-}
+// ParseAge reads a length of time (90m, 36h, 7d; moment.ParseAge).
+func ParseAge(s string) (time.Duration, error) { return moment.ParseAge(s) }
 
 // Which Events the record stream carries (Config.Events).
 const (

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/moment"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -22,17 +23,9 @@ import (
 // the caller's mistake.
 var ErrBadName = errors.New("bad name")
 
-// ParseMoment reads a moment: RFC 3339 (fractional seconds allowed) or a
-// duration before now ("15m").
-func ParseMoment(s string, now time.Time) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
-	}
-	return time.Time{}, fmt.Errorf("%q is neither an RFC 3339 time (2026-11-23T14:02:00Z) nor a duration ago (15m)", s)
-}
+// ParseMoment reads a moment: RFC 3339 (fractional seconds allowed), a
+// length of time ago (15m, 36h, 7d) or now (moment.Parse).
+func ParseMoment(s string, now time.Time) (time.Time, error) { return moment.Parse(s, now) }
 
 // ResolveType finds the one type kubectl would by name among those the
 // history knows.

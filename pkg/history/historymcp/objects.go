@@ -17,7 +17,7 @@ import (
 
 type objectAtInput struct {
 	objectInput
-	At string `json:"at,omitempty" jsonschema:"the moment: RFC 3339, or a duration ago such as 30m (default: now)"`
+	At string `json:"at,omitempty" jsonschema:"the moment: RFC 3339, a length of time ago such as 30m or 7d, or now (default: now)"`
 }
 
 func (t tools) objectAt(ctx context.Context, _ *mcp.CallToolRequest, in objectAtInput) (*mcp.CallToolResult, any, error) {

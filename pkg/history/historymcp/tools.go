@@ -16,8 +16,8 @@ import (
 )
 
 type listInput struct {
-	From      string `json:"from,omitempty" jsonschema:"start of the window: RFC 3339, or a duration ago such as 2h (default: 1h ago)"`
-	Until     string `json:"until,omitempty" jsonschema:"end of the window: RFC 3339, or a duration ago (default: now)"`
+	From      string `json:"from,omitempty" jsonschema:"start of the window: RFC 3339, or a length of time ago such as 2h or 7d (default: 1h ago)"`
+	Until     string `json:"until,omitempty" jsonschema:"end of the window: RFC 3339, a length of time ago, or now (default: now)"`
 	Namespace string `json:"namespace,omitempty" jsonschema:"only this namespace"`
 	Type      string `json:"type,omitempty" jsonschema:"only this type, as kubectl names it: deploy, configmaps, certificates.cert-manager.io"`
 	Name      string `json:"name,omitempty" jsonschema:"only objects of this name (with type)"`
@@ -244,7 +244,7 @@ type objectInput struct {
 
 type objectChangesInput struct {
 	objectInput
-	From   string `json:"from,omitempty" jsonschema:"start: RFC 3339, or a duration ago such as 24h (default: 1h ago)"`
+	From   string `json:"from,omitempty" jsonschema:"start: RFC 3339, or a length of time ago such as 24h or 7d (default: 1h ago)"`
 	Until  string `json:"until,omitempty" jsonschema:"end (default: now)"`
 	User   string `json:"user,omitempty" jsonschema:"only changes whose request this user sent, named exactly as the API server authenticated them: alice, system:serviceaccount:NAMESPACE:NAME"`
 	Events string `json:"events,omitempty" jsonschema:"the Kubernetes Events about the object and the objects it owns listed among its changes: all (default), warnings, none"`
