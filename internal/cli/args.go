@@ -8,15 +8,27 @@ import (
 	"github.com/kubediff/kubediff/pkg/config"
 )
 
-// applyArgs reads watch's arguments as kubectl reads `kubectl get`'s:
-// types (deployments,configmaps), objects (deployment/web cm/settings), or
-// one type and names of it (deployment web api). Given, they replace the
+// applyArgs reads watch's arguments (readArgs). Given, they replace the
 // resources and objects of the config file and flags.
 func applyArgs(cfg *config.Config, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
-	var types, objects []string
+	types, objects, err := readArgs(args)
+	if err != nil {
+		return err
+	}
+	cfg.Resources, cfg.Objects = types, objects
+	return nil
+}
+
+// readArgs reads arguments as kubectl reads `kubectl get`'s: types
+// (deployments,configmaps), objects (deployment/web cm/settings), or one
+// type and names of it (deployment web api), every object as TYPE/NAME.
+func readArgs(args []string) (types, objects []string, err error) {
+	if len(args) == 0 {
+		return nil, nil, nil
+	}
 	bothForms := func(arg string) error {
 		return usageError{fmt.Errorf("arguments: %s: give objects as TYPE/NAME, or a type and then names, not both", arg)}
 	}
@@ -26,9 +38,9 @@ func applyArgs(cfg *config.Config, args []string) error {
 		for _, name := range args[1:] {
 			switch {
 			case strings.Contains(name, "/"):
-				return bothForms(name)
+				return nil, nil, bothForms(name)
 			case len(types) != 1:
-				return usageError{fmt.Errorf("arguments: %s: names must follow one type (as in kubectl get deployment web), not %s", name, args[0])}
+				return nil, nil, usageError{fmt.Errorf("arguments: %s: names must follow one type (as in kubectl get deployment web), not %s", name, args[0])}
 			}
 			objects = append(objects, types[0]+"/"+name)
 		}
@@ -38,15 +50,20 @@ func applyArgs(cfg *config.Config, args []string) error {
 	} else {
 		for _, arg := range args {
 			if !strings.Contains(arg, "/") {
-				return bothForms(arg)
+				return nil, nil, bothForms(arg)
 			}
 			objects = append(objects, arg)
 		}
 	}
+	return types, objects, checkArgs(args[0], types, objects)
+}
+
+// checkArgs refuses empty types and objects that are not TYPE/NAME.
+func checkArgs(first string, types, objects []string) error {
 	var errs []error
 	for _, t := range types {
 		if strings.TrimSpace(t) == "" {
-			errs = append(errs, fmt.Errorf("%q: an empty type", args[0]))
+			errs = append(errs, fmt.Errorf("%q: an empty type", first))
 		}
 	}
 	for _, o := range objects {
@@ -56,6 +73,5 @@ func applyArgs(cfg *config.Config, args []string) error {
 	if err := errors.Join(errs...); err != nil {
 		return usageError{fmt.Errorf("arguments: %w", err)}
 	}
-	cfg.Resources, cfg.Objects = types, objects
 	return nil
 }

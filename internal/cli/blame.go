@@ -11,7 +11,7 @@ import (
 
 func newBlameCommand(out, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "blame TYPE/NAME [--at TIME]",
+		Use:   "blame TYPE/NAME | TYPE NAME [--at TIME]",
 		Short: "Print an object with, on each line, the change that last changed it",
 		Long: `Print an object as kubediff had it at a moment (default: now), as YAML,
 each line annotated, as git blame does, with the kept change that last
@@ -24,7 +24,7 @@ field kept. Exits 1 when the object did not exist then.`,
 		Example: `  kubediff blame cm/settings -n shop --state-dir /var/lib/kubediff
   kubediff blame deploy/web -n shop --at 2026-11-23T14:01:30Z --server http://127.0.0.1:8080
   kubediff blame deploy/web -n shop -o json --server http://127.0.0.1:8080 | jq '.lines[] | select(.user == "alice")'`,
-		Args: cobra.ExactArgs(1),
+		Args: objectArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, _ := cmd.Flags().GetString("output")
 			if format != "text" && format != "json" {
@@ -39,14 +39,15 @@ field kept. Exits 1 when the object did not exist then.`,
 			if err != nil {
 				return err
 			}
-			id, err := resolveObject(cmd, src, args[0])
+			arg, _ := oneObject(args)
+			id, err := resolveObject(cmd, src, arg)
 			if err != nil {
 				return err
 			}
 			all, _ := cmd.Flags().GetBool("all")
 			b, err := src.Blame(cmd.Context(), id, at, all)
 			if err != nil {
-				return stateError(cmd, args[0], id, at, err)
+				return stateError(cmd, arg, id, at, err)
 			}
 			if format == "json" {
 				return json.NewEncoder(out).Encode(b)

@@ -28,7 +28,7 @@ import (
 
 func newHistoryCommand(out, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "history [TYPE | TYPE/NAME ...]",
+		Use:   "history [TYPE[,TYPE...] | TYPE/NAME... | TYPE NAME...]",
 		Short: "Print the changes kubediff kept, oldest first",
 		Long: `Print the records kubediff kept in its history (a state dir's, or a running
 kubediff's with --server), oldest first, exactly as 'kubediff watch' printed
@@ -81,10 +81,11 @@ Without -n, every namespace.`,
 
 func newGetCommand(out, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "get TYPE/NAME --at TIME",
+		Use:   "get TYPE/NAME | TYPE NAME [--at TIME]",
 		Short: "Print an object as kubediff had it at a moment",
-		Long: `Print an object as kubediff had it at a moment: the state it cached then
-(fields the rules ignore left out, secrets redacted), from its history.
+		Long: `Print an object as kubediff had it at a moment (default: now): the state
+it cached then (fields the rules ignore left out, secrets redacted), from
+its history.
 Exits 1 when the object did not exist then.`,
 		Example: `  kubediff get deploy/web -n shop --at 2026-11-23T14:01:30Z --state-dir /var/lib/kubediff
   kubediff get cm/settings --at 2h --server http://127.0.0.1:8080 -o json`,
@@ -95,17 +96,18 @@ Exits 1 when the object did not exist then.`,
 				return err
 			}
 			defer done()
-			at, err := momentFlag(cmd, "at", time.Now())
+			at, err := momentOrNow(cmd, "at")
 			if err != nil {
 				return err
 			}
-			id, err := resolveObject(cmd, src, args[0])
+			arg, _ := oneObject(args)
+			id, err := resolveObject(cmd, src, arg)
 			if err != nil {
 				return err
 			}
 			raw, err := src.At(cmd.Context(), id, at)
 			if err != nil {
-				return stateError(cmd, args[0], id, at, err)
+				return stateError(cmd, arg, id, at, err)
 			}
 			format, _ := cmd.Flags().GetString("output")
 			return writeObject(out, raw, format)
@@ -114,17 +116,16 @@ Exits 1 when the object did not exist then.`,
 	addHistorySourceFlags(cmd)
 	f := cmd.Flags()
 	f.StringP("namespace", "n", "", "the object's namespace (default: the kubeconfig context's, else default)")
-	f.String("at", "", "the moment: RFC 3339 (fractional seconds allowed), a length of time ago such as 15m or 7d, or now")
+	f.String("at", "", "the moment (default: now): RFC 3339 (fractional seconds allowed), a length of time ago such as 15m or 7d, or now")
 	f.StringP("output", "o", "yaml", "yaml or json")
 	markUnbound(cmd, "namespace", "at", "output")
 	completeWords(cmd, "output", "yaml", "json")
-	_ = cmd.MarkFlagRequired("at")
 	return cmd
 }
 
 func newDiffCommand(out, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "diff TYPE/NAME --from TIME [--to TIME]",
+		Use:   "diff TYPE/NAME | TYPE NAME --from TIME [--to TIME]",
 		Short: "Show how an object changed between two moments",
 		Long: `Show, as a unified diff of YAML, how an object changed between two moments
 (--to defaults to now), as kubediff had it then. An object that did not
@@ -141,7 +142,8 @@ kept.`,
 				return err
 			}
 			defer done()
-			return runDiff(cmd, src, args[0], out)
+			arg, _ := oneObject(args)
+			return runDiff(cmd, src, arg, out)
 		},
 	}
 	addHistorySourceFlags(cmd)
@@ -155,13 +157,27 @@ kept.`,
 	return cmd
 }
 
-// objectArg takes one TYPE/NAME argument.
-func objectArg(cmd *cobra.Command, args []string) error {
-	if err := cobra.ExactArgs(1)(cmd, args); err != nil {
-		return err
-	}
-	_, _, err := splitObjectArg(args[0])
+// objectArg takes one object, as TYPE/NAME or, as kubectl does, TYPE NAME.
+func objectArg(_ *cobra.Command, args []string) error {
+	_, err := oneObject(args)
 	return err
+}
+
+// oneObject is the object args name, as TYPE/NAME: deploy/web, or the
+// kubectl habit deploy web.
+func oneObject(args []string) (string, error) {
+	arg := ""
+	switch {
+	case len(args) == 1:
+		arg = args[0]
+	case len(args) == 2 && !strings.Contains(args[0], "/") && !strings.Contains(args[1], "/"):
+		arg = args[0] + "/" + args[1]
+	default:
+		return "", usageError{fmt.Errorf("want one object, as TYPE/NAME or TYPE NAME (such as deploy/web or deploy web); got %d arguments: %s",
+			len(args), strings.Join(args, " "))}
+	}
+	_, _, err := splitObjectArg(arg)
+	return arg, err
 }
 
 // addHistorySourceFlags adds where the history is read.
@@ -288,7 +304,11 @@ func historyQuery(cmd *cobra.Command, src historyapi.Source, args []string) (his
 	if all, _ := cmd.Flags().GetBool("all-namespaces"); all {
 		q.Namespace = ""
 	}
-	for _, arg := range args {
+	types, objects, err := readArgs(args)
+	if err != nil {
+		return q, err
+	}
+	for _, arg := range append(types, objects...) {
 		typ, name, _ := strings.Cut(arg, "/")
 		r, err := historyapi.ResolveType(cmd.Context(), src, typ)
 		if err != nil {
@@ -296,7 +316,6 @@ func historyQuery(cmd *cobra.Command, src historyapi.Source, args []string) (his
 		}
 		q.Select = append(q.Select, history.Selector{Group: r.GVR.Group, Resource: r.GVR.Resource, Name: name})
 	}
-	var err error
 	if q.From, q.Until, err = historyWindow(cmd); err != nil {
 		return q, err
 	}

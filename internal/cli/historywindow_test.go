@@ -68,3 +68,33 @@ func TestHistoryQuestionsItCannotAnswerSaySo(t *testing.T) {
 		})
 	}
 }
+
+// kubectl's habits work: TYPE NAME as well as TYPE/NAME, and get without
+// --at asks about now. Each object here never existed, so each command
+// reaches the history and says so (exit 1), rather than refusing its
+// arguments (exit 2).
+func TestKubectlHabitsReachTheHistory(t *testing.T) {
+	dir := stateDirWithHistory(t)
+	for _, args := range [][]string{
+		{"get", "cm", "settings", "-n", "default"},
+		{"get", "cm/settings", "-n", "default"},
+		{"blame", "cm", "settings", "-n", "default"},
+		{"diff", "cm", "settings", "-n", "default", "--from", "now"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := Run(context.Background(), append(args, "--state-dir", dir), &stdout, &stderr)
+		if code != exitError || !strings.Contains(stderr.String(), "cm/settings in namespace default") {
+			t.Errorf("%s: exit %d, want %d saying what it looked for:\n%s", strings.Join(args, " "), code, exitError, stderr.String())
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Run(context.Background(), []string{"history", "cm", "settings", "-n", "default", "--state-dir", dir}, &stdout, &stderr); code == exitUsage {
+		t.Errorf("history cm settings: a usage error: %s", stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := Run(context.Background(), []string{"get", "cm", "settings", "extra", "--state-dir", dir}, &stdout, &stderr); code != exitUsage ||
+		!strings.Contains(stderr.String(), "TYPE/NAME or TYPE NAME") {
+		t.Errorf("three arguments: exit %d, stderr %q; want a usage error naming both forms", code, stderr.String())
+	}
+}

@@ -28,7 +28,7 @@ const restoreManager = "kubediff-restore"
 
 func newRestoreCommand(out, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "restore TYPE/NAME --at TIME [--apply]",
+		Use:   "restore TYPE/NAME | TYPE NAME --at TIME [--apply]",
 		Short: "Print (or apply) an object as it was at a moment, ready for server-side apply",
 		Long: `Print an object as kubediff had it at a moment, deleted objects too, as a
 manifest ready for server-side apply: without what the API server sets
@@ -47,13 +47,14 @@ from kubectl set env), stay: they are listed with who set them, before
 the question and after the apply.`,
 		Example: `  kubediff restore deploy/web -n shop --at 2026-11-23T14:01:30Z --state-dir /var/lib/kubediff > web.yaml
   kubediff restore cm/settings -n shop --at 10m --server http://127.0.0.1:8080 --apply`,
-		Args: cobra.ExactArgs(1),
+		Args: objectArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, _ := cmd.Flags().GetString("output")
 			if format != "yaml" && format != "json" {
 				return usageError{fmt.Errorf("-o %q: want yaml or json", format)}
 			}
-			m, id, at, err := restoreManifest(cmd, args[0], stderr)
+			arg, _ := oneObject(args)
+			m, id, at, err := restoreManifest(cmd, arg, stderr)
 			if err != nil {
 				return err
 			}
