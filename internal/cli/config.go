@@ -143,6 +143,9 @@ func loadConfigWithArgs(cmd *cobra.Command, args []string) (config.Config, error
 	if err := applyArgs(&cfg, args); err != nil {
 		return config.Config{}, err
 	}
+	if !v.InConfig("output") && !outputChosen(cmd) && toTerminal(cmd.OutOrStdout()) {
+		cfg.Output = config.OutputText
+	}
 	if err := cfg.Validate(); err != nil {
 		where := "invalid configuration"
 		if path != "" {

@@ -72,7 +72,7 @@ Without -n, every namespace.`,
 	f.String("since", "", "only records of the last DURATION (such as 15m, 2h, 7d)")
 	f.String("from", "", "only records from TIME (RFC 3339, a length of time ago such as 15m or 7d, or now)")
 	f.String("until", "", "only records until TIME (RFC 3339, a length of time ago such as 15m or 7d, or now)")
-	f.StringP("output", "o", "json", "json (as 'watch -o json') or text (as 'watch -o text')")
+	f.StringP("output", "o", "json", "json (as 'watch -o json') or text (as 'watch -o text'); default: text on a terminal, else json")
 	f.String("color", "auto", "colour in text output: auto, always, never")
 	f.Bool("fold", true, "in text output, fold a controller's burst (a rollout's Pods) into one line, as watch did; --fold=false prints every record")
 	markUnbound(cmd, "namespace", "all-namespaces", "user", "rule", "severity", "events", "release", "since", "from", "until", "output", "color", "fold")
@@ -450,7 +450,7 @@ func searchedNamespace(cmd *cobra.Command, id history.ObjectID) string {
 // a controller's bursts folded as watch folded them (--fold=false: every
 // record). done prints what is still folding.
 func historyPrinter(cmd *cobra.Command, out io.Writer, src historyapi.Source) (print func(record.Change) error, done func() error) {
-	format, _ := cmd.Flags().GetString("output")
+	format := recordFormat(cmd)
 	color, _ := cmd.Flags().GetString("color")
 	folding, _ := cmd.Flags().GetBool("fold")
 	var sink notify.Notifier = stdout.NewJSON(out)

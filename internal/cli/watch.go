@@ -16,9 +16,9 @@ func newWatchCommand(out, stderr io.Writer) *cobra.Command {
 		Use:   "watch [TYPE[,TYPE...] | TYPE/NAME... | TYPE NAME...]",
 		Short: "Watch every resource and print each change",
 		Long: `Watch every resource type the API server offers (custom resources
-included) and print one record per change on stdout: JSON lines by default,
-or readable text with -o text. Objects that exist when kubediff starts are
-not reported; only what changes afterwards.
+included) and print one record per change on stdout: readable text on a
+terminal, JSON lines into a pipe or a log (-o chooses either). Objects that
+exist when kubediff starts are not reported; only what changes afterwards.
 
 Arguments narrow what is watched as kubectl get's do: types by any name
 kubectl accepts, or single objects (filtered by the API server).`,
@@ -39,7 +39,7 @@ kubectl accepts, or single objects (filtered by the API server).`,
 	addSelectionFlags(cmd)
 	addCompletion(cmd, true)
 	f := cmd.Flags()
-	f.StringP("output", "o", d.Output, "record format on stdout: json, text, none (only the configured sinks)")
+	f.StringP("output", "o", d.Output, "record format on stdout: json, text, none (only the configured sinks); default: text on a terminal, else json")
 	f.String("color", d.Color, "colour in text output: auto (when stdout is a terminal and NO_COLOR is unset), always, never")
 	f.Bool("fold", d.Fold, "in text output, fold a burst of records of objects one owner controls (a rollout's Pods) into one line")
 	f.String("events", d.Events, "Kubernetes Events printed as records of the object each is about, folded under its owner in text: none, warnings (once per object and reason while they repeat), all (docs/why.md)")
