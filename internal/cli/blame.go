@@ -47,7 +47,7 @@ field kept. Exits 1 when the object did not exist then.`,
 			all, _ := cmd.Flags().GetBool("all")
 			b, err := src.Blame(cmd.Context(), id, at, all)
 			if err != nil {
-				return stateError(cmd, arg, id, at, err)
+				return stateError(cmd, src, arg, id, at, err)
 			}
 			if format == "json" {
 				return json.NewEncoder(out).Encode(b)

@@ -107,7 +107,7 @@ Exits 1 when the object did not exist then.`,
 			}
 			raw, err := src.At(cmd.Context(), id, at)
 			if err != nil {
-				return stateError(cmd, arg, id, at, err)
+				return stateError(cmd, src, arg, id, at, err)
 			}
 			format, _ := cmd.Flags().GetString("output")
 			return writeObject(out, raw, format)
@@ -420,15 +420,26 @@ func objectNamespace(cmd *cobra.Command) string {
 
 // stateError says why an object's state at a moment is not there, and
 // in which namespace it was looked for.
-func stateError(cmd *cobra.Command, arg string, id history.ObjectID, at time.Time, err error) error {
+func stateError(cmd *cobra.Command, src historyapi.Source, arg string, id history.ObjectID, at time.Time, err error) error {
 	when := at.UTC().Format(time.RFC3339Nano)
 	switch {
 	case errors.Is(err, history.ErrNotFound):
 		return fmt.Errorf("%s%s did not exist at %s (as far as kubediff saw)", arg, searchedNamespace(cmd, id), when)
 	case errors.Is(err, history.ErrBeforeHistory):
-		return fmt.Errorf("%s is older than kubediff's history (retention, or before kubediff first kept it)", when)
+		return fmt.Errorf("%s is older than kubediff's history%s (retention, or before kubediff first kept it)", when, historyBegins(cmd, src))
 	}
 	return err
+}
+
+// historyBegins says when the history begins (", which begins at …"),
+// so that the question can be asked again at a moment it holds; nothing
+// when the source cannot say.
+func historyBegins(cmd *cobra.Command, src historyapi.Source) string {
+	page, err := src.Records(cmd.Context(), history.Query{Limit: 1})
+	if err != nil || page.Begin == nil {
+		return ""
+	}
+	return ", which begins at " + page.Begin.UTC().Format(time.RFC3339Nano)
 }
 
 // searchedNamespace names the namespace an object was looked for in

@@ -38,7 +38,7 @@ func runDiff(cmd *cobra.Command, src historyapi.Source, arg string, out io.Write
 	text, err := historyapi.UnifiedDiff(cmd.Context(), src, id, arg, from, to, view)
 	switch {
 	case errors.Is(err, history.ErrBeforeHistory):
-		return stateError(cmd, arg, id, from, err) // from is the older moment
+		return stateError(cmd, src, arg, id, from, err) // from is the older moment
 	case errors.Is(err, history.ErrNotFound):
 		return fmt.Errorf("%s%s existed at neither moment (as far as kubediff saw)", arg, searchedNamespace(cmd, id))
 	}

@@ -54,6 +54,7 @@ func TestHistoryQuestionsItCannotAnswerSaySo(t *testing.T) {
 		{"--since in days", []string{"history", "--since", "7d"}, 0, "history begins at"},
 		{"--from in days", []string{"history", "--from", "1.5d", "--until", "now"}, 0, "history begins at"},
 		{"--since that is not a length of time", []string{"history", "--since", "a week"}, exitUsage, "want a length of time such as 15m, 2h or 7d"},
+		{"a moment before the history names its beginning", []string{"get", "cm/settings", "-n", "default", "--at", "2h"}, exitError, "older than kubediff's history, which begins at"},
 		{"a window given backwards", []string{"history", "--from", "10m", "--until", "20m"}, exitUsage, "is after --until"},
 		{"a moment in the future", []string{"get", "cm/settings", "-n", "default", "--at", "2099-01-01T00:00:00Z"}, exitUsage, "is in the future"},
 		{"a diff to the future", []string{"diff", "cm/settings", "-n", "default", "--from", "1m", "--to", "2099-01-01T00:00:00Z"}, exitUsage, "is in the future"},

@@ -95,7 +95,7 @@ func restoreManifest(cmd *cobra.Command, arg string, stderr io.Writer) (restore.
 	}
 	m, err := src.Restore(cmd.Context(), id, at)
 	if err != nil {
-		return m, id, at, stateError(cmd, arg, id, at, err)
+		return m, id, at, stateError(cmd, src, arg, id, at, err)
 	}
 	for _, w := range m.Warnings {
 		fmt.Fprintln(stderr, "warning: "+w)
