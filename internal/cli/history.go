@@ -54,9 +54,13 @@ Without -n, every namespace.`,
 				return err
 			}
 			print, flush := historyPrinter(cmd, out, src)
-			begin, err := printRecords(cmd.Context(), src, q, print)
+			printed := 0
+			begin, err := printRecords(cmd.Context(), src, q, func(c record.Change) error { printed++; return print(c) })
 			err = errors.Join(err, flush())
 			warnBeforeHistory(stderr, q.From, begin)
+			if err == nil && printed == 0 {
+				err = neverSeen(cmd, src, q, args)
+			}
 			return err
 		},
 	}
@@ -429,6 +433,31 @@ func stateError(cmd *cobra.Command, src historyapi.Source, arg string, id histor
 		return fmt.Errorf("%s is older than kubediff's history%s (retention, or before kubediff first kept it)", when, historyBegins(cmd, src))
 	}
 	return err
+}
+
+// neverSeen says, for a query of one object that printed nothing, when
+// the whole history holds no change of it: a mistyped name or namespace
+// (exit 1, as get's "did not exist"), rather than an empty answer that
+// reads as "nothing happened".
+func neverSeen(cmd *cobra.Command, src historyapi.Source, q history.Query, args []string) error {
+	if len(q.Select) != 1 || q.Select[0].Name == "" {
+		return nil
+	}
+	ever := history.Query{Select: q.Select, Namespace: q.Namespace, Limit: 1}
+	page, err := src.Records(cmd.Context(), ever)
+	if err != nil || len(page.Records) > 0 {
+		return err
+	}
+	where := " in any namespace"
+	if q.Namespace != "" {
+		where = " in namespace " + q.Namespace
+	}
+	since := ""
+	if begin := historyBegins(cmd, src); begin != "" {
+		since = " (it" + strings.TrimPrefix(begin, ", which") + ")"
+	}
+	return fmt.Errorf("kubediff's history%s holds no change of %s%s: a name or namespace mistyped, or an object unchanged since",
+		since, strings.Join(args, " "), where)
 }
 
 // historyBegins says when the history begins (", which begins at …"),

@@ -89,8 +89,10 @@ func TestKubectlHabitsReachTheHistory(t *testing.T) {
 		}
 	}
 	var stdout, stderr bytes.Buffer
-	if code := Run(context.Background(), []string{"history", "cm", "settings", "-n", "default", "--state-dir", dir}, &stdout, &stderr); code == exitUsage {
-		t.Errorf("history cm settings: a usage error: %s", stderr.String())
+	// An object the history never saw is said, as get says it (exit 1).
+	if code := Run(context.Background(), []string{"history", "cm", "settings", "-n", "default", "--state-dir", dir}, &stdout, &stderr); code != exitError ||
+		!strings.Contains(stderr.String(), "holds no change of cm settings in namespace default") || !strings.Contains(stderr.String(), "(it begins at 20") {
+		t.Errorf("history cm settings: exit %d, stderr %q; want exit 1 saying it holds no change of it", code, stderr.String())
 	}
 	stdout.Reset()
 	stderr.Reset()
