@@ -114,7 +114,8 @@ Exits 1 when the object did not exist then.`,
 				return stateError(cmd, src, arg, id, at, err)
 			}
 			format, _ := cmd.Flags().GetString("output")
-			return writeObject(out, raw, format)
+			managed, _ := cmd.Flags().GetBool("show-managed-fields")
+			return writeObject(out, raw, format, managed)
 		},
 	}
 	addHistorySourceFlags(cmd)
@@ -122,7 +123,8 @@ Exits 1 when the object did not exist then.`,
 	f.StringP("namespace", "n", "", "the object's namespace (default: the kubeconfig context's, else default)")
 	f.String("at", "", "the moment (default: now): RFC 3339 (fractional seconds allowed), a length of time ago such as 15m or 7d, or now")
 	f.StringP("output", "o", "yaml", "yaml or json")
-	markUnbound(cmd, "namespace", "at", "output")
+	f.Bool("show-managed-fields", false, "keep metadata.managedFields in the output (left out by default, as kubectl get does)")
+	markUnbound(cmd, "namespace", "at", "output", "show-managed-fields")
 	completeWords(cmd, "output", "yaml", "json")
 	return cmd
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -50,7 +51,10 @@ func runDiff(cmd *cobra.Command, src historyapi.Source, arg string, out io.Write
 }
 
 // writeObject prints a kept state as YAML or JSON.
-func writeObject(out io.Writer, raw []byte, format string) error {
+func writeObject(out io.Writer, raw []byte, format string, managedFields bool) error {
+	if !managedFields {
+		raw = withoutManagedFields(raw)
+	}
 	switch format {
 	case "json":
 		_, err := fmt.Fprintf(out, "%s\n", raw)
@@ -64,4 +68,23 @@ func writeObject(out io.Writer, raw []byte, format string) error {
 		return err
 	}
 	return usageError{fmt.Errorf("-o %q: want yaml or json", format)}
+}
+
+// withoutManagedFields drops metadata.managedFields, as kubectl get does
+// unless --show-managed-fields: half an object, of interest to few.
+func withoutManagedFields(raw []byte) []byte {
+	var obj map[string]any
+	if json.Unmarshal(raw, &obj) != nil {
+		return raw
+	}
+	meta, ok := obj["metadata"].(map[string]any)
+	if !ok || meta["managedFields"] == nil {
+		return raw
+	}
+	delete(meta, "managedFields")
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return raw
+	}
+	return out
 }

@@ -101,3 +101,20 @@ func TestKubectlHabitsReachTheHistory(t *testing.T) {
 		t.Errorf("three arguments: exit %d, stderr %q; want a usage error naming both forms", code, stderr.String())
 	}
 }
+
+// get prints an object as kubectl get does: without managedFields (half
+// of it) unless --show-managed-fields asks.
+func TestGetLeavesOutManagedFields(t *testing.T) {
+	raw := []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","managedFields":[{"manager":"kubectl-edit"}]},"data":{"k":"v"}}`)
+	for _, show := range []bool{false, true} {
+		for _, format := range []string{"yaml", "json"} {
+			var out bytes.Buffer
+			if err := writeObject(&out, raw, format, show); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(out.String(), "managedFields"); got != show || !strings.Contains(out.String(), "name") {
+				t.Errorf("-o %s, --show-managed-fields=%v: managedFields printed %v:\n%s", format, show, got, out.String())
+			}
+		}
+	}
+}

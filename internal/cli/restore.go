@@ -108,7 +108,7 @@ func printManifest(out io.Writer, obj map[string]any, format string) error {
 	if err != nil {
 		return err
 	}
-	return writeObject(out, raw, format)
+	return writeObject(out, raw, format, true) // a manifest to apply holds none
 }
 
 // applyRestore applies the manifest to the cluster with the caller's own
