@@ -6,8 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,7 +33,8 @@ type LineTransport struct {
 
 // Connect implements mcp.Transport.
 func (t *LineTransport) Connect(context.Context) (mcp.Connection, error) {
-	c := &lineConn{out: t.Out, incoming: make(chan jsonrpc.Message), closed: make(chan struct{}), readDone: make(chan struct{})}
+	c := &lineConn{out: t.Out, incoming: make(chan jsonrpc.Message), closed: make(chan struct{}), readDone: make(chan struct{}),
+		pending: map[string]bool{}, answered: make(chan struct{})}
 	go c.readLines(bufio.NewReaderSize(t.In, 64<<10))
 	return c, nil
 }
@@ -46,7 +49,18 @@ type lineConn struct {
 	readErr  error
 	close    sync.Once
 	closed   chan struct{}
+
+	// Requests read and not yet answered: at the input's end, Read
+	// waits for their answers before saying EOF, or the session would
+	// end and drop them (kubediff mcp < requests.jsonl answered nothing).
+	pendingMu sync.Mutex
+	pending   map[string]bool
+	answered  chan struct{} // closed and replaced at each answer
 }
+
+// drainWait bounds how long the input's end waits for the answers of
+// the requests read before it.
+const drainWait = 2 * time.Minute
 
 // readLines hands each message to Read and answers each bad line, until
 // the input ends (io.EOF: the client went away) or the reply cannot be
@@ -62,6 +76,7 @@ func (c *lineConn) readLines(r *bufio.Reader) {
 					return
 				}
 			} else {
+				c.track(msg)
 				select {
 				case c.incoming <- msg:
 				case <-c.closed:
@@ -150,9 +165,56 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	case msg := <-c.incoming:
 		return msg, nil
 	case <-c.readDone:
+		c.waitAnswered(ctx)
 		return nil, c.readErr
 	case <-c.closed:
 		return nil, io.EOF
+	}
+}
+
+// track notes a request whose answer the input's end waits for.
+func (c *lineConn) track(msg jsonrpc.Message) {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		c.pendingMu.Lock()
+		c.pending[fmt.Sprint(req.ID.Raw())] = true
+		c.pendingMu.Unlock()
+	}
+}
+
+// untrack notes the answer to a request.
+func (c *lineConn) untrack(msg jsonrpc.Message) {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return
+	}
+	c.pendingMu.Lock()
+	delete(c.pending, fmt.Sprint(resp.ID.Raw()))
+	close(c.answered)
+	c.answered = make(chan struct{})
+	c.pendingMu.Unlock()
+}
+
+// waitAnswered waits until every request read has been answered, the
+// session closes, ctx ends or drainWait passes.
+func (c *lineConn) waitAnswered(ctx context.Context) {
+	timeout := time.NewTimer(drainWait)
+	defer timeout.Stop()
+	for {
+		c.pendingMu.Lock()
+		left, answered := len(c.pending), c.answered
+		c.pendingMu.Unlock()
+		if left == 0 {
+			return
+		}
+		select {
+		case <-answered:
+		case <-ctx.Done():
+			return
+		case <-c.closed:
+			return
+		case <-timeout.C:
+			return
+		}
 	}
 }
 
@@ -165,7 +227,9 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
-	return c.writeLine(b)
+	err = c.writeLine(b)
+	c.untrack(msg)
+	return err
 }
 
 // Close implements mcp.Connection. It leaves In and Out open: they are

@@ -2,11 +2,14 @@ package historymcp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/kubediff/kubediff/pkg/history/historyapi"
 )
@@ -59,4 +62,48 @@ func TestLineTransportAnswersBadLinesAndGoesOn(t *testing.T) {
 	if !replies.Scan() || !strings.Contains(replies.Text(), `"id":4`) || strings.Contains(replies.Text(), "error") {
 		t.Errorf("ping after the bad lines: %q", replies.Text())
 	}
+}
+
+// TestRequestsOnAClosedPipeAreAllAnswered: `kubediff mcp <
+// requests.jsonl` reads the whole file at once and meets its end before
+// answering; every request read is answered before the session ends
+// (before, the end of input ended the session and dropped them).
+func TestRequestsOnAClosedPipeAreAllAnswered(t *testing.T) {
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"four","method":"tools/list"}`,
+	}
+	var out syncWriter
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := NewServer(Options{Source: historyapi.Local{}}).Run(ctx, &LineTransport{In: strings.NewReader(strings.Join(lines, "\n") + "\n"), Out: &out})
+	if err != nil && ctx.Err() != nil {
+		t.Fatalf("the session did not end at the input's end: %v", err)
+	}
+	for _, id := range []string{`"id":1`, `"id":2`, `"id":3`, `"id":"four"`} {
+		if !strings.Contains(out.String(), id) {
+			t.Errorf("no answer with %s:\n%s", id, out.String())
+		}
+	}
+}
+
+// syncWriter is a bytes.Buffer safe for the session's writers.
+type syncWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (w *syncWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(b)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
