@@ -352,7 +352,7 @@ func historyWindow(cmd *cobra.Command) (from, until time.Time, err error) {
 	}
 	if !until.IsZero() && from.After(until) {
 		return from, until, usageError{fmt.Errorf("--from %s is after --until %s: give the older moment first",
-			from.UTC().Format(time.RFC3339Nano), until.UTC().Format(time.RFC3339Nano))}
+			stamp(from), stamp(until))}
 	}
 	return from, until, nil
 }
@@ -370,7 +370,7 @@ func momentFlag(cmd *cobra.Command, name string, now time.Time) (time.Time, erro
 	}
 	if t.After(now) {
 		return t, usageError{fmt.Errorf("--%s %s is in the future (now is %s): the history holds only what happened", name,
-			t.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339))}
+			stamp(t), stamp(now))}
 	}
 	return t, nil
 }
@@ -427,7 +427,7 @@ func objectNamespace(cmd *cobra.Command) string {
 // stateError says why an object's state at a moment is not there, and
 // in which namespace it was looked for.
 func stateError(cmd *cobra.Command, src historyapi.Source, arg string, id history.ObjectID, at time.Time, err error) error {
-	when := at.UTC().Format(time.RFC3339Nano)
+	when := stamp(at)
 	switch {
 	case errors.Is(err, history.ErrNotFound):
 		return fmt.Errorf("%s%s did not exist at %s (as far as kubediff saw)", arg, searchedNamespace(cmd, id), when)
@@ -470,7 +470,7 @@ func historyBegins(cmd *cobra.Command, src historyapi.Source) string {
 	if err != nil || page.Begin == nil {
 		return ""
 	}
-	return ", which begins at " + page.Begin.UTC().Format(time.RFC3339Nano)
+	return ", which begins at " + stampUp(*page.Begin)
 }
 
 // searchedNamespace names the namespace an object was looked for in
@@ -568,5 +568,22 @@ func warnBeforeHistory(stderr io.Writer, from, begin time.Time) {
 		return
 	}
 	fmt.Fprintf(stderr, "warning: kubediff's history begins at %s (older records were dropped by retention, or never kept): "+
-		"nothing is known of %s to then\n", begin.UTC().Format(time.RFC3339Nano), from.UTC().Format(time.RFC3339Nano))
+		"nothing is known of %s to then\n", stampUp(begin), stamp(from))
+}
+
+// stampLayout is how kubediff prints a moment: RFC 3339 to the
+// millisecond, as records print their times and as the history keeps them.
+const stampLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// stamp prints t to the millisecond.
+func stamp(t time.Time) string { return t.UTC().Truncate(time.Millisecond).Format(stampLayout) }
+
+// stampUp prints a beginning to the millisecond, rounded up, so that the
+// moment printed, given back, is within what it begins.
+func stampUp(t time.Time) string {
+	up := t.UTC().Truncate(time.Millisecond)
+	if up.Before(t) {
+		up = up.Add(time.Millisecond)
+	}
+	return up.Format(stampLayout)
 }

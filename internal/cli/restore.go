@@ -121,7 +121,7 @@ func applyRestore(cmd *cobra.Command, id history.ObjectID, m restore.Manifest, a
 	}
 	ctx := cmd.Context()
 	obj := &unstructured.Unstructured{Object: m.Object}
-	name, when := obj.GetName(), at.UTC().Format(time.RFC3339Nano)
+	name, when := obj.GetName(), stamp(at)
 	text, kept, err := previewRestore(ctx, client, id, obj, at)
 	if err != nil {
 		return err
@@ -246,7 +246,7 @@ func restoreDiff(ctx context.Context, id history.ObjectID, live, dry *unstructur
 		return "", err
 	}
 	label := objectLabel(dry)
-	return historyapi.DiffObjects(ctx, id, from, to, label+" live", label+" restored as at "+at.UTC().Format(time.RFC3339Nano))
+	return historyapi.DiffObjects(ctx, id, from, to, label+" live", label+" restored as at "+stamp(at))
 }
 
 // confirm asks question on stderr and reads the answer: y or yes. When

@@ -57,7 +57,8 @@ func deploymentOf(ns, name string, replicas int32) *appsv1.Deployment {
 // moment is now as a TIME flag, a little apart from the records around it.
 func moment() string {
 	defer time.Sleep(20 * time.Millisecond)
-	return time.Now().UTC().Format(time.RFC3339Nano)
+	// To the millisecond, as kubediff prints moments back.
+	return time.Now().UTC().Truncate(time.Millisecond).Format("2006-01-02T15:04:05.000Z07:00")
 }
 
 // The restore journey of issue 37 against the real API server: a deleted
