@@ -62,7 +62,7 @@ func TestBlameNamesTheChangeAndUserOfEachKey(t *testing.T) {
 		}
 	}
 	out, code := cliOutput(t, append([]string{"blame", "cm/blamed", "-n", ns}, live...)...)
-	if code != 0 || !strings.Contains(out, records[3].ID) || !strings.Contains(out, "alice (kubectl") || !strings.Contains(out, "│   mode: slow") {
+	if code != 0 || !strings.Contains(out, blame.ShortID(records[3].ID)+" ") || !strings.Contains(out, "alice (kubectl") || !strings.Contains(out, "│   mode: slow") {
 		t.Errorf("blame as text (exit %d):\n%s", code, out)
 	}
 

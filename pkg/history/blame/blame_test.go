@@ -116,7 +116,7 @@ func TestLinesOlderThanTheHistorySaySo(t *testing.T) {
 	if err := b.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text.String(), "older than the history (begins 2026-11-23T14:00:00Z)") || !strings.Contains(text.String(), "uid/1/updated") {
+	if !strings.Contains(text.String(), "older than the history (begins 2026-11-23T14:00:00Z)") || !strings.Contains(text.String(), "uid/1 ") || strings.Contains(text.String(), "uid/1/updated") {
 		t.Errorf("text:\n%s", text.String())
 	}
 
@@ -149,5 +149,22 @@ func TestARecreatedObjectStartsAtItsCreation(t *testing.T) {
 	}
 	if b.Walked != 1 {
 		t.Errorf("walked %d steps, want 1 (every line explained by the newest)", b.Walked)
+	}
+}
+
+// The text gutter is narrow, as git blame's: a short id (the uid's first
+// 8 characters and the resourceVersion), the time, who (cut at 28), so
+// that a line of YAML fits 100 columns (it took 128 with full ids).
+func TestTextFitsATerminal(t *testing.T) {
+	b := Blame{Lines: []Line{{Origin: Record, Record: "5b1c1e9e-1f7a-4a43-9c55-1f0b8f3b1a01/1234567/updated",
+		Time: time.Date(2026, 11, 23, 14, 1, 30, 123e6, time.UTC), By: "system:serviceaccount:argocd:argocd-application-controller (argocd-controller)",
+		Text: "  replicas: 3"}}}
+	var out strings.Builder
+	if err := b.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	gutter, _, _ := strings.Cut(out.String(), "│")
+	if n := len([]rune(gutter)); n > 72 || !strings.HasPrefix(gutter, "5b1c1e9e/1234567 ") {
+		t.Errorf("gutter of %d columns, want at most 72 starting with the short id:\n%s", n, out.String())
 	}
 }

@@ -11,7 +11,9 @@ import (
 )
 
 // WriteText prints the lines as `git blame` does: for each, the record's
-// id, when it was kept and who made it, then the line.
+// short id, when it was kept and who made it, then the line. The gutter
+// stays narrow (at most 72 columns) so that most YAML lines fit 100: the
+// JSON output carries the full ids.
 func (b Blame) WriteText(w io.Writer) error {
 	cols := make([][3]string, len(b.Lines))
 	var width [3]int
@@ -41,7 +43,7 @@ func (b Blame) columns(l Line) [3]string {
 		if by == "" {
 			by = "-"
 		}
-		return [3]string{l.Record, at, by}
+		return [3]string{ShortID(l.Record), at, cut(by, maxBy)}
 	case Quiet:
 		return [3]string{"(no record)", at, "quiet change"}
 	case Unwalked:
@@ -52,4 +54,28 @@ func (b Blame) columns(l Line) [3]string {
 		since += " (begins " + b.Begin.UTC().Format(time.RFC3339) + ")"
 	}
 	return [3]string{"^", "-", since}
+}
+
+// maxBy bounds the who column; the JSON output has it whole.
+const maxBy = 28
+
+// ShortID is a record id (uid/resourceVersion/type) as blame prints it,
+// as git blame prints a commit: the uid's first 8 characters and the
+// resourceVersion, which tell one object's records apart.
+func ShortID(id string) string {
+	uid, rest, ok := strings.Cut(id, "/")
+	if !ok {
+		return id
+	}
+	rv, _, _ := strings.Cut(rest, "/")
+	return uid[:min(8, len(uid))] + "/" + rv
+}
+
+// cut shortens s to n runes, the last an ellipsis.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
