@@ -159,6 +159,7 @@ kept.`,
 	f.String("to", "", "the second moment (default: now)")
 	f.Bool("all", false, "show every field kept, managedFields and resourceVersion included")
 	markUnbound(cmd, "namespace", "from", "to", "all")
+	addColorFlag(cmd)
 	_ = cmd.MarkFlagRequired("from")
 	return cmd
 }

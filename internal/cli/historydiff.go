@@ -46,8 +46,7 @@ func runDiff(cmd *cobra.Command, src historyapi.Source, arg string, out io.Write
 	if err != nil {
 		return err
 	}
-	_, err = io.WriteString(out, text)
-	return err
+	return writeDiff(cmd, out, text)
 }
 
 // writeObject prints a kept state as YAML or JSON.

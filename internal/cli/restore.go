@@ -72,6 +72,7 @@ the question and after the apply.`,
 	f.Bool("apply", false, "apply the manifest with your kubeconfig (server-side apply as kubediff-restore), after a dry run and the diff against the live object")
 	f.Bool("yes", false, "with --apply, apply without asking")
 	markUnbound(cmd, "namespace", "at", "output", "apply", "yes")
+	addColorFlag(cmd)
 	_ = cmd.MarkFlagRequired("at")
 	addCompletion(cmd, true)
 	return cmd
@@ -134,7 +135,9 @@ func applyRestore(cmd *cobra.Command, id history.ObjectID, m restore.Manifest, a
 		fmt.Fprintf(out, "%s: what the restore sets is as it was at %s: nothing to apply; but %s\n", objectLabel(obj), when, keptList(kept))
 		return nil
 	}
-	fmt.Fprint(out, text)
+	if err := writeDiff(cmd, out, text); err != nil {
+		return err
+	}
 	if len(kept) > 0 {
 		fmt.Fprintf(out, "Not as it was after the apply: %s\n", keptList(kept))
 	}

@@ -3,10 +3,13 @@ package cli
 import (
 	"bytes"
 	"io"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
 
+	"github.com/kubediff/kubediff/internal/testsync"
 	"github.com/kubediff/kubediff/pkg/config"
 )
 
@@ -90,4 +93,40 @@ func TestHistoryPrintsTextOnATerminal(t *testing.T) {
 			t.Errorf("history %v to %T: format %q, want %q", tc.args, tc.out, got, tc.want)
 		}
 	}
+}
+
+// diff and restore's diff colour their lines as watch colours records:
+// on a terminal, or with --color always; never into a pipe by default.
+func TestDiffsAreColouredOnATerminal(t *testing.T) {
+	diff := "--- cm/a at 1\n+++ cm/a at 2\n@@ -1,2 +1,2 @@\n data:\n-  k: one\n+  k: two\n"
+	want := "\x1b[1m--- cm/a at 1\x1b[0m\n\x1b[1m+++ cm/a at 2\x1b[0m\n\x1b[36m@@ -1,2 +1,2 @@\x1b[0m\n data:\n\x1b[31m-  k: one\x1b[0m\n\x1b[32m+  k: two\x1b[0m\n"
+	if got := colorDiff(diff); got != want {
+		t.Fatalf("coloured:\n%q\nwant\n%q", got, want)
+	}
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	t.Setenv("NO_COLOR", "")
+	for _, name := range []string{"diff", "restore"} {
+		root := newRootCommand("kubediff", tty, &bytes.Buffer{})
+		cmd, _, err := root.Find([]string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pipe bytes.Buffer
+		if err := writeDiff(cmd, &pipe, diff); err != nil || pipe.String() != diff {
+			t.Errorf("%s into a pipe: %q, %v; want it plain", name, pipe.String(), err)
+		}
+		if err := writeDiff(cmd, tty, diff); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seen testsync.Buffer
+	go func() { _, _ = io.Copy(&seen, ptmx) }()
+	testsync.Eventually(t, "both diffs coloured on the terminal", time.Minute, func() bool {
+		return strings.Count(seen.String(), "\x1b[32m+  k: two\x1b[0m") == 2
+	})
 }

@@ -2,15 +2,14 @@ package historymcp
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/kubediff/kubediff/internal/testsync"
 	"github.com/kubediff/kubediff/pkg/history/historyapi"
 )
 
@@ -76,7 +75,7 @@ func TestRequestsOnAClosedPipeAreAllAnswered(t *testing.T) {
 		`{"jsonrpc":"2.0","id":3,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":"four","method":"tools/list"}`,
 	}
-	var out syncWriter
+	var out testsync.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err := NewServer(Options{Source: historyapi.Local{}}).Run(ctx, &LineTransport{In: strings.NewReader(strings.Join(lines, "\n") + "\n"), Out: &out})
@@ -88,22 +87,4 @@ func TestRequestsOnAClosedPipeAreAllAnswered(t *testing.T) {
 			t.Errorf("no answer with %s:\n%s", id, out.String())
 		}
 	}
-}
-
-// syncWriter is a bytes.Buffer safe for the session's writers.
-type syncWriter struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (w *syncWriter) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(b)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
 }
