@@ -38,6 +38,7 @@ kubectl accepts, or single objects (filtered by the API server).`,
 	}
 	addSelectionFlags(cmd)
 	addCompletion(cmd, true)
+	cmd.SetUsageFunc(watchUsage)
 	f := cmd.Flags()
 	f.StringP("output", "o", d.Output, "record format on stdout: json, text, none (only the configured sinks); default: text on a terminal, else json")
 	f.String("color", d.Color, "colour in text output: auto (when stdout is a terminal and NO_COLOR is unset), always, never")
@@ -71,6 +72,8 @@ kubectl accepts, or single objects (filtered by the API server).`,
 	f.Duration("leader-election-renew-deadline", le.RenewDeadline, "how long the leader keeps trying to renew before giving up")
 	f.Duration("leader-election-retry-period", le.RetryPeriod, "how often candidates try to acquire or renew the Lease")
 	addAdmissionObserverFlags(f)
+	// Its default depends on the terminal, which its text says.
+	f.Lookup("output").DefValue = ""
 	return cmd
 }
 
@@ -92,6 +95,6 @@ func addAdmissionObserverFlags(f *pflag.FlagSet) {
 	f.String("admission-observer-address", "", "serve a validating admission webhook that always allows and notes who sent each write, on this TLS address (such as :9443), for clusters whose audit trail kubediff cannot read (EKS, GKE, AKS; docs/identity.md)")
 	f.String("admission-observer-cert-file", "", "the admission observer's serving certificate (PEM), which the webhook registration's caBundle trusts; read again when it changes")
 	f.String("admission-observer-key-file", "", "the admission observer's serving key (PEM)")
-	f.String("admission-observer-client-ca-file", "", "believe only reviews from a caller with a client certificate this CA signed (the API server's, from its admission config); this or --admission-observer-token-file is required")
-	f.String("admission-observer-token-file", "", "believe only reviews bearing the token this file holds, as a bearer token or as the registration path's last segment (/observe/TOKEN, for managed clusters); this or --admission-observer-client-ca-file is required")
+	f.String("admission-observer-client-ca-file", "", "believe only reviews from a caller with a client certificate this CA signed (the API server's, from its admission config); this or the token file is required")
+	f.String("admission-observer-token-file", "", "believe only reviews bearing the token this file holds, as a bearer token or as the registration path's last segment (/observe/TOKEN, for managed clusters); this or the client CA file is required")
 }
