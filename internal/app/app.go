@@ -158,7 +158,7 @@ func (p *program) assemble(ctx context.Context) error {
 		Events: eventOptions(p.cfg, p.state, p.objects), Objects: p.objects,
 		ExcludeNamespaces: p.cfg.ExcludeNamespaces, OwnLeases: ownLeases(le), Identities: identities, IdentityWait: p.cfg.Identity.Wait,
 		Releases: release.NewBook(release.Options{HelmStorage: p.cfg.Release.HelmStorage, Log: p.log}), ReleaseWait: releaseWait,
-		Election: le.Enabled, HoldRecords: le.HoldRecords, Holds: stateHolds(p.state), History: historyKeeper(p.state), Log: p.log})
+		Election: le.Enabled, HoldRecords: le.HoldRecords, Holds: storeAs[pipeline.StateHolds](p.state), History: storeAs[pipeline.Keeper](p.state), Log: p.log})
 	if p.elector, err = newElector(le, p.clients, p.pipeline.Gate(), p.metrics, p.log); err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func (p *program) assemble(ctx context.Context) error {
 		return err
 	}
 	p.watcher, err = watcher.New(p.clients.Rest, p.pipeline.Handle, watcher.Options{Logger: p.log,
-		Transform: p.pipeline.CacheTransform, State: p.state, Rules: p.differ.RulesFingerprint(), Compress: p.cfg.CompressCache, ReadBatching: p.cfg.ReadBatching,
+		Transform: p.pipeline.CacheTransform, Journal: storeAs[watcher.Journal](p.state), Rules: p.differ.RulesFingerprint(), Compress: p.cfg.CompressCache, ReadBatching: p.cfg.ReadBatching,
 		OnConnection: func(up bool) { p.metrics.APIServerConnected.Set(map[bool]float64{true: 1}[up]) },
 		OnNewCluster: p.pipeline.NewClusterID}) // records name the rebuilt cluster from then on
 	if err != nil {

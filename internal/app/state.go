@@ -102,23 +102,25 @@ func closeState(st *state.Store, log *slog.Logger) {
 	}
 }
 
-// historyKeeper is the state store as the pipeline keeps records in its
-// history, or nil without a state dir.
-func historyKeeper(st *state.Store) pipeline.Keeper {
+// storeAs is the state store as the interface T a stage declares of it
+// (watcher.Journal, pipeline.StateHolds, pipeline.Keeper), or T's nil
+// without a state dir: never a nil *state.Store inside T, which the
+// stage would take for a store.
+func storeAs[T any](st *state.Store) T {
+	var none T
 	if st == nil {
-		return nil
+		return none
 	}
-	return st
+	return any(st).(T)
 }
 
-// stateHolds is the state store as the pipeline holds states in it, or
-// nil (not a nil *state.Store) without a state dir.
-func stateHolds(st *state.Store) pipeline.StateHolds {
-	if st == nil {
-		return nil
-	}
-	return st
-}
+// The state store is what each stage declares of a store, checked here
+// at compile time rather than by storeAs's conversion at run time.
+var (
+	_ watcher.Journal     = (*state.Store)(nil)
+	_ pipeline.StateHolds = (*state.Store)(nil)
+	_ pipeline.Keeper     = (*state.Store)(nil)
+)
 
 // historyRoutes serves, with a state dir, the history API
 // (pkg/history/historyapi), its timeline page (pkg/history/historyui) and

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
@@ -38,7 +39,7 @@ func (s StateDir) Records(ctx context.Context, q history.Query) (history.Page, e
 }
 
 // At implements historyapi.Source.
-func (s StateDir) At(ctx context.Context, id history.ObjectID, t time.Time) ([]byte, error) {
+func (s StateDir) At(ctx context.Context, id change.ObjectID, t time.Time) ([]byte, error) {
 	return read(s, func(src historyapi.Source) ([]byte, error) { return src.At(ctx, id, t) })
 }
 
@@ -48,12 +49,12 @@ func (s StateDir) Resolve(ctx context.Context, name string) ([]discovery.Resourc
 }
 
 // Blame implements historyapi.Source.
-func (s StateDir) Blame(ctx context.Context, id history.ObjectID, t time.Time, all bool) (blame.Blame, error) {
+func (s StateDir) Blame(ctx context.Context, id change.ObjectID, t time.Time, all bool) (blame.Blame, error) {
 	return read(s, func(src historyapi.Source) (blame.Blame, error) { return src.Blame(ctx, id, t, all) })
 }
 
 // Restore implements historyapi.Source.
-func (s StateDir) Restore(ctx context.Context, id history.ObjectID, t time.Time) (restore.Manifest, error) {
+func (s StateDir) Restore(ctx context.Context, id change.ObjectID, t time.Time) (restore.Manifest, error) {
 	return read(s, func(src historyapi.Source) (restore.Manifest, error) { return src.Restore(ctx, id, t) })
 }
 

@@ -21,7 +21,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
-	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/journal"
 )
 
 // Types of the streams' objects, as discovery names them.
@@ -49,7 +49,7 @@ type Stream struct {
 // Update is one change: the history's entry (the record and the states
 // around it) and the stored state the watcher notes with it.
 type Update struct {
-	Entry history.Entry
+	Entry journal.Entry
 	// Key is the object's key in the state store (namespace/name).
 	Key string
 	// UID, ResourceVersion and Raw are the state store's Object.
@@ -128,26 +128,26 @@ func (s *Stream) Object(i int, at time.Time) (Update, error) {
 	}
 	s.objects[i] = u
 	return Update{
-		Entry: history.Entry{Change: c, Resource: s.resource, Old: old, New: u},
+		Entry: journal.Entry{Change: c, Resource: s.resource, Old: old, New: u},
 		Key:   u.GetNamespace() + "/" + u.GetName(), UID: string(u.GetUID()), ResourceVersion: u.GetResourceVersion(), Raw: raw,
 	}, nil
 }
 
 // ID is object i's id in the history.
-func (s *Stream) ID(i int) history.ObjectID {
+func (s *Stream) ID(i int) change.ObjectID {
 	u := s.objects[i]
-	return history.NewObjectID(s.resource.GVR.Group, s.resource.GVR.Resource, u.GetNamespace(), u.GetName())
+	return change.NewObjectID(s.resource.GVR.Group, s.resource.GVR.Resource, u.GetNamespace(), u.GetName())
 }
 
 // RecordJSON is the size of the record as kept: the JSON line watch -o
 // json prints.
-func RecordJSON(e history.Entry) int {
+func RecordJSON(e journal.Entry) int {
 	b, _ := json.Marshal(e.Change)
 	return len(b)
 }
 
 // StateJSON is the size of the state after the record as JSON.
-func StateJSON(e history.Entry) int {
+func StateJSON(e journal.Entry) int {
 	if e.New == nil {
 		return 0
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubediff/kubediff/internal/app"
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/config"
 	"github.com/kubediff/kubediff/pkg/glob"
 	"github.com/kubediff/kubediff/pkg/history"
@@ -387,7 +388,7 @@ func splitObjectArg(arg string) (typ, name string, err error) {
 }
 
 // resolveObject reads TYPE/NAME with -n into the object's id.
-func resolveObject(cmd *cobra.Command, src historyapi.Source, arg string) (history.ObjectID, error) {
+func resolveObject(cmd *cobra.Command, src historyapi.Source, arg string) (change.ObjectID, error) {
 	typ, name, err := splitObjectArg(arg)
 	if err != nil {
 		return "", err
@@ -427,7 +428,7 @@ func objectNamespace(cmd *cobra.Command) string {
 
 // stateError says why an object's state at a moment is not there, and
 // in which namespace it was looked for.
-func stateError(cmd *cobra.Command, src historyapi.Source, arg string, id history.ObjectID, at time.Time, err error) error {
+func stateError(cmd *cobra.Command, src historyapi.Source, arg string, id change.ObjectID, at time.Time, err error) error {
 	when := stamp(at)
 	switch {
 	case errors.Is(err, history.ErrNotFound):
@@ -478,7 +479,7 @@ func historyBegins(cmd *cobra.Command, src historyapi.Source) string {
 // (nothing for a cluster-scoped type), and where it came from when -n
 // did not name it: an object in another namespace is the usual reason
 // for "did not exist".
-func searchedNamespace(cmd *cobra.Command, id history.ObjectID) string {
+func searchedNamespace(cmd *cobra.Command, id change.ObjectID) string {
 	_, _, ns, _ := id.Parts()
 	switch {
 	case ns == "":

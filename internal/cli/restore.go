@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kubediff/kubediff/internal/app"
-	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/history/historyapi"
 	"github.com/kubediff/kubediff/pkg/history/restore"
 )
@@ -80,7 +80,7 @@ the question and after the apply.`,
 
 // restoreManifest reads the object's manifest at --at from the history,
 // and says its warnings on stderr.
-func restoreManifest(cmd *cobra.Command, arg string, stderr io.Writer) (restore.Manifest, history.ObjectID, time.Time, error) {
+func restoreManifest(cmd *cobra.Command, arg string, stderr io.Writer) (restore.Manifest, change.ObjectID, time.Time, error) {
 	src, done, err := openHistory(cmd, stderr)
 	if err != nil {
 		return restore.Manifest{}, "", time.Time{}, err
@@ -115,7 +115,7 @@ func printManifest(out io.Writer, obj map[string]any, format string) error {
 // applyRestore applies the manifest to the cluster with the caller's own
 // credentials: a dry run, the diff against the live object and the
 // fields the apply keeps, a question, then the apply.
-func applyRestore(cmd *cobra.Command, id history.ObjectID, m restore.Manifest, at time.Time, out, stderr io.Writer) error {
+func applyRestore(cmd *cobra.Command, id change.ObjectID, m restore.Manifest, at time.Time, out, stderr io.Writer) error {
 	client, err := restoreClient(cmd, id, m, stderr)
 	if err != nil {
 		return err
@@ -167,7 +167,7 @@ func applyRestore(cmd *cobra.Command, id history.ObjectID, m restore.Manifest, a
 // previewRestore is what applying obj would do: the diff from the live
 // object to the dry run's result ("" when none), and the fields the
 // apply would keep as others set them since.
-func previewRestore(ctx context.Context, client dynamic.ResourceInterface, id history.ObjectID, obj *unstructured.Unstructured, at time.Time) (string, []restore.KeptField, error) {
+func previewRestore(ctx context.Context, client dynamic.ResourceInterface, id change.ObjectID, obj *unstructured.Unstructured, at time.Time) (string, []restore.KeptField, error) {
 	dry, err := client.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: restoreManager, Force: true, DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
 		return "", nil, fmt.Errorf("the API server refused the restore's dry run: %w", err)
@@ -209,7 +209,7 @@ func keptList(kept []restore.KeptField) string {
 
 // restoreClient is a dynamic client for the object's type and namespace
 // with the kubeconfig's credentials.
-func restoreClient(cmd *cobra.Command, id history.ObjectID, m restore.Manifest, stderr io.Writer) (dynamic.ResourceInterface, error) {
+func restoreClient(cmd *cobra.Command, id change.ObjectID, m restore.Manifest, stderr io.Writer) (dynamic.ResourceInterface, error) {
 	cfg, err := loadConfigWithArgs(cmd, nil)
 	if err != nil {
 		return nil, err
@@ -236,7 +236,7 @@ func restoreClient(cmd *cobra.Command, id history.ObjectID, m restore.Manifest, 
 
 // restoreDiff is how the apply would change the live object (nil: none),
 // as watch would show it.
-func restoreDiff(ctx context.Context, id history.ObjectID, live, dry *unstructured.Unstructured, at time.Time) (string, error) {
+func restoreDiff(ctx context.Context, id change.ObjectID, live, dry *unstructured.Unstructured, at time.Time) (string, error) {
 	var from []byte
 	if live != nil {
 		var err error

@@ -1,9 +1,10 @@
 // Package change holds what one observed change is: the resource type it
-// belongs to and the object's states before and after. It sits low, below
+// belongs to, the object's states before and after, and the object's id
+// across versions of its type (ObjectID). It sits low, below
 // the watcher that makes events and the diff that reads them, so that the
 // diff engine (and whatever else only reads changes: rules, the history's
 // readers) depends on neither the watcher, client-go's caches nor the
-// state dir's database. A dependency test in pkg/diff guards it.
+// state dir's database. A dependency test in test/tree guards it.
 package change
 
 import (
@@ -103,4 +104,25 @@ func (e Event) Object() *unstructured.Unstructured {
 		return e.New
 	}
 	return e.Old
+}
+
+// ObjectID names an object across versions of its type:
+// group/resource/namespace/name ("apps/deployments/default/web",
+// "/namespaces//default" for a cluster-scoped core object). The history
+// keeps an object's records under it, and an Event's record names the
+// objects it is about by it.
+type ObjectID string
+
+// NewObjectID names an object.
+func NewObjectID(group, resource, namespace, name string) ObjectID {
+	return ObjectID(group + "/" + resource + "/" + namespace + "/" + name)
+}
+
+// Parts splits the id into group, resource, namespace and name.
+func (id ObjectID) Parts() (group, resource, namespace, name string) {
+	parts := strings.SplitN(string(id), "/", 4)
+	if len(parts) != 4 {
+		return "", "", "", ""
+	}
+	return parts[0], parts[1], parts[2], parts[3]
 }

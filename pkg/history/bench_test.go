@@ -12,7 +12,9 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kubediff/kubediff/internal/changegen"
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/journal"
 )
 
 // The query benchmarks ask a history of a million records: 10,000
@@ -131,7 +133,7 @@ func reportMs(b *testing.B) {
 // byIndex reads an object's first records through the objects index, as
 // history.go lays it out (history/objects: id \x00 time|seq; records:
 // time|seq → id \x00 record).
-func byIndex(b *testing.B, db *bolt.DB, id history.ObjectID, limit int) int {
+func byIndex(b *testing.B, db *bolt.DB, id change.ObjectID, limit int) int {
 	n := 0
 	err := db.View(func(tx *bolt.Tx) error {
 		root := tx.Bucket([]byte("history"))
@@ -206,7 +208,7 @@ func newMix(b *testing.B, objects int) *mix {
 
 func (m *mix) len() int { return m.streams[0].Len() + m.streams[1].Len() }
 
-func (m *mix) id(i int) history.ObjectID { return m.streams[i%2].ID(i / 2) }
+func (m *mix) id(i int) change.ObjectID { return m.streams[i%2].ID(i / 2) }
 
 // update changes the next object in turn.
 func (m *mix) update(at time.Time) (changegen.Update, error) {
@@ -217,7 +219,7 @@ func (m *mix) update(at time.Time) (changegen.Update, error) {
 
 // batch is one transaction's records, made at now.
 type batch struct {
-	entries []history.Entry
+	entries []journal.Entry
 	now     time.Time
 	err     error
 }
@@ -226,7 +228,7 @@ type batch struct {
 func (m *mix) produce(out chan<- batch, total, size int, at func(k int) time.Time) {
 	defer close(out)
 	for k := 0; k < total; {
-		bt := batch{entries: make([]history.Entry, 0, size)}
+		bt := batch{entries: make([]journal.Entry, 0, size)}
 		for ; k < total && len(bt.entries) < size; k++ {
 			u, err := m.update(at(k))
 			if err != nil {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kubediff/kubediff/pkg/change"
+	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -24,7 +26,7 @@ import (
 // (its index entries and its fold) without decoding it.
 type eventHeader struct {
 	reason string
-	ids    []ObjectID // the object's, then its owners'
+	ids    []change.ObjectID // the object's, then its owners'
 }
 
 func (h eventHeader) encode(line []byte) []byte {
@@ -41,7 +43,7 @@ func decodeEvent(v []byte) (eventHeader, []byte) {
 	parts := bytes.Split(head, []byte{1})
 	h := eventHeader{reason: string(parts[0])}
 	for _, p := range parts[1:] {
-		h.ids = append(h.ids, ObjectID(p))
+		h.ids = append(h.ids, change.ObjectID(p))
 	}
 	return h, line
 }
@@ -49,17 +51,17 @@ func decodeEvent(v []byte) (eventHeader, []byte) {
 // foldKey names the entry an object's events of one reason fold into.
 // The reason is a key part (keyPart): core v1 does not bound it, and one
 // key over bbolt's limit would fail every later write.
-func foldKey(id ObjectID, reason string) []byte {
+func foldKey(id change.ObjectID, reason string) []byte {
 	return append(indexPrefix(id), keyPart(reason)...)
 }
 
 // headerOf is the header of an event about id with owners: the reason and
 // ids as keys have them (keyPart, idKey), so that none holds the header's
 // separators and dropping the entry finds the keys it was kept under.
-func headerOf(reason string, id ObjectID, owners []ObjectID) eventHeader {
+func headerOf(reason string, id change.ObjectID, owners []change.ObjectID) eventHeader {
 	h := eventHeader{reason: keyPart(reason)}
-	for _, x := range append([]ObjectID{id}, owners...) {
-		h.ids = append(h.ids, ObjectID(idKey(x)))
+	for _, x := range append([]change.ObjectID{id}, owners...) {
+		h.ids = append(h.ids, change.ObjectID(idKey(x)))
 	}
 	return h
 }
@@ -87,7 +89,7 @@ func decodeFold(v []byte) (fold, bool) {
 
 // putEvent keeps an event record, folding it into its object's entry of
 // the same reason when there is one. It returns the bytes it adds.
-func (b *buckets) putEvent(e Entry, k []byte) (int64, error) {
+func (b *buckets) putEvent(e journal.Entry, k []byte) (int64, error) {
 	c := e.Change
 	if c.Event == nil {
 		return 0, fmt.Errorf("history: event record of %s without its event", c.ObjectName())

@@ -11,23 +11,24 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubediff/kubediff/pkg/change"
+	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
 var (
 	replicaSets = change.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, Kind: "ReplicaSet", Namespaced: true}
-	webID       = NewObjectID("apps", "deployments", "default", "web")
+	webID       = change.NewObjectID("apps", "deployments", "default", "web")
 )
 
 // eventOf is an Event about ReplicaSet default/web-1 (owned by
 // Deployment web) of the Event object name, counted count, last at
 // t0+second.
-func eventOf(name, reason string, count, second int) Entry {
+func eventOf(name, reason string, count, second int) journal.Entry {
 	at := record.Timestamp(t0.Add(time.Duration(second) * time.Second))
 	c := record.Change{Time: at, Type: record.EventRecord, APIVersion: "apps/v1", Kind: "ReplicaSet", Resource: "replicasets",
 		Namespace: "default", Name: "web-1", UID: "uid-rs", ResourceVersion: "100",
 		Event: &record.Event{Reason: reason, Type: record.EventWarning, Message: "exceeded quota", Count: count, First: record.Timestamp(t0), Last: at, Name: name, Namespace: "default"}}
-	return Entry{Change: c, Resource: replicaSets, Owners: []ObjectID{webID}}
+	return journal.Entry{Change: c, Resource: replicaSets, Owners: []change.ObjectID{webID}}
 }
 
 func events(t *testing.T, r *Reader, q Query) []record.Event {

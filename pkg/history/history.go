@@ -35,36 +35,9 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/record"
 )
-
-// Entry is one record to keep, with the object's states around it.
-type Entry struct {
-	Change record.Change
-	// Resource is the record's type, so that a query names it as
-	// kubectl does.
-	Resource change.Resource
-	// Old and New are the object's states before and after the record
-	// (nil: none), as the watcher caches them: pruned and redacted. Old
-	// is kept only for the oldest record of an object.
-	Old, New *unstructured.Unstructured
-	// NewJSON, when set, is New as JSON already (the state store's copy):
-	// it is kept instead of encoding New again.
-	NewJSON []byte
-	// StateOnly keeps the object's new state without its record: an
-	// update the quiet rules hid (status counters, a Pod starting up).
-	// The object's states at every moment are then what the cluster
-	// held; queries for records never list it. Change gives its time and
-	// object.
-	StateOnly bool
-	// Owners are, for an event record (record.EventRecord), the object's
-	// owners, nearest first: the event is listed among their changes too
-	// (a Pod's FailedScheduling under its Deployment).
-	Owners []ObjectID
-}
 
 // Policy bounds what is kept: records older than Retention, and the
 // oldest records while the history holds more than MaxBytes, are dropped.
@@ -106,19 +79,9 @@ var (
 	eventBytesKey     = []byte("eventBytes")
 )
 
-// ObjectID names an object across versions of its type:
-// group/resource/namespace/name ("apps/deployments/default/web",
-// "/namespaces//default" for a cluster-scoped core object).
-type ObjectID string
-
 // ObjectOf is the id of the record's object.
-func ObjectOf(c record.Change) ObjectID {
-	return NewObjectID(c.Group(), c.Resource, c.Namespace, c.Name)
-}
-
-// NewObjectID names an object.
-func NewObjectID(group, resource, namespace, name string) ObjectID {
-	return ObjectID(group + "/" + resource + "/" + namespace + "/" + name)
+func ObjectOf(c record.Change) change.ObjectID {
+	return change.NewObjectID(c.Group(), c.Resource, c.Namespace, c.Name)
 }
 
 // typeKey is the record's type in the types bucket: group/resource.
@@ -141,13 +104,13 @@ func keyTime(k []byte) time.Time {
 }
 
 // indexKey is an object's entry in the objects index.
-func indexKey(id ObjectID, k []byte) []byte {
+func indexKey(id change.ObjectID, k []byte) []byte {
 	return append(indexPrefix(id), k...)
 }
 
 // indexPrefix starts every index key of the object: its id as a key
 // (idKey), then \x00.
-func indexPrefix(id ObjectID) []byte { return append(idKey(id), 0) }
+func indexPrefix(id change.ObjectID) []byte { return append(idKey(id), 0) }
 
 // maxKeyPart bounds a part of a key that a user chooses: an object's name
 // (an Event's regarding, which the API server does not validate, or the
@@ -162,7 +125,7 @@ const maxKeyPart = 512
 // resource and namespace stay whole (the server validates them), so that
 // scans by type and namespace still find it; every write and read of the
 // object computes the same key.
-func idKey(id ObjectID) []byte {
+func idKey(id change.ObjectID) []byte {
 	group, resource, namespace, name := id.Parts()
 	if safePart(name) {
 		return []byte(id)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubediff/kubediff/pkg/change"
+	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -21,9 +22,9 @@ var (
 	t0           = time.Date(2026, 11, 23, 14, 0, 0, 0, time.UTC)
 	configMaps   = change.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true, Singular: "configmap", ShortNames: []string{"cm"}}
 	unlimited    = Policy{Retention: 365 * 24 * time.Hour, MaxBytes: 1 << 40}
-	settingsID   = NewObjectID("", "configmaps", "default", "settings")
-	otherNSCMID  = NewObjectID("", "configmaps", "other", "settings")
-	currentState = map[ObjectID]string{}
+	settingsID   = change.NewObjectID("", "configmaps", "default", "settings")
+	otherNSCMID  = change.NewObjectID("", "configmaps", "other", "settings")
+	currentState = map[change.ObjectID]string{}
 )
 
 func openDB(t *testing.T) *bolt.DB {
@@ -49,10 +50,10 @@ func configMap(ns, value string) *unstructured.Unstructured {
 
 // entryOf makes the record and entry of a ConfigMap going from old to new
 // ("" for none) at t0+minute.
-func entryOf(ns, old, new string, minute int) Entry {
+func entryOf(ns, old, new string, minute int) journal.Entry {
 	c := record.Change{Time: record.Timestamp(t0.Add(time.Duration(minute) * time.Minute)), APIVersion: "v1", Kind: "ConfigMap",
 		Resource: "configmaps", Namespace: ns, Name: "settings", UID: "uid-" + ns, ResourceVersion: fmt.Sprint(minute)}
-	e := Entry{Resource: configMaps}
+	e := journal.Entry{Resource: configMaps}
 	switch {
 	case old == "":
 		c.Type = record.Added
@@ -73,7 +74,7 @@ func entryOf(ns, old, new string, minute int) Entry {
 	return e
 }
 
-func write(t *testing.T, db *bolt.DB, p Policy, now time.Time, entries ...Entry) {
+func write(t *testing.T, db *bolt.DB, p Policy, now time.Time, entries ...journal.Entry) {
 	t.Helper()
 	if err := db.Update(func(tx *bolt.Tx) error { return Write(tx, entries, p, now) }); err != nil {
 		t.Fatal(err)
@@ -82,14 +83,14 @@ func write(t *testing.T, db *bolt.DB, p Policy, now time.Time, entries ...Entry)
 
 func reader(db *bolt.DB) *Reader {
 	return NewReader(db, func(_ *bolt.Tx, group, resource, ns, name string) []byte {
-		if s, ok := currentState[NewObjectID(group, resource, ns, name)]; ok {
+		if s, ok := currentState[change.NewObjectID(group, resource, ns, name)]; ok {
 			return []byte(s)
 		}
 		return nil
 	})
 }
 
-func levelAt(t *testing.T, r *Reader, id ObjectID, minute float64) (string, error) {
+func levelAt(t *testing.T, r *Reader, id change.ObjectID, minute float64) (string, error) {
 	t.Helper()
 	raw, err := r.At(id, t0.Add(time.Duration(minute*float64(time.Minute))))
 	if err != nil {
@@ -195,7 +196,7 @@ func TestRecordsOfOneUser(t *testing.T) {
 	db := openDB(t)
 	alice := &record.User{Name: "alice", Groups: []string{"dev"}}
 	deployer := &record.User{Name: "system:serviceaccount:ci:deployer", ServiceAccount: &record.ServiceAccount{Namespace: "ci", Name: "deployer"}}
-	by := func(e Entry, u *record.User) Entry { e.Change.User = u; return e }
+	by := func(e journal.Entry, u *record.User) journal.Entry { e.Change.User = u; return e }
 	write(t, db, unlimited, t0, by(entryOf("default", "", "a", 1), alice), by(entryOf("other", "", "x", 2), deployer),
 		entryOf("default", "a", "b", 3), by(entryOf("default", "b", "c", 4), &record.User{Name: "alice2"}),
 		by(entryOf("other", "x", "y", 5), alice), by(entryOf("default", "c", "d", 6), alice))
@@ -233,7 +234,7 @@ func TestRecordsOfOneRelease(t *testing.T) {
 	db := openDB(t)
 	web := &record.Release{Tool: record.ToolHelm, Namespace: "shop", Name: "web", Revision: 7, Chart: "web-1.4.2"}
 	api := &record.Release{Tool: record.ToolArgoCD, Kind: "Application", Namespace: "argocd", Name: "api", GitRevision: "4f1c2a9"}
-	of := func(e Entry, r *record.Release) Entry { e.Change.Release = r; return e }
+	of := func(e journal.Entry, r *record.Release) journal.Entry { e.Change.Release = r; return e }
 	write(t, db, unlimited, t0, of(entryOf("default", "", "a", 1), web), of(entryOf("other", "", "x", 2), api),
 		entryOf("default", "a", "b", 3), of(entryOf("default", "b", "c", 4), web))
 	r := reader(db)

@@ -8,7 +8,6 @@ import (
 	"iter"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -180,7 +179,7 @@ func (b *readBuckets) line(k []byte) []byte {
 func (b *readBuckets) wanted(k []byte, q Query) bool {
 	if v := b.records.Get(k); v != nil {
 		id, line, _ := bytes.Cut(v, []byte{0})
-		return len(line) > 0 && q.selects(ObjectID(id)) && q.madeBy(line) && q.judged(line) && q.released(line)
+		return len(line) > 0 && q.selects(change.ObjectID(id)) && q.madeBy(line) && q.judged(line) && q.released(line)
 	}
 	if b.events == nil {
 		return false
@@ -230,7 +229,7 @@ func (b *readBuckets) scan(start, end []byte) iter.Seq[[]byte] {
 // events (their own and their owned objects') from start to end, read
 // through the indexes: a few pages, where a scan of the window would
 // read every record kept.
-func (b *readBuckets) indexed(ids []ObjectID, start, end []byte) iter.Seq[[]byte] {
+func (b *readBuckets) indexed(ids []change.ObjectID, start, end []byte) iter.Seq[[]byte] {
 	var keys [][]byte
 	for _, index := range []*bolt.Bucket{b.objects, b.eventObjects} {
 		if index == nil {
@@ -252,16 +251,16 @@ func (b *readBuckets) indexed(ids []ObjectID, start, end []byte) iter.Seq[[]byte
 
 // objects are the objects a query names, when every selector names one
 // in a known namespace; nil when the query must scan.
-func (q Query) objects() []ObjectID {
+func (q Query) objects() []change.ObjectID {
 	if len(q.Select) == 0 || q.Namespace == "" {
 		return nil
 	}
-	ids := make([]ObjectID, 0, len(q.Select))
+	ids := make([]change.ObjectID, 0, len(q.Select))
 	for _, s := range q.Select {
 		if s.Name == "" {
 			return nil
 		}
-		ids = append(ids, NewObjectID(s.Group, s.Resource, q.Namespace, s.Name))
+		ids = append(ids, change.NewObjectID(s.Group, s.Resource, q.Namespace, s.Name))
 	}
 	return ids
 }
@@ -304,7 +303,7 @@ func untilOf(t time.Time) time.Time {
 
 // selects says whether q asks for the object's records, and its caller
 // may see them.
-func (q Query) selects(id ObjectID) bool {
+func (q Query) selects(id change.ObjectID) bool {
 	group, resource, namespace, _ := id.Parts()
 	if q.Visible != nil && !q.Visible.Allows(group, resource, namespace) {
 		return false
@@ -313,7 +312,7 @@ func (q Query) selects(id ObjectID) bool {
 }
 
 // chooses says whether q's namespace and selectors name the object.
-func (q Query) chooses(id ObjectID) bool {
+func (q Query) chooses(id change.ObjectID) bool {
 	group, resource, namespace, name := id.Parts()
 	if q.Namespace != "" && namespace != q.Namespace {
 		return false
@@ -334,7 +333,7 @@ func (q Query) chooses(id ObjectID) bool {
 // owners are the rest, and its caller may see it: q names the object or
 // one of its owners, and the caller may list the object's type and
 // Events in its namespace (EventsScope).
-func (q Query) selectsEvent(ids []ObjectID) bool {
+func (q Query) selectsEvent(ids []change.ObjectID) bool {
 	if len(ids) == 0 {
 		return false
 	}
@@ -423,19 +422,10 @@ func (q Query) judged(line []byte) bool {
 	return record.SeverityRank(c.Severity) >= record.SeverityRank(q.Severity)
 }
 
-// Parts splits the id into group, resource, namespace and name.
-func (id ObjectID) Parts() (group, resource, namespace, name string) {
-	parts := strings.SplitN(string(id), "/", 4)
-	if len(parts) != 4 {
-		return "", "", "", ""
-	}
-	return parts[0], parts[1], parts[2], parts[3]
-}
-
 // At returns the object's state at t as kubediff had it: pruned and
 // redacted JSON. ErrNotFound when it did not exist then; ErrBeforeHistory
 // when t is older than what is kept about it.
-func (r *Reader) At(id ObjectID, t time.Time) ([]byte, error) {
+func (r *Reader) At(id change.ObjectID, t time.Time) ([]byte, error) {
 	var state []byte
 	err := r.view(func(b *readBuckets) error {
 		var err error
@@ -445,7 +435,7 @@ func (r *Reader) At(id ObjectID, t time.Time) ([]byte, error) {
 	return state, err
 }
 
-func (b *readBuckets) at(id ObjectID, t time.Time, current CurrentFunc) ([]byte, error) {
+func (b *readBuckets) at(id change.ObjectID, t time.Time, current CurrentFunc) ([]byte, error) {
 	if b.empty {
 		return nil, ErrBeforeHistory
 	}

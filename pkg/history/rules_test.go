@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -12,7 +13,7 @@ import (
 // and by severity at least; records no rule matched do not.
 func TestRecordsOfARuleOrASeverity(t *testing.T) {
 	db := openDB(t)
-	judged := func(e Entry, severity string, rules ...string) Entry {
+	judged := func(e journal.Entry, severity string, rules ...string) journal.Entry {
 		e.Change.Rules, e.Change.Severity = rules, severity
 		return e
 	}

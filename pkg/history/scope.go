@@ -3,6 +3,8 @@ package history
 import (
 	"bytes"
 	"slices"
+
+	"github.com/kubediff/kubediff/pkg/change"
 )
 
 // Scope is a type in a namespace: what one access decision covers. An
@@ -98,7 +100,7 @@ func (b *readBuckets) eventScopes(namespace string, add func(Scope)) {
 // objects need: each event's own object's type (a Deployment's Pods) and
 // Events in its namespace. It reads the index entries under the objects
 // only, each naming the event's object.
-func (b *readBuckets) eventScopesOf(ids []ObjectID, add func(Scope)) {
+func (b *readBuckets) eventScopesOf(ids []change.ObjectID, add func(Scope)) {
 	if b.eventObjects == nil {
 		return
 	}
@@ -106,7 +108,7 @@ func (b *readBuckets) eventScopesOf(ids []ObjectID, add func(Scope)) {
 		prefix := indexPrefix(id)
 		c := b.eventObjects.Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			group, resource, namespace, _ := ObjectID(v).Parts()
+			group, resource, namespace, _ := change.ObjectID(v).Parts()
 			add(Scope{group, resource, namespace})
 			add(EventsScope(namespace))
 		}

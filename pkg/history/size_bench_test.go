@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubediff/kubediff/internal/changegen"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/journal"
 )
 
 // BenchmarkDiskPerChange is what the history takes on disk per change,
@@ -70,7 +71,7 @@ func keepChanges(b *testing.B, s *changegen.Stream, changes, perSecond int) size
 	var f sizes
 	for k := 0; k < changes; {
 		at := t0.Add(time.Duration(k/perSecond) * time.Second)
-		entries := make([]history.Entry, 0, perSecond)
+		entries := make([]journal.Entry, 0, perSecond)
 		for ; k < changes && len(entries) < perSecond; k++ {
 			u, err := s.Next(at)
 			if err != nil {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math"
 	"time"
+
+	"github.com/kubediff/kubediff/pkg/change"
 )
 
 // Step is one kept change of an object: a record, or a state kept
@@ -55,7 +57,7 @@ func (s Steps) BeforeJSON() ([]byte, error) {
 // until, newest first. It only copies what it reads inside the read
 // transaction, and leaves the states packed until asked for
 // (Step.StateJSON), so that a long walk never holds up the state's flush.
-func (r *Reader) Steps(id ObjectID, until time.Time, limit int) (Steps, error) {
+func (r *Reader) Steps(id change.ObjectID, until time.Time, limit int) (Steps, error) {
 	var out Steps
 	err := r.view(func(b *readBuckets) error {
 		if b.empty {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubediff/kubediff/internal/changegen"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/journal"
 )
 
 // BenchmarkSustainedSize is the file over an hour of changes with a
@@ -64,7 +65,7 @@ func sustain(b *testing.B, policy history.Policy, objects, flushes, perFlush int
 	for f := range flushes {
 		at := t0.Add(time.Duration(f) * time.Second)
 		updates := make([]changegen.Update, perFlush)
-		entries := make([]history.Entry, perFlush)
+		entries := make([]journal.Entry, perFlush)
 		for i := range updates {
 			var err error
 			if updates[i], err = m.update(at); err != nil {

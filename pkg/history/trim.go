@@ -5,6 +5,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/kubediff/kubediff/pkg/change"
 )
 
 // trim drops the oldest records while they are older than the retention
@@ -61,7 +63,7 @@ func (b *buckets) trim(p Policy, now time.Time) error {
 func (b *buckets) sizeOf(k []byte) int64 {
 	v := b.records.Get(k)
 	id, _, _ := bytes.Cut(v, []byte{0})
-	n := len(k) + len(v) + len(indexKey(ObjectID(id), k))
+	n := len(k) + len(v) + len(indexKey(change.ObjectID(id), k))
 	for _, states := range [][]byte{b.before.Get(k), b.after.Get(k)} {
 		if states != nil {
 			n += len(k) + len(states)
@@ -74,9 +76,9 @@ func (b *buckets) sizeOf(k []byte) int64 {
 // bytes its state carried to the object's next record takes.
 func (b *buckets) drop(k []byte) (carried int64, err error) {
 	id, _, _ := bytes.Cut(b.records.Get(k), []byte{0})
-	index := indexKey(ObjectID(id), k)
+	index := indexKey(change.ObjectID(id), k)
 	if after := b.after.Get(k); after != nil {
-		if carried, err = b.carry(ObjectID(id), index, bytes.Clone(after)); err != nil {
+		if carried, err = b.carry(change.ObjectID(id), index, bytes.Clone(after)); err != nil {
 			return 0, err
 		}
 	}
@@ -93,7 +95,7 @@ func (b *buckets) drop(k []byte) (carried int64, err error) {
 
 // carry makes after the state before the object's record that follows
 // index, unless that record knows it already.
-func (b *buckets) carry(id ObjectID, index, after []byte) (int64, error) {
+func (b *buckets) carry(id change.ObjectID, index, after []byte) (int64, error) {
 	c := b.objects.Cursor()
 	c.Seek(index)
 	next, _ := c.Next()

@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kubediff/kubediff/pkg/change"
+	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -22,7 +23,7 @@ const maxTrim = 20000
 // the caller's transaction (the state store's flush). The first write
 // with history on marks when the history begins: from then on every
 // watched object's state is known.
-func Write(tx *bolt.Tx, entries []Entry, p Policy, now time.Time) error {
+func Write(tx *bolt.Tx, entries []journal.Entry, p Policy, now time.Time) error {
 	if !p.On() && tx.Bucket(rootBucket) == nil {
 		return nil
 	}
@@ -84,7 +85,7 @@ func Forget(tx *bolt.Tx) error {
 	return tx.DeleteBucket(rootBucket)
 }
 
-func (b *buckets) append(entries []Entry) error {
+func (b *buckets) append(entries []journal.Entry) error {
 	seq, size := b.counter(seqKey), int64(b.counter(bytesKey))
 	for _, e := range entries {
 		seq++
@@ -105,7 +106,7 @@ func (b *buckets) append(entries []Entry) error {
 }
 
 // put keeps one entry under key k and returns the bytes it takes.
-func (b *buckets) put(e Entry, k []byte) (int64, error) {
+func (b *buckets) put(e journal.Entry, k []byte) (int64, error) {
 	id := ObjectOf(e.Change)
 	var line []byte // a state kept alone has no record line
 	if !e.StateOnly {
@@ -149,7 +150,7 @@ func (b *buckets) put(e Entry, k []byte) (int64, error) {
 }
 
 // hasEntries says whether an object has a kept record.
-func (b *buckets) hasEntries(id ObjectID) bool {
+func (b *buckets) hasEntries(id change.ObjectID) bool {
 	prefix := indexPrefix(id)
 	k, _ := b.objects.Cursor().Seek(prefix)
 	return k != nil && bytes.HasPrefix(k, prefix)

@@ -8,11 +8,10 @@ import (
 	"time"
 
 	"github.com/kubediff/kubediff/pkg/diff"
-	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/identity"
+	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/record"
 	"github.com/kubediff/kubediff/pkg/rollout"
-	"github.com/kubediff/kubediff/pkg/state"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
@@ -87,17 +86,18 @@ type heldUpdate struct {
 }
 
 // StateHolds keeps an object's stored state where it is while its update
-// is held (state.Store): the record and the newer state then reach the
-// disk together, and a crash meanwhile loses neither.
+// is held: the record and the newer state then reach the disk together,
+// and a crash meanwhile loses neither. The pipeline declares it and
+// imports no store; the state dir's store implements it.
 type StateHolds interface {
-	Hold(state.Ref)
+	Hold(journal.Ref)
 	// Release takes the records kept of what was held (its note's).
-	Release(state.Ref, ...history.Entry)
+	Release(journal.Ref, ...journal.Entry)
 }
 
 // holdState holds ev's stored state while a stage holds ev past the
 // handler's return, and gives ev a note of its own: the watcher hands
-// the note ev came with to the state store as soon as the handler
+// the note ev came with to its Journal as soon as the handler
 // returns, so what is kept of ev when it goes on goes to releaseState
 // instead. Without holds, ev keeps its records in the history at once.
 func holdState(holds StateHolds, ev *watcher.Event) {
@@ -109,7 +109,7 @@ func holdState(holds StateHolds, ev *watcher.Event) {
 		return
 	}
 	holds.Hold(ev.Note.Ref)
-	ev.Note = &state.Note{Ref: ev.Note.Ref}
+	ev.Note = &journal.Note{Ref: ev.Note.Ref}
 }
 
 // releaseState lets go of what holdState held, with the records kept of
@@ -175,7 +175,7 @@ func (co *coalescer) releaseOnce(h *heldUpdate) {
 
 // quiet takes an update Diff found not worth a record (c is its header):
 // an object whose update is held takes the newer state into the held
-// one, which the state store holds too; any other gets its state kept
+// one, which the store holds too (StateHolds); any other gets its state kept
 // in the history without a record.
 func (co *coalescer) quiet(ev watcher.Event, c record.Change) {
 	co.mu.Lock()

@@ -14,10 +14,9 @@ import (
 	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
-	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/identity"
+	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/record"
-	"github.com/kubediff/kubediff/pkg/state"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
@@ -162,8 +161,8 @@ func testEventually(t *testing.T, ok func() bool) {
 
 type recordedHolds struct{ calls []string }
 
-func (h *recordedHolds) Hold(r state.Ref) { h.calls = append(h.calls, "hold "+r.Key) }
-func (h *recordedHolds) Release(r state.Ref, records ...history.Entry) {
+func (h *recordedHolds) Hold(r journal.Ref) { h.calls = append(h.calls, "hold "+r.Key) }
+func (h *recordedHolds) Release(r journal.Ref, records ...journal.Entry) {
 	h.calls = append(h.calls, fmt.Sprintf("release %s with %d", r.Key, len(records)))
 }
 
@@ -173,10 +172,10 @@ func TestCoalescerHoldsTheStoredStateWithTheUpdate(t *testing.T) {
 	s, out := newStepper(t)
 	holds := &recordedHolds{}
 	s.co.holds = holds
-	ref := state.Ref{Target: "apps/v1/replicasets", Key: "day/web-rs"}
+	ref := journal.Ref{Target: "apps/v1/replicasets", Key: "day/web-rs"}
 	for _, step := range [][2]int64{{3, 2}, {2, 1}} {
 		s.rv++
-		ev := watcher.Event{Event: change.Event{Type: change.Updated, Resource: replicaSets, Old: replicaSet("rs", s.rv, step[0]), New: replicaSet("rs", s.rv+1, step[1])}, Note: &state.Note{Ref: ref}}
+		ev := watcher.Event{Event: change.Event{Type: change.Updated, Resource: replicaSets, Old: replicaSet("rs", s.rv, step[0]), New: replicaSet("rs", s.rv+1, step[1])}, Note: &journal.Note{Ref: ref}}
 		c, _ := s.differ.Diff(ev.Event)
 		s.co.add(ev, c)
 		holds.calls = append(holds.calls, fmt.Sprintf("emitted %d", len(out.list())))

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubediff/kubediff/pkg/change"
-	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/kubeevents"
 	"github.com/kubediff/kubediff/pkg/record"
 	"github.com/kubediff/kubediff/pkg/watcher"
@@ -140,7 +140,7 @@ func (s *eventFacts) fact(f kubeevents.Fact, res change.Resource, namespace stri
 	c.ID = c.StableID()
 	owners := s.describe(&c, obj)
 	if s.history != nil {
-		s.history.Keep(history.Entry{Change: c, Resource: res, Owners: owners})
+		s.history.Keep(journal.Entry{Change: c, Resource: res, Owners: owners})
 	}
 	if s.Show != nil && s.Show(f.Event) && s.firstShown(c) {
 		s.next.Emit(c)
@@ -150,7 +150,7 @@ func (s *eventFacts) fact(f kubeevents.Fact, res change.Resource, namespace stri
 // describe gives c its object's labels and owner, as a record of the
 // object has them (u, as cached), and returns the ids of its owners,
 // nearest first.
-func (s *eventFacts) describe(c *record.Change, u *unstructured.Unstructured) []history.ObjectID {
+func (s *eventFacts) describe(c *record.Change, u *unstructured.Unstructured) []change.ObjectID {
 	if u == nil {
 		return nil
 	}
@@ -158,7 +158,7 @@ func (s *eventFacts) describe(c *record.Change, u *unstructured.Unstructured) []
 		c.UID = string(u.GetUID())
 	}
 	c.Labels = u.GetLabels()
-	var owners []history.ObjectID
+	var owners []change.ObjectID
 	for range maxOwners {
 		ref := controllerOf(u)
 		if ref == nil {
@@ -171,7 +171,7 @@ func (s *eventFacts) describe(c *record.Change, u *unstructured.Unstructured) []
 		if !ok {
 			break
 		}
-		owners = append(owners, history.NewObjectID(r.GVR.Group, r.GVR.Resource, c.Namespace, ref.Name))
+		owners = append(owners, change.NewObjectID(r.GVR.Group, r.GVR.Resource, c.Namespace, ref.Name))
 		if u = s.Objects.Object(r, c.Namespace, ref.Name); u == nil {
 			break
 		}

@@ -9,11 +9,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/identity"
+	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/record"
 	"github.com/kubediff/kubediff/pkg/release"
-	"github.com/kubediff/kubediff/pkg/state"
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
@@ -46,14 +45,14 @@ func (n *named) String() string {
 }
 
 // countedHolds counts each ref's holds not yet released.
-type countedHolds struct{ held map[state.Ref]int }
+type countedHolds struct{ held map[journal.Ref]int }
 
-func (h *countedHolds) Hold(r state.Ref)                        { h.held[r]++ }
-func (h *countedHolds) Release(r state.Ref, _ ...history.Entry) { h.held[r]-- }
+func (h *countedHolds) Hold(r journal.Ref)                        { h.held[r]++ }
+func (h *countedHolds) Release(r journal.Ref, _ ...journal.Entry) { h.held[r]-- }
 
 // configMapWrite is a ConfigMap's write from version from to to, with its record.
 func configMapWrite(name string, from, to int) (watcher.Event, record.Change) {
-	ev := watcher.Event{Note: &state.Note{Ref: state.Ref{Target: "configmaps", Key: name}}}
+	ev := watcher.Event{Note: &journal.Note{Ref: journal.Ref{Target: "configmaps", Key: name}}}
 	ev.Resource = replicaSets
 	ev.Resource.GVR.Resource, ev.Resource.GVR.Group = "configmaps", ""
 	ev.Old = replicaSet(name, from, 1)
@@ -67,7 +66,7 @@ func wrote(book *identity.Book, user, uid string, to int) {
 }
 
 func TestIdentifyWaitsForWhoMadeARecordInItsObjectsOrder(t *testing.T) {
-	book, out, holds := identity.NewBook(), &named{}, &countedHolds{held: map[state.Ref]int{}}
+	book, out, holds := identity.NewBook(), &named{}, &countedHolds{held: map[journal.Ref]int{}}
 	s := newIdentify(book, 2*time.Second, out, holds)
 	now := time.Unix(0, 0)
 	s.now = func() time.Time { return now }
@@ -83,7 +82,7 @@ func TestIdentifyWaitsForWhoMadeARecordInItsObjectsOrder(t *testing.T) {
 	if got, want := out.String(), "[a@2 by alice]"; got != want {
 		t.Fatalf("before anyone said who made b@2: %s, want %s", got, want)
 	}
-	if holds.held[state.Ref{Target: "configmaps", Key: "b"}] != 3 {
+	if holds.held[journal.Ref{Target: "configmaps", Key: "b"}] != 3 {
 		t.Fatalf("b's stored state is not held while its records wait: %v", holds.held)
 	}
 	wrote(book, "carol", "b", 2)

@@ -13,6 +13,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/identity"
+	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/metrics"
 	"github.com/kubediff/kubediff/pkg/notify"
 	"github.com/kubediff/kubediff/pkg/record"
@@ -20,17 +21,17 @@ import (
 	"github.com/kubediff/kubediff/pkg/watcher"
 )
 
-// journal is a pipeline writing to a real state store, and a watcher's
+// storedPipeline is a pipeline writing to a real state store, and a watcher's
 // part of the protocol: each event's note handed to the store with the
 // object's new state once the pipeline returns.
-type journal struct {
+type storedPipeline struct {
 	t     *testing.T
 	store *state.Store
 	p     *Pipeline
-	ref   state.Ref
+	ref   journal.Ref
 }
 
-func newJournal(t *testing.T, o Options) *journal {
+func newJournal(t *testing.T, o Options) *storedPipeline {
 	t.Helper()
 	st, err := state.Open(t.TempDir(), slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -49,12 +50,12 @@ func newJournal(t *testing.T, o Options) *journal {
 	}
 	q := notify.NewQueue("test", &collected{}, notify.QueueOptions{Size: 100, Log: quiet})
 	o.Differ, o.Router, o.Metrics, o.Log, o.Holds, o.History = d, notify.Router{{Queue: q}}, metrics.New(), quiet, st, st
-	return &journal{t: t, store: st, p: New(o), ref: state.Ref{Target: "apps/v1/replicasets", Key: "day/web-rs"}}
+	return &storedPipeline{t: t, store: st, p: New(o), ref: journal.Ref{Target: "apps/v1/replicasets", Key: "day/web-rs"}}
 }
 
 // watch hands the pipeline an update from old to new, then the store the
 // new state with what the pipeline kept of it, as the watcher does.
-func (j *journal) watch(old, new *unstructured.Unstructured) {
+func (j *storedPipeline) watch(old, new *unstructured.Unstructured) {
 	j.t.Helper()
 	j.handle(new, change.Event{Type: change.Updated, Resource: replicaSets, Old: old, New: new})
 }
@@ -62,9 +63,9 @@ func (j *journal) watch(old, new *unstructured.Unstructured) {
 // handle hands the pipeline events of one object, which share a note as
 // the watcher's do (a name that changed UID: a deletion and an addition),
 // then the store the object's new state with that note.
-func (j *journal) handle(new *unstructured.Unstructured, events ...change.Event) {
+func (j *storedPipeline) handle(new *unstructured.Unstructured, events ...change.Event) {
 	j.t.Helper()
-	note := &state.Note{Ref: j.ref}
+	note := &journal.Note{Ref: j.ref}
 	for _, ev := range events {
 		j.p.Handle(watcher.Event{Event: ev, Note: note})
 	}
@@ -72,12 +73,12 @@ func (j *journal) handle(new *unstructured.Unstructured, events ...change.Event)
 	if err != nil {
 		j.t.Fatal(err)
 	}
-	j.store.Put(j.ref.Target, j.ref.Key, &state.Object{UID: string(new.GetUID()), ResourceVersion: new.GetResourceVersion(), Raw: raw}, note.Records...)
+	j.store.Put(j.ref.Target, j.ref.Key, &journal.Object{UID: string(new.GetUID()), ResourceVersion: new.GetResourceVersion(), Raw: raw}, note.Records...)
 }
 
 // disk flushes and says what a restart would find: the records in the
 // history and the object's stored resourceVersion.
-func (j *journal) disk() string {
+func (j *storedPipeline) disk() string {
 	j.t.Helper()
 	if err := j.store.Flush(); err != nil {
 		j.t.Fatal(err)
@@ -87,7 +88,7 @@ func (j *journal) disk() string {
 		j.t.Fatal(err)
 	}
 	rv := ""
-	if _, err := j.store.Each(j.ref.Target, func(key string, o *state.Object) {
+	if _, err := j.store.Each(j.ref.Target, func(key string, o *journal.Object) {
 		if key == j.ref.Key {
 			rv = o.ResourceVersion
 		}
@@ -98,7 +99,7 @@ func (j *journal) disk() string {
 }
 
 // expect fails the test unless disk says want.
-func (j *journal) expect(when, want string) {
+func (j *storedPipeline) expect(when, want string) {
 	j.t.Helper()
 	if got := j.disk(); got != want {
 		j.t.Fatalf("%s: %s, want %s", when, got, want)
@@ -107,14 +108,14 @@ func (j *journal) expect(when, want string) {
 
 // named notes that alice made the write of day/app (uid) at rv, and lets
 // identify hand on the records it names.
-func (j *journal) named(book *identity.Book, verb, uid, rv string) {
+func (j *storedPipeline) named(book *identity.Book, verb, uid, rv string) {
 	book.Note(identity.Write{ID: uid + "@" + rv, User: identity.NewUser("alice", nil), Verb: verb, Resource: "configmaps",
 		Namespace: "day", Name: "app", UID: uid, ResourceVersion: rv})
 	j.p.identify.releaseDue(false)
 }
 
 // kept is the first record in the history.
-func (j *journal) kept() record.Change {
+func (j *storedPipeline) kept() record.Change {
 	j.t.Helper()
 	page, err := j.store.History().Records(history.Query{})
 	var c record.Change
@@ -130,7 +131,7 @@ func (j *journal) kept() record.Change {
 // and no record, and reports the change at the restart, once.
 func TestHeldUpdateIsWrittenWithTheHeldState(t *testing.T) {
 	j := newJournal(t, Options{})
-	j.store.Put(j.ref.Target, j.ref.Key, &state.Object{UID: "rs", ResourceVersion: "1", Raw: []byte(`{}`)})
+	j.store.Put(j.ref.Target, j.ref.Key, &journal.Object{UID: "rs", ResourceVersion: "1", Raw: []byte(`{}`)})
 	j.watch(replicaSet("rs", 1, 3), replicaSet("rs", 2, 2))
 	j.expect("while the first step is held", "0 records, stored at 1")
 	j.watch(replicaSet("rs", 2, 2), replicaSet("rs", 3, 1))
@@ -148,13 +149,13 @@ func TestHeldUpdateIsWrittenWithTheHeldState(t *testing.T) {
 func TestRecordWaitingForItsUserIsWrittenWithItsState(t *testing.T) {
 	book := identity.NewBook()
 	j := newJournal(t, Options{Identities: book, IdentityWait: time.Hour})
-	j.ref = state.Ref{Target: "configmaps", Key: "day/app"}
+	j.ref = journal.Ref{Target: "configmaps", Key: "day/app"}
 	cm := func(rv int, v string) *unstructured.Unstructured {
 		u := configMap("day", fmt.Sprint(rv), map[string]any{"k": v})
 		u.SetUID("app")
 		return u
 	}
-	j.store.Put(j.ref.Target, j.ref.Key, &state.Object{UID: "app", ResourceVersion: "1", Raw: []byte(`{}`)})
+	j.store.Put(j.ref.Target, j.ref.Key, &journal.Object{UID: "app", ResourceVersion: "1", Raw: []byte(`{}`)})
 	j.watch(cm(1, "a"), cm(2, "b"))
 	j.expect("while the record waits for its user", "0 records, stored at 1")
 	j.named(book, "update", "app", "2")
@@ -171,11 +172,11 @@ func TestRecordWaitingForItsUserIsWrittenWithItsState(t *testing.T) {
 func TestReplacedObjectsRecordsAreWrittenOnce(t *testing.T) {
 	book := identity.NewBook()
 	j := newJournal(t, Options{Identities: book, IdentityWait: time.Hour})
-	j.ref = state.Ref{Target: "configmaps", Key: "day/app"}
+	j.ref = journal.Ref{Target: "configmaps", Key: "day/app"}
 	was, now := configMap("day", "1", map[string]any{"k": "a"}), configMap("day", "5", map[string]any{"k": "b"})
 	was.SetUID("old")
 	now.SetUID("new")
-	j.store.Put(j.ref.Target, j.ref.Key, &state.Object{UID: "old", ResourceVersion: "1", Raw: []byte(`{}`)})
+	j.store.Put(j.ref.Target, j.ref.Key, &journal.Object{UID: "old", ResourceVersion: "1", Raw: []byte(`{}`)})
 	j.handle(now, change.Event{Type: change.Deleted, Resource: configMaps, Old: was, AfterGap: true, FinalStateUnknown: true},
 		change.Event{Type: change.Added, Resource: configMaps, New: now})
 	j.expect("while the addition waits for its user", "0 records, stored at 1")

@@ -60,12 +60,12 @@ type Options struct {
 	// from the start.
 	Election    bool
 	HoldRecords int
-	// Holds keeps held updates' stored states in place (the state store;
-	// nil without a state dir).
+	// Holds keeps held updates' stored states in place (the state dir's
+	// store; nil without a state dir).
 	Holds StateHolds
 	// History keeps every record with the object's states (the state
-	// store; nil without history): a watch event's go in its note, which
-	// the state store takes with the object's new state.
+	// dir's store; nil without history): a watch event's go in its note,
+	// which the watcher's Journal takes with the object's new state.
 	History Keeper
 	// Identities name the user behind each record (identity.Book; nil
 	// without a source), each record waiting for them up to

@@ -16,7 +16,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
-	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/metrics"
 	"github.com/kubediff/kubediff/pkg/notify"
 	"github.com/kubediff/kubediff/pkg/record"
@@ -129,10 +129,10 @@ func TestPipelineHoldsRecordsUntilLeading(t *testing.T) {
 // keeper collects what the keep stage hands the history.
 type keeper struct {
 	mu      sync.Mutex
-	entries []history.Entry
+	entries []journal.Entry
 }
 
-func (k *keeper) Keep(e ...history.Entry) {
+func (k *keeper) Keep(e ...journal.Entry) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.entries = append(k.entries, e...)

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"syscall"
 	"testing"
+
+	"github.com/kubediff/kubediff/pkg/journal"
 )
 
 // BenchmarkSteadyState is the state dir's cost per update at a steady
@@ -23,9 +25,9 @@ func BenchmarkSteadyState(b *testing.B) {
 		b.Fatal(err)
 	}
 	raw := bytes.Repeat([]byte("x"), 1300)
-	objects := map[string]*Object{}
+	objects := map[string]*journal.Object{}
 	for i := range 5000 {
-		objects[fmt.Sprintf("ns/cm-%d", i)] = &Object{UID: "u", ResourceVersion: "1", Raw: raw}
+		objects[fmt.Sprintf("ns/cm-%d", i)] = &journal.Object{UID: "u", ResourceVersion: "1", Raw: raw}
 	}
 	s.Replace("configmaps", objectsOf(objects))
 	if err := s.Flush(); err != nil {
@@ -39,7 +41,7 @@ func BenchmarkSteadyState(b *testing.B) {
 	b.Run("put", func(b *testing.B) {
 		defer reportCPU(b)()
 		for i := 0; b.Loop(); i++ {
-			s.Put("configmaps", fmt.Sprintf("ns/cm-%d", (i*7919)%5000), &Object{UID: "u", ResourceVersion: fmt.Sprint(i), Raw: raw})
+			s.Put("configmaps", fmt.Sprintf("ns/cm-%d", (i*7919)%5000), &journal.Object{UID: "u", ResourceVersion: fmt.Sprint(i), Raw: raw})
 			if i%perFlush == perFlush-1 {
 				if err := s.Flush(); err != nil {
 					b.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/kubediff/kubediff/pkg/journal"
 )
 
 // Run writes noted changes every second until ctx is done. Close writes
@@ -207,7 +209,7 @@ const stageBytes = 4 << 20
 // that writes what was noted since. A crash in between leaves the stored
 // objects as they were (Open drops the staging). It returns the bytes
 // written.
-func (s *Store) stage(target string, list List) (written int, err error) {
+func (s *Store) stage(target string, list journal.List) (written int, err error) {
 	name := []byte(target)
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		staging := tx.Bucket(stagingBucket)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubediff/kubediff/internal/changegen"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/state"
 )
 
@@ -75,7 +76,7 @@ func benchFlush(b *testing.B, kind func(int) (*changegen.Stream, error), mode ke
 		u := updates[i%pool]
 		// As the watcher does: the state with the record the pipeline kept.
 		// (The store drops the record when the history is off.)
-		s.Put(target, u.Key, &state.Object{UID: u.UID, ResourceVersion: u.ResourceVersion, Raw: u.Raw}, u.Entry)
+		s.Put(target, u.Key, &journal.Object{UID: u.UID, ResourceVersion: u.ResourceVersion, Raw: u.Raw}, u.Entry)
 		if i%perFlush == perFlush-1 {
 			if err := s.Flush(); err != nil {
 				b.Fatal(err)
@@ -115,7 +116,7 @@ func storeWithObjects(b *testing.B, kind func(int) (*changegen.Stream, error), o
 		if err != nil {
 			b.Fatal(err)
 		}
-		s.Put(target, u.Key, &state.Object{UID: u.UID, ResourceVersion: u.ResourceVersion, Raw: u.Raw})
+		s.Put(target, u.Key, &journal.Object{UID: u.UID, ResourceVersion: u.ResourceVersion, Raw: u.Raw})
 	}
 	if err := s.Flush(); err != nil {
 		b.Fatal(err)

@@ -11,8 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -22,12 +24,12 @@ var configMapType = discovery.Resource{GVR: schema.GroupVersionResource{Version:
 // ConfigMap watch.
 const configMapTarget = "/v1, Resource=configmaps|||"
 
-func keptUpdate(level string, at time.Time) history.Entry {
+func keptUpdate(level string, at time.Time) journal.Entry {
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"namespace": "ns", "name": "a"}, "data": map[string]any{"level": level}}}
 	c := record.Change{Time: record.Timestamp(at), Type: record.Updated, APIVersion: "v1", Kind: "ConfigMap",
 		Resource: "configmaps", Namespace: "ns", Name: "a", UID: "u1", ResourceVersion: level}
-	return history.Entry{Change: c, Resource: configMapType, Old: u, New: u}
+	return journal.Entry{Change: c, Resource: configMapType, Old: u, New: u}
 }
 
 // withHistory turns s's history on, an hour and a MiB of it.
@@ -50,8 +52,8 @@ func TestHistoryWrittenWithTheState(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	s.Put(configMapTarget, "ns/steady", &Object{UID: "u2", ResourceVersion: "1", Raw: []byte(`{"data":{"level":"steady"}}`)})
-	s.Put(configMapTarget, "ns/a", &Object{UID: "u1", ResourceVersion: "debug", Raw: []byte(`{"data":{"level":"debug"}}`)}, keptUpdate("debug", now))
+	s.Put(configMapTarget, "ns/steady", &journal.Object{UID: "u2", ResourceVersion: "1", Raw: []byte(`{"data":{"level":"steady"}}`)})
+	s.Put(configMapTarget, "ns/a", &journal.Object{UID: "u1", ResourceVersion: "debug", Raw: []byte(`{"data":{"level":"debug"}}`)}, keptUpdate("debug", now))
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -71,16 +73,16 @@ func TestHistoryWrittenWithTheState(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeDB()
-	raw, err := r.At(history.NewObjectID("", "configmaps", "ns", "a"), now)
+	raw, err := r.At(change.NewObjectID("", "configmaps", "ns", "a"), now)
 	var got map[string]any
 	if err != nil || json.Unmarshal(raw, &got) != nil || got["data"].(map[string]any)["level"] != "debug" {
 		t.Errorf("state at the record's time: %s, %v", raw, err)
 	}
 	// An object with no record: its stored state, found among the targets.
-	if steady, err := r.At(history.NewObjectID("", "configmaps", "ns", "steady"), now); string(steady) != `{"data":{"level":"steady"}}` {
+	if steady, err := r.At(change.NewObjectID("", "configmaps", "ns", "steady"), now); string(steady) != `{"data":{"level":"steady"}}` {
 		t.Errorf("an object never changed: %s, %v", steady, err)
 	}
-	if none, err := r.At(history.NewObjectID("", "configmaps", "ns", "none"), now); !errors.Is(err, history.ErrNotFound) {
+	if none, err := r.At(change.NewObjectID("", "configmaps", "ns", "none"), now); !errors.Is(err, history.ErrNotFound) {
 		t.Errorf("an object never stored: %s, %v", none, err)
 	}
 }
@@ -90,7 +92,7 @@ func TestHistoryWrittenWithTheState(t *testing.T) {
 // kubediff printed a change shows it.
 func TestHistoryAnswersWithWhatWasJustNoted(t *testing.T) {
 	s := withHistory(t, openBound(t, t.TempDir(), "c1", &bytes.Buffer{}))
-	s.Put(configMapTarget, "ns/a", &Object{UID: "u1", ResourceVersion: "debug", Raw: []byte(`{"data":{"level":"debug"}}`)}, keptUpdate("debug", time.Now()))
+	s.Put(configMapTarget, "ns/a", &journal.Object{UID: "u1", ResourceVersion: "debug", Raw: []byte(`{"data":{"level":"debug"}}`)}, keptUpdate("debug", time.Now()))
 	page, err := s.History().Records(history.Query{})
 	if err != nil || len(page.Records) != 1 {
 		t.Fatalf("just after the record was noted: %d records, %v", len(page.Records), err)
@@ -119,11 +121,11 @@ func TestTargetOf(t *testing.T) {
 func TestHeldRecordWaitsForItsRelease(t *testing.T) {
 	s := withHistory(t, openBound(t, t.TempDir(), "c1", &bytes.Buffer{}))
 	defer s.Close()
-	ref := Ref{Target: configMapTarget, Key: "ns/a"}
-	s.Put(ref.Target, ref.Key, &Object{UID: "u1", ResourceVersion: "1", Raw: []byte(`{"data":{"level":"one"}}`)})
+	ref := journal.Ref{Target: configMapTarget, Key: "ns/a"}
+	s.Put(ref.Target, ref.Key, &journal.Object{UID: "u1", ResourceVersion: "1", Raw: []byte(`{"data":{"level":"one"}}`)})
 	s.Hold(ref)
-	s.Put(ref.Target, ref.Key, &Object{UID: "u1", ResourceVersion: "2", Raw: []byte(`{"data":{"level":"two"}}`)})
-	s.Put(ref.Target, ref.Key, &Object{UID: "u1", ResourceVersion: "three", Raw: []byte(`{"data":{"level":"three"}}`)}, keptUpdate("three", time.Now()))
+	s.Put(ref.Target, ref.Key, &journal.Object{UID: "u1", ResourceVersion: "2", Raw: []byte(`{"data":{"level":"two"}}`)})
+	s.Put(ref.Target, ref.Key, &journal.Object{UID: "u1", ResourceVersion: "three", Raw: []byte(`{"data":{"level":"three"}}`)}, keptUpdate("three", time.Now()))
 	count := func() int {
 		t.Helper()
 		if err := s.Flush(); err != nil {
@@ -154,18 +156,18 @@ func TestHeldRecordWaitsForItsRelease(t *testing.T) {
 func TestHeldRecordsKeepTheirOwnStates(t *testing.T) {
 	s := withHistory(t, openBound(t, t.TempDir(), "c1", &bytes.Buffer{}))
 	defer s.Close()
-	ref := Ref{Target: configMapTarget, Key: "ns/a"}
+	ref := journal.Ref{Target: configMapTarget, Key: "ns/a"}
 	first := time.Now().Add(-time.Minute)
 	s.Hold(ref)
 	s.Hold(ref)
-	s.Put(ref.Target, ref.Key, &Object{UID: "u1", ResourceVersion: "two", Raw: []byte(`{"data":{"level":"two"}}`)})
-	s.Put(ref.Target, ref.Key, &Object{UID: "u1", ResourceVersion: "three", Raw: []byte(`{"data":{"level":"three"}}`)})
+	s.Put(ref.Target, ref.Key, &journal.Object{UID: "u1", ResourceVersion: "two", Raw: []byte(`{"data":{"level":"two"}}`)})
+	s.Put(ref.Target, ref.Key, &journal.Object{UID: "u1", ResourceVersion: "three", Raw: []byte(`{"data":{"level":"three"}}`)})
 	s.Release(ref, keptUpdate("two", first))
 	s.Release(ref, keptUpdate("three", first.Add(30*time.Second)))
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := s.History().At(history.NewObjectID("", "configmaps", "ns", "a"), first.Add(time.Second))
+	raw, err := s.History().At(change.NewObjectID("", "configmaps", "ns", "a"), first.Add(time.Second))
 	var got struct{ Data struct{ Level string } }
 	if err != nil || json.Unmarshal(raw, &got) != nil || got.Data.Level != "two" {
 		t.Errorf("state between the two held records: %s (%v), want level two", raw, err)
@@ -177,13 +179,13 @@ func TestHeldRecordsKeepTheirOwnStates(t *testing.T) {
 // stopped being watched while the pipeline held it, or the hold Forget
 // dropped was released. None is left behind once written.
 func TestRecordsWhoseStateNeverComesAreWritten(t *testing.T) {
-	ref := Ref{Target: configMapTarget, Key: "ns/a"}
+	ref := journal.Ref{Target: configMapTarget, Key: "ns/a"}
 	record := keptUpdate("debug", time.Now())
 	for name, end := range map[string]func(s *Store){
 		"an object that cannot be stored": func(s *Store) { s.Unstored(ref.Target, ref.Key, record) },
 		"a type no longer watched while held": func(s *Store) {
 			s.Hold(ref)
-			s.Put(ref.Target, ref.Key, &Object{UID: "u1", ResourceVersion: "debug", Raw: []byte(`{}`)}, record)
+			s.Put(ref.Target, ref.Key, &journal.Object{UID: "u1", ResourceVersion: "debug", Raw: []byte(`{}`)}, record)
 			s.Forget(ref.Target)
 		},
 		"a hold dropped by Forget": func(s *Store) { s.Hold(ref); s.Forget(ref.Target); s.Release(ref, record) },
@@ -212,7 +214,7 @@ func TestRecordsWhoseStateNeverComesAreWritten(t *testing.T) {
 func TestAFailedFullWriteIsTriedAgainWithItsRecords(t *testing.T) {
 	s := withHistory(t, openBound(t, t.TempDir(), "c1", &bytes.Buffer{}))
 	defer s.Close()
-	list := &failingOnce{List: objectsOf(map[string]*Object{"ns/a": {UID: "u1", ResourceVersion: "debug", Raw: []byte(`{}`)}})}
+	list := &failingOnce{List: objectsOf(map[string]*journal.Object{"ns/a": {UID: "u1", ResourceVersion: "debug", Raw: []byte(`{}`)}})}
 	if err := s.WriteFull(configMapTarget, "rules-1", list, keptUpdate("debug", time.Now())); err == nil {
 		t.Fatal("a full write with an empty key did not fail")
 	}
@@ -228,7 +230,7 @@ func TestAFailedFullWriteIsTriedAgainWithItsRecords(t *testing.T) {
 // failingOnce is a List whose first key is empty the first time it is
 // read, which bbolt refuses.
 type failingOnce struct {
-	List
+	journal.List
 	failed bool
 }
 

@@ -5,18 +5,15 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/journal"
 )
-
-// Ref names one stored object: its target and key.
-type Ref struct{ Target, Key string }
 
 // heldState is an object's newest state while its stored one is held,
 // and the records noted meanwhile, which go to disk with it.
 type heldState struct {
-	latest  *Object // nil: deleted
-	noted   bool    // latest was noted since Hold
-	records []history.Entry
+	latest  *journal.Object // nil: deleted
+	noted   bool            // latest was noted since Hold
+	records []journal.Entry
 	// holders counts the Holds not yet released: a record the coalescer
 	// held can go on to wait for who made it, held again before the
 	// coalescer lets go.
@@ -30,7 +27,7 @@ type heldState struct {
 // would leave it on disk without a record, and the change would be lost.
 // Held, the state on disk is the one the record starts from, and a
 // restart finds the change.
-func (s *Store) Hold(ref Ref) {
+func (s *Store) Hold(ref journal.Ref) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.held[ref] == nil {
@@ -42,7 +39,7 @@ func (s *Store) Hold(ref Ref) {
 // Release takes the records of what a Hold held, kept once it went on,
 // and at the last Release notes ref's newest state with every record
 // noted while it was held: the same write takes them all.
-func (s *Store) Release(ref Ref, records ...history.Entry) {
+func (s *Store) Release(ref journal.Ref, records ...journal.Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := s.held[ref]
@@ -55,7 +52,7 @@ func (s *Store) Release(ref Ref, records ...history.Entry) {
 		return // another holder's record is still on its way
 	}
 	delete(s.held, ref)
-	var latest *Object // nil: no newer state was noted while held
+	var latest *journal.Object // nil: no newer state was noted while held
 	if h.noted {
 		s.changes(ref.Target).objects[ref.Key] = h.latest
 		latest = h.latest
@@ -73,7 +70,7 @@ func (s *Store) Release(ref Ref, records ...history.Entry) {
 // objects were reported with (a type found while running reports what
 // was created since): they go in the same transaction. When it fails,
 // the list and the records are noted for the next flush to try again.
-func (s *Store) WriteFull(target, rules string, list List, records ...history.Entry) (err error) {
+func (s *Store) WriteFull(target, rules string, list journal.List, records ...journal.Entry) (err error) {
 	s.writing.Lock()
 	defer s.writing.Unlock()
 	s.mu.Lock()

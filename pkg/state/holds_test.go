@@ -3,10 +3,12 @@ package state
 import (
 	"log/slog"
 	"testing"
+
+	"github.com/kubediff/kubediff/pkg/journal"
 )
 
-func obj(rv string) *Object {
-	return &Object{UID: "u", ResourceVersion: rv, Raw: []byte(`{"rv":"` + rv + `"}`)}
+func obj(rv string) *journal.Object {
+	return &journal.Object{UID: "u", ResourceVersion: rv, Raw: []byte(`{"rv":"` + rv + `"}`)}
 }
 
 // storedRV reopens nothing: it reads what a restart would find.
@@ -31,7 +33,7 @@ func TestHeldStateStaysOnDiskUntilReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	ref := Ref{Target: "apps/v1/replicasets", Key: "day/web"}
+	ref := journal.Ref{Target: "apps/v1/replicasets", Key: "day/web"}
 	s.Put(ref.Target, ref.Key, obj("1"))
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
@@ -72,7 +74,7 @@ func TestWriteFullIsOnDiskWhenItReturns(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Put("v1/configmaps", "ns/stale", obj("9")) // noted before the list: superseded
-	list := map[string]*Object{"ns/a": obj("1"), "ns/b": obj("2")}
+	list := map[string]*journal.Object{"ns/a": obj("1"), "ns/b": obj("2")}
 	if err := s.WriteFull("v1/configmaps", "rules-1", objectsOf(list)); err != nil {
 		t.Fatal(err)
 	}

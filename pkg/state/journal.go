@@ -6,28 +6,13 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/journal"
 )
-
-// Note gathers what the pipeline keeps of one watch event for the
-// history: the records (or the state alone, history.Entry.StateOnly) of
-// the object at Ref. The watcher makes it, the event carries it down the
-// pipeline, and the watcher hands it to the store with the object's new
-// state in one call (Put, Delete, Unstored). A stage that holds the event
-// past that call gives it a note of its own, whose records Release takes.
-// Only the stage that has the event keeps in its note: it is not safe
-// for concurrent use.
-type Note struct {
-	Ref     Ref
-	Records []history.Entry
-}
-
-// Keep adds a record of the note's event.
-func (n *Note) Keep(e history.Entry) { n.Records = append(n.Records, e) }
 
 // Keep queues records of no stored object (an Event's facts about the
 // object it regards) for the next write: no stored state says they were
 // reported, so they need none to go with.
-func (s *Store) Keep(records ...history.Entry) {
+func (s *Store) Keep(records ...journal.Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.keep(records, nil)
@@ -38,7 +23,7 @@ func (s *Store) Keep(records ...history.Entry) {
 // record whose new state o is takes its JSON, which the watcher made for
 // the state store anyway: the history need not encode the object again.
 // The caller holds s.mu.
-func (s *Store) keep(records []history.Entry, o *Object) {
+func (s *Store) keep(records []journal.Entry, o *journal.Object) {
 	if !s.historyPolicy.On() {
 		return
 	}
@@ -53,8 +38,8 @@ func (s *Store) keep(records []history.Entry, o *Object) {
 // Unstored notes the records of a change whose state cannot be stored (it
 // could not be encoded): they are written with the state they hold
 // themselves, and the stored state stays as it was.
-func (s *Store) Unstored(target, key string, records ...history.Entry) {
-	s.note(Ref{Target: target, Key: key}, nil, false, records)
+func (s *Store) Unstored(target, key string, records ...journal.Entry) {
+	s.note(journal.Ref{Target: target, Key: key}, nil, false, records)
 }
 
 // maxKeptRoom bounds the records' room a write leaves for the next.
@@ -63,7 +48,7 @@ const maxKeptRoom = 1024
 // keptBatch is what a write takes of the history: the records queued
 // and the policy.
 type keptBatch struct {
-	records []history.Entry
+	records []journal.Entry
 	policy  history.Policy
 	trim    bool // time to drop what retention no longer keeps
 }
@@ -76,7 +61,7 @@ func (s *Store) snapshotKept() keptBatch {
 	// Room for as many as this write took (a steady rate's second), so
 	// that the next one's do not grow the slice step by step, copying
 	// entries of 600 bytes each time; bounded, after a burst.
-	s.kept = make([]history.Entry, 0, min(len(b.records), maxKeptRoom))
+	s.kept = make([]journal.Entry, 0, min(len(b.records), maxKeptRoom))
 	if now := time.Now(); now.Sub(s.lastTrim) >= trimEvery {
 		b.trim, s.lastTrim = true, now
 	}

@@ -14,6 +14,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/kubediff/kubediff/pkg/journal"
 )
 
 // Open opens (or creates) the store in dir. A damaged record costs that
@@ -53,7 +55,7 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 	if len(damaged) > 0 {
 		log.Warn("state store: damaged records dropped, the rest kept", "path", path, "records", len(damaged), "where", damaged.where())
 	}
-	return &Store{db: db, log: log, pending: map[string]*targetChanges{}, spools: map[string]*Spool{}, held: map[Ref]*heldState{}}, nil
+	return &Store{db: db, log: log, pending: map[string]*targetChanges{}, spools: map[string]*Spool{}, held: map[journal.Ref]*heldState{}}, nil
 }
 
 // openChecked opens the file and walks it (check).

@@ -11,30 +11,14 @@
 //
 // The history (pkg/history) is kept in the same file, and a record
 // reaches the disk in the transaction that writes its object's new
-// state, never apart from it. A record written alone, a crash, and the
-// restart finds the old state stored, reports the change again, and the
-// history holds it twice; a state written alone, and the change is lost.
-// So the store takes both in one call, and no record ever waits for a
-// state that comes later:
-//
-//   - The watcher makes a Note for each watch event; the pipeline's keep
-//     stage adds the records (or the state alone: history.Entry.StateOnly)
-//     it keeps of the event to it; once the pipeline's handler returns,
-//     the watcher hands the note to the store with the object's new state
-//     (Put, Delete; Unstored when the state cannot be encoded). A stage
-//     that drops or filters the event keeps nothing: its state alone goes.
-//   - A stage that holds an update past that call (the coalescer joining
-//     a rollout's steps, identify waiting for who made a write) holds the
-//     object's stored state too (Hold): states noted meanwhile, and their
-//     records, wait in memory, so the state on disk stays the one the held
-//     record starts from. The stage gives the held event a note of its
-//     own, and Release takes its records; the last Release notes the
-//     newest state with every record that waited for it.
-//   - A type's first list is written with the records of what it reports
-//     (WriteFull; Replace when that write fails). Forget, a type no longer
-//     watched, ends its holds: their records go with the next write.
-//   - Records of no stored object (an Event's facts about another object)
-//     go with the next write (Keep).
+// state, never apart from it. The store is the journal the record path
+// writes to: the watcher's Journal (Put, Delete, Unstored, WriteFull,
+// Forget), the pipeline's StateHolds (Hold, Release) and Keeper (Keep),
+// each declared by the package that calls it, over the types of
+// pkg/journal, whose package comment sets out the protocol and why.
+// Here, a noted state and the records noted with it wait in memory
+// (pending, kept) for the same transaction; a held object's, for its
+// last Release (holds.go).
 //
 // Flush and WriteFull take what is noted at one instant, under one lock,
 // so they can never cut between a record and its state.
@@ -55,6 +39,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/journal"
 )
 
 // Format is the version of what is stored. A newer kubediff may change it;
@@ -66,7 +51,7 @@ const fileName = "state.db"
 
 var (
 	metaBucket    = []byte("meta")
-	targetsBucket = []byte("targets") // a bucket per target: object key (storedKey) → Object (encodeAt)
+	targetsBucket = []byte("targets") // a bucket per target: object key (storedKey) → journal.Object (encodeAt)
 	// stagingBucket holds full writes under way (stage): a bucket per
 	// target, moved into targets when complete.
 	stagingBucket = []byte("staging")
@@ -77,14 +62,6 @@ var (
 
 // flushEvery is how often noted changes are written.
 const flushEvery = time.Second
-
-// Object is an object's state as the watcher caches it.
-type Object struct {
-	UID, ResourceVersion string
-	// Raw is the object's JSON after the cache transform (pruned, secrets
-	// redacted): nothing is written to disk that is not in memory.
-	Raw []byte
-}
 
 // Store is the state directory's database.
 type Store struct {
@@ -99,31 +76,21 @@ type Store struct {
 	caughtUp time.Time
 
 	mu      sync.Mutex
-	pending map[string]*targetChanges // by target key
-	spools  map[string]*Spool         // by sink name
-	held    map[Ref]*heldState        // see Hold
+	pending map[string]*targetChanges  // by target key
+	spools  map[string]*Spool          // by sink name
+	held    map[journal.Ref]*heldState // see Hold
 
 	historyPolicy history.Policy
-	kept          []history.Entry // records for the history, their states noted, not yet written
+	kept          []journal.Entry // records for the history, their states noted, not yet written
 	lastTrim      time.Time
 }
 
 // targetChanges are a target's changes not yet written.
 type targetChanges struct {
-	replace bool               // all of the target's stored objects are replaced ...
-	list    List               // ... by these, and objects
-	objects map[string]*Object // nil: deleted
-	forget  bool               // the target is no longer watched
-}
-
-// List is a target's complete state, read as it is written: a full
-// write (the first list of a type) goes to disk a few MiB per
-// transaction, so that neither it nor its transaction is ever all in
-// memory at once.
-type List interface {
-	Len() int
-	Key(i int) string     // in ascending order
-	Object(i int) *Object // nil: left out
+	replace bool                       // all of the target's stored objects are replaced ...
+	list    journal.List               // ... by these, and objects
+	objects map[string]*journal.Object // nil: deleted
+	forget  bool                       // the target is no longer watched
 }
 
 // Bind ties the store to a cluster (an identity such as the kube-system
@@ -198,7 +165,7 @@ func (s *Store) Salt() ([]byte, error) {
 // Each calls fn with each of a target's stored objects, in key order,
 // without holding them all in memory: o.Raw is valid only during the
 // call. ok is false when nothing was ever stored for the target.
-func (s *Store) Each(target string, fn func(key string, o *Object)) (ok bool, err error) {
+func (s *Store) Each(target string, fn func(key string, o *journal.Object)) (ok bool, err error) {
 	err = guard(func() error {
 		return s.db.View(func(tx *bolt.Tx) error {
 			b := tx.Bucket(targetsBucket).Bucket([]byte(target))
@@ -221,18 +188,18 @@ func (s *Store) Each(target string, fn func(key string, o *Object)) (ok bool, er
 
 // Put notes an object's new state, with the records the pipeline kept of
 // the change that led to it: the same write takes them all.
-func (s *Store) Put(target, key string, o *Object, records ...history.Entry) {
-	s.note(Ref{Target: target, Key: key}, o, true, records)
+func (s *Store) Put(target, key string, o *journal.Object, records ...journal.Entry) {
+	s.note(journal.Ref{Target: target, Key: key}, o, true, records)
 }
 
 // Delete notes that an object is gone, with the records of its deletion.
-func (s *Store) Delete(target, key string, records ...history.Entry) {
-	s.note(Ref{Target: target, Key: key}, nil, true, records)
+func (s *Store) Delete(target, key string, records ...journal.Entry) {
+	s.note(journal.Ref{Target: target, Key: key}, nil, true, records)
 }
 
 // note notes ref's new state (when stored: o, nil for deleted) and the
 // records that lead to it; a held object's wait for its Release.
-func (s *Store) note(ref Ref, o *Object, stored bool, records []history.Entry) {
+func (s *Store) note(ref journal.Ref, o *journal.Object, stored bool, records []journal.Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if h := s.held[ref]; h != nil {
@@ -250,10 +217,10 @@ func (s *Store) note(ref Ref, o *Object, stored bool, records []history.Entry) {
 
 // Replace notes a target's complete state (a list), with the records its
 // objects were reported with. Changes noted after it apply on top.
-func (s *Store) Replace(target string, list List, records ...history.Entry) {
+func (s *Store) Replace(target string, list journal.List, records ...journal.Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pending[target] = &targetChanges{replace: true, list: list, objects: map[string]*Object{}}
+	s.pending[target] = &targetChanges{replace: true, list: list, objects: map[string]*journal.Object{}}
 	s.keep(records, nil)
 }
 
@@ -263,7 +230,7 @@ func (s *Store) Replace(target string, list List, records ...history.Entry) {
 func (s *Store) Forget(target string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pending[target] = &targetChanges{forget: true, objects: map[string]*Object{}}
+	s.pending[target] = &targetChanges{forget: true, objects: map[string]*journal.Object{}}
 	for ref, h := range s.held {
 		if ref.Target == target {
 			s.keep(h.records, nil)
@@ -275,7 +242,7 @@ func (s *Store) Forget(target string) {
 func (s *Store) changes(target string) *targetChanges {
 	tc := s.pending[target]
 	if tc == nil || tc.forget {
-		tc = &targetChanges{objects: map[string]*Object{}}
+		tc = &targetChanges{objects: map[string]*journal.Object{}}
 		s.pending[target] = tc
 	}
 	return tc
@@ -306,7 +273,7 @@ func storedKey(key string) []byte {
 // encodeAt is an object's value under key: encode, preceded, when the
 // store shortens the key, by 0, the key's length (uvarint) and the key.
 // A UID never starts with 0, so the two forms are told apart.
-func encodeAt(key string, o *Object) []byte {
+func encodeAt(key string, o *journal.Object) []byte {
 	if len(key) <= maxStoredKey {
 		return encode(o)
 	}
@@ -316,7 +283,7 @@ func encodeAt(key string, o *Object) []byte {
 
 // decodeAt reads the value v stored under k: the object's whole key and
 // the object.
-func decodeAt(k, v []byte) (string, *Object, error) {
+func decodeAt(k, v []byte) (string, *journal.Object, error) {
 	if len(v) == 0 || v[0] != 0 {
 		o, err := decode(v)
 		return string(k), o, err
@@ -331,18 +298,18 @@ func decodeAt(k, v []byte) (string, *Object, error) {
 }
 
 // encode is uid \n resourceVersion \n JSON: neither holds a newline.
-func encode(o *Object) []byte {
+func encode(o *journal.Object) []byte {
 	b := make([]byte, 0, len(o.UID)+len(o.ResourceVersion)+2+len(o.Raw))
 	b = append(append(append(append(b, o.UID...), '\n'), o.ResourceVersion...), '\n')
 	return append(b, o.Raw...)
 }
 
-func decode(v []byte) (*Object, error) {
+func decode(v []byte) (*journal.Object, error) {
 	uid, rest, ok1 := bytes.Cut(v, []byte{'\n'})
 	rv, raw, ok2 := bytes.Cut(rest, []byte{'\n'})
 	if !ok1 || !ok2 || len(raw) == 0 || raw[0] != '{' {
 		return nil, errors.New("damaged object record")
 	}
 	// raw is bbolt's, valid only during the transaction.
-	return &Object{UID: string(uid), ResourceVersion: string(rv), Raw: raw}, nil
+	return &journal.Object{UID: string(uid), ResourceVersion: string(rv), Raw: raw}, nil
 }

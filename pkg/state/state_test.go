@@ -13,6 +13,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -31,7 +32,7 @@ func openBound(t *testing.T, dir, cluster string, logs *bytes.Buffer) *Store {
 	return s
 }
 
-var cm = &Object{UID: "u1", ResourceVersion: "7", Raw: []byte(`{"kind":"ConfigMap","data":{"k":"v"}}`)}
+var cm = &journal.Object{UID: "u1", ResourceVersion: "7", Raw: []byte(`{"kind":"ConfigMap","data":{"k":"v"}}`)}
 
 func TestStoredObjectsSurviveAReopen(t *testing.T) {
 	dir := t.TempDir()
@@ -40,10 +41,10 @@ func TestStoredObjectsSurviveAReopen(t *testing.T) {
 	if _, ok, _ := s.load("configmaps"); ok {
 		t.Fatal("a target never stored loads as stored")
 	}
-	s.Replace("configmaps", objectsOf(map[string]*Object{"ns/a": cm, "ns/gone": cm}))
+	s.Replace("configmaps", objectsOf(map[string]*journal.Object{"ns/a": cm, "ns/gone": cm}))
 	s.Put("configmaps", "ns/b", cm)
 	s.Delete("configmaps", "ns/gone")
-	s.Replace("secrets", objectsOf(map[string]*Object{})) // stored, and empty
+	s.Replace("secrets", objectsOf(map[string]*journal.Object{})) // stored, and empty
 	s.Put("widgets", "w", cm)
 	s.Forget("widgets") // its type is gone
 	if err := s.Close(); err != nil {
@@ -78,7 +79,7 @@ func TestDamagedForeignOrNewerState(t *testing.T) {
 	stored := func(t *testing.T) string {
 		dir := t.TempDir()
 		s := openBound(t, dir, "c1", &bytes.Buffer{})
-		objects := map[string]*Object{}
+		objects := map[string]*journal.Object{}
 		for i := range 2000 { // several pages, so that truncation cuts data
 			objects[strings.Repeat("k", 10)+string(rune('a'+i%26))+strings.Repeat("x", i%50)+string(rune(i))] = cm
 		}
@@ -170,15 +171,15 @@ func TestFullWritesAreStagedAndMovedIntoPlace(t *testing.T) {
 	dir := t.TempDir()
 	var logs bytes.Buffer
 	s := openBound(t, dir, "c1", &logs)
-	list := func(version string) map[string]*Object {
-		objects := map[string]*Object{}
+	list := func(version string) map[string]*journal.Object {
+		objects := map[string]*journal.Object{}
 		for i := range 3000 { // 6 MB: more than one transaction
-			objects[fmt.Sprintf("ns/cm-%04d", i)] = &Object{UID: fmt.Sprint(i), ResourceVersion: version, Raw: []byte(`{"data":"` + strings.Repeat("v", 2000) + `"}`)}
+			objects[fmt.Sprintf("ns/cm-%04d", i)] = &journal.Object{UID: fmt.Sprint(i), ResourceVersion: version, Raw: []byte(`{"data":"` + strings.Repeat("v", 2000) + `"}`)}
 		}
 		return objects
 	}
 	s.Replace("configmaps", objectsOf(list("1")))
-	s.Put("configmaps", "ns/cm-0007", &Object{UID: "7", ResourceVersion: "2", Raw: []byte(`{"data":"newer"}`)}) // noted after the list
+	s.Put("configmaps", "ns/cm-0007", &journal.Object{UID: "7", ResourceVersion: "2", Raw: []byte(`{"data":"newer"}`)}) // noted after the list
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func TestSaltIsKeptWithTheState(t *testing.T) {
 func TestDamagedRecordCostsOnlyThatRecord(t *testing.T) {
 	dir := t.TempDir()
 	s := openBound(t, dir, "c1", &bytes.Buffer{})
-	s.Replace("configmaps", objectsOf(map[string]*Object{"ns/a": cm, "ns/b": cm}))
+	s.Replace("configmaps", objectsOf(map[string]*journal.Object{"ns/a": cm, "ns/b": cm}))
 	q, err := s.Spool("hook")
 	if err != nil {
 		t.Fatal(err)
@@ -324,7 +325,7 @@ func TestKeyTooLargeForTheStoreIsShortened(t *testing.T) {
 	var logs bytes.Buffer
 	s := openBound(t, dir, "c1", &logs)
 	long := "ns/" + strings.Repeat("r", 40<<10)
-	s.Replace(roles, objectsOf(map[string]*Object{long: cm, "ns/a": cm}))
+	s.Replace(roles, objectsOf(map[string]*journal.Object{long: cm, "ns/a": cm}))
 	s.Put(roles, long+"2", cm)
 	if err := s.Flush(); err != nil {
 		t.Fatalf("write: %v", err)

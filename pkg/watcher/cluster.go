@@ -152,11 +152,11 @@ func (w *Watcher) checkCluster(ctx context.Context) (string, error) {
 	return reason, nil
 }
 
-// newCluster tells the state dir and Options.OnNewCluster that the
+// newCluster tells the journal and Options.OnNewCluster that the
 // cluster behind the address is now the one whose kube-system has uid.
 func (w *Watcher) newCluster(uid string) {
-	if w.opts.State != nil {
-		if err := w.opts.State.Rebind("kube-system/" + uid); err != nil {
+	if w.opts.Journal != nil {
+		if err := w.opts.Journal.Rebind("kube-system/" + uid); err != nil {
 			w.opts.Logger.Error("cannot record the new cluster in the state dir", "err", err)
 		}
 	}

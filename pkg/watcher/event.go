@@ -5,7 +5,7 @@ package watcher
 
 import (
 	"github.com/kubediff/kubediff/pkg/change"
-	"github.com/kubediff/kubediff/pkg/state"
+	"github.com/kubediff/kubediff/pkg/journal"
 )
 
 // EventType says what happened to an object.
@@ -19,15 +19,15 @@ const (
 )
 
 // Event is one observed change, as the watcher hands it to its handler:
-// the change itself, and where the state dir keeps the object.
+// the change itself, and where the journal keeps the object.
 type Event struct {
 	change.Event
-	// Note names the object in the state dir and gathers the records the
-	// pipeline keeps of the event (nil without a state dir): the watcher
-	// hands it to the state store with the object's new state once the
+	// Note names the object in the journal and gathers the records the
+	// pipeline keeps of the event (nil without a journal): the watcher
+	// hands it to the Journal with the object's new state once the
 	// handler returns, so that both reach the disk together (the
-	// protocol is in pkg/state's package comment).
-	Note *state.Note
+	// protocol is in pkg/journal's package comment).
+	Note *journal.Note
 }
 
 // Handler receives events on the reflector's goroutine. It must be quick and

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/record"
 	"github.com/kubediff/kubediff/pkg/state"
 )
@@ -36,7 +37,7 @@ func TestAFlushWhileThePipelineRunsWritesNoRecordAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 		rv := "gone"
-		if _, err := st.Each(target, func(key string, o *state.Object) {
+		if _, err := st.Each(target, func(key string, o *journal.Object) {
 			if key == "ns/a" {
 				rv = o.ResourceVersion
 			}
@@ -51,11 +52,11 @@ func TestAFlushWhileThePipelineRunsWritesNoRecordAlone(t *testing.T) {
 		obj := ev.Object()
 		c := record.Change{Type: string(ev.Type), APIVersion: "v1", Kind: "ConfigMap", Resource: "configmaps",
 			Namespace: obj.GetNamespace(), Name: obj.GetName(), ResourceVersion: obj.GetResourceVersion(), Time: record.Timestamp(time.Now())}
-		ev.Note.Keep(history.Entry{Change: c, Resource: configMaps, Old: ev.Old, New: ev.New})
+		ev.Note.Keep(journal.Entry{Change: c, Resource: configMaps, Old: ev.Old, New: ev.New})
 		during = append(during, disk())
 	}
 	s := &store{toCache: cacheForm(w.cacheTransform(configMaps)), emit: w.emitter(configMaps), objects: map[string]*compactObject{},
-		persist: &persisted{state: st, target: target, logErr: func(err error) { t.Error(err) }}}
+		persist: &persisted{journal: st, target: target, logErr: func(err error) { t.Error(err) }}}
 	if err := s.Replace([]any{cm("a", "1", "one")}, "1"); err != nil {
 		t.Fatal(err)
 	}

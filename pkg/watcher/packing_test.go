@@ -135,7 +135,7 @@ func TestStateKeepsPackedObjectsAsJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := packingStore()
-	s.persist = &persisted{state: st, target: "configmaps", logErr: func(err error) { t.Error(err) }}
+	s.persist = &persisted{journal: st, target: "configmaps", logErr: func(err error) { t.Error(err) }}
 	rng := rand.New(rand.NewPCG(3, 4))
 	var list []any
 	for i := range 50 {
@@ -155,7 +155,7 @@ func TestStateKeepsPackedObjectsAsJSON(t *testing.T) {
 	if err := st.Bind("c1"); err != nil {
 		t.Fatal(err)
 	}
-	restored, ok, err := (&persisted{state: st, target: "configmaps"}).restore(newPacker().forType("v1/configmaps"), nil)
+	restored, ok, err := (&persisted{journal: st, target: "configmaps"}).restore(newPacker().forType("v1/configmaps"), nil)
 	if err != nil || !ok || len(restored) != 50 {
 		t.Fatalf("restored %d objects, %v, %v", len(restored), ok, err)
 	}

@@ -15,8 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubediff/kubediff/pkg/history"
-	"github.com/kubediff/kubediff/pkg/state"
+	"github.com/kubediff/kubediff/pkg/journal"
 )
 
 // store is what a reflector keeps one target's objects in, and where
@@ -29,8 +28,8 @@ import (
 type store struct {
 	toCache func(obj any) (*compactObject, error)
 	// emit hands a change to the handler; the note gathers what the
-	// pipeline keeps of it, for the state store (nil without a state dir).
-	emit func(t EventType, old, new *compactObject, relisted bool, note *state.Note)
+	// pipeline keeps of it, for the journal (nil without a journal).
+	emit func(t EventType, old, new *compactObject, relisted bool, note *journal.Note)
 	// persist keeps the objects on disk (nil without a state dir).
 	persist *persisted
 
@@ -82,7 +81,7 @@ func (s *store) put(obj any) error {
 	if s.synced.Load() {
 		s.report(key, old, c, false, note)
 	}
-	// With the records the pipeline kept of it: the state store writes
+	// With the records the pipeline kept of it: the journal writes
 	// both at once, so neither reaches the disk without the other.
 	s.persist.put(key, c, note)
 	c.decoded = nil // the diff has used it; the cache keeps the compact form
@@ -169,7 +168,7 @@ func (s *store) Replace(list []any, _ string) error {
 // objects of its first list created since it appeared, in key order, and
 // returns the records the pipeline kept of them, which the list is
 // written with.
-func (s *store) reportNew(objects map[string]*compactObject) (records []history.Entry) {
+func (s *store) reportNew(objects map[string]*compactObject) (records []journal.Entry) {
 	if s.reportSince.IsZero() {
 		return nil
 	}
@@ -192,7 +191,7 @@ func (s *store) reportNew(objects map[string]*compactObject) (records []history.
 // of it. A name whose UID changed is another object: the old one's
 // deletion went unseen (a gap, a cluster restored from a backup), and it
 // is reported as a deletion and an addition.
-func (s *store) report(key string, was, c *compactObject, relisted bool, note *state.Note) bool {
+func (s *store) report(key string, was, c *compactObject, relisted bool, note *journal.Note) bool {
 	switch {
 	case was == nil:
 		s.emit(Added, nil, c, relisted, note)
@@ -238,60 +237,60 @@ func cacheForm(toCache func(*unstructured.Unstructured, bool) (*compactObject, e
 	}
 }
 
-// persisted is one target's objects in the state store.
+// persisted is one target's objects in the journal.
 type persisted struct {
-	state  *state.Store
-	target string
-	rules  string // the fingerprint of the rules objects go through
-	logErr func(error)
+	journal Journal
+	target  string
+	rules   string // the fingerprint of the rules objects go through
+	logErr  func(error)
 }
 
 // note begins the note of a change of the object at key (nil without a
 // state dir).
-func (p *persisted) note(key string) *state.Note {
+func (p *persisted) note(key string) *journal.Note {
 	if p == nil {
 		return nil
 	}
-	return &state.Note{Ref: state.Ref{Target: p.target, Key: key}}
+	return &journal.Note{Ref: journal.Ref{Target: p.target, Key: key}}
 }
 
 // put notes the object's new state with what the pipeline kept of the
 // change (note).
-func (p *persisted) put(key string, c *compactObject, note *state.Note) {
+func (p *persisted) put(key string, c *compactObject, note *journal.Note) {
 	if p == nil {
 		return
 	}
 	if o := p.stored(c); o != nil {
-		p.state.Put(p.target, key, o, note.Records...)
+		p.journal.Put(p.target, key, o, note.Records...)
 		return
 	}
-	p.state.Unstored(p.target, key, note.Records...)
+	p.journal.Unstored(p.target, key, note.Records...)
 }
 
-// stored is c as the state store keeps it: plain JSON, so that the state
+// stored is c as the journal keeps it: plain JSON, so that the state
 // dir does not depend on dictionaries that live only in memory. nil (and
 // logged once) in the impossible case that c cannot be unpacked: the object
 // is then compared with its older stored state after a restart.
-func (p *persisted) stored(c *compactObject) *state.Object {
+func (p *persisted) stored(c *compactObject) *journal.Object {
 	raw, err := c.json()
 	if err != nil {
 		p.logErr(err)
 		return nil
 	}
-	return &state.Object{UID: string(c.UID), ResourceVersion: c.ResourceVersion, Raw: raw}
+	return &journal.Object{UID: string(c.UID), ResourceVersion: c.ResourceVersion, Raw: raw}
 }
 
 // delete notes that the object is gone, with what the pipeline kept of
 // its deletion (note).
-func (p *persisted) delete(key string, note *state.Note) {
+func (p *persisted) delete(key string, note *journal.Note) {
 	if p != nil {
-		p.state.Delete(p.target, key, note.Records...)
+		p.journal.Delete(p.target, key, note.Records...)
 	}
 }
 
 // replace writes the target's objects whole, with the records they were
 // reported with.
-func (p *persisted) replace(objects map[string]*compactObject, records []history.Entry) {
+func (p *persisted) replace(objects map[string]*compactObject, records []journal.Entry) {
 	if p == nil {
 		return
 	}
@@ -301,14 +300,14 @@ func (p *persisted) replace(objects map[string]*compactObject, records []history
 	for i, key := range list.keys {
 		list.objects[i] = objects[key]
 	}
-	if err := p.state.WriteFull(p.target, p.rules, list, records...); err != nil {
+	if err := p.journal.WriteFull(p.target, p.rules, list, records...); err != nil {
 		// The next flush tries again; until one succeeds, a crash loses
 		// what changes meanwhile (its error is logged by the flush too).
 		p.logErr(fmt.Errorf("cannot write the state dir: %w", err))
 	}
 }
 
-// storedList is a target's objects as the state store writes a full list:
+// storedList is a target's objects as the journal writes a full list:
 // each is unpacked as it is written, a few MiB at a time, not all at once.
 // Cached objects never change (a new state is a new object), so the
 // store's goroutine reads them safely.
@@ -318,9 +317,9 @@ type storedList struct {
 	objects []*compactObject
 }
 
-func (l *storedList) Len() int                   { return len(l.keys) }
-func (l *storedList) Key(i int) string           { return l.keys[i] }
-func (l *storedList) Object(i int) *state.Object { return l.p.stored(l.objects[i]) }
+func (l *storedList) Len() int                     { return len(l.keys) }
+func (l *storedList) Key(i int) string             { return l.keys[i] }
+func (l *storedList) Object(i int) *journal.Object { return l.p.stored(l.objects[i]) }
 
 // restore loads the target's objects as last stored: false when there are
 // none (a type not watched before), and then the first list is not news.
@@ -332,14 +331,14 @@ func (p *persisted) restore(packer *typePacker, toCache func(*unstructured.Unstr
 		return nil, false, nil
 	}
 	var again func(*unstructured.Unstructured, bool) (*compactObject, error)
-	if p.state.Rules(p.target) != p.rules {
+	if p.journal.Rules(p.target) != p.rules {
 		again = toCache
 	}
 	// Each object is packed as it is read: a type's stored objects are
 	// never all in memory as plain JSON.
 	objects := map[string]*compactObject{}
 	var failed error
-	ok, err := p.state.Each(p.target, func(key string, o *state.Object) {
+	ok, err := p.journal.Each(p.target, func(key string, o *journal.Object) {
 		c, err := restored(key, o, packer, again)
 		if err != nil {
 			failed = cmp.Or(failed, err)
@@ -357,7 +356,7 @@ func (p *persisted) restore(packer *typePacker, toCache func(*unstructured.Unstr
 }
 
 // restored is one stored object in the cache form.
-func restored(key string, o *state.Object, packer *typePacker, again func(*unstructured.Unstructured, bool) (*compactObject, error)) (*compactObject, error) {
+func restored(key string, o *journal.Object, packer *typePacker, again func(*unstructured.Unstructured, bool) (*compactObject, error)) (*compactObject, error) {
 	if again != nil {
 		u := &unstructured.Unstructured{}
 		if err := u.UnmarshalJSON(o.Raw); err != nil {

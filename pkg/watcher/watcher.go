@@ -18,7 +18,7 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/discovery"
-	"github.com/kubediff/kubediff/pkg/state"
+	"github.com/kubediff/kubediff/pkg/journal"
 )
 
 // Options configure a Watcher.
@@ -37,10 +37,10 @@ type Options struct {
 	// cluster rebuilt or restored there: cluster.go), before the records
 	// that follow from it are made.
 	OnNewCluster func(uid string)
-	// State, when set, keeps every target's objects on disk, and a target
-	// with stored objects reports what changed since as its first list
-	// comes in (changes made while kubediff was down).
-	State *state.Store
+	// Journal, when set, keeps every target's objects on disk, and a
+	// target with stored objects reports what changed since as its first
+	// list comes in (changes made while kubediff was down).
+	Journal Journal
 	// Compress packs each type's cached objects against a dictionary made
 	// of the type's first objects (packing.go): a third of the memory, for
 	// about 2 µs an object.
@@ -183,8 +183,8 @@ func (w *Watcher) Sync(ctx context.Context, targets []discovery.Target) {
 			rt.cancel()
 			delete(w.targets, key)
 			w.health.resume(key) // an outage's end waits for it no more
-			if w.opts.State != nil {
-				w.opts.State.Forget(key)
+			if w.opts.Journal != nil {
+				w.opts.Journal.Forget(key)
 			}
 			w.opts.Logger.Info("stopped watching", "resource", rt.target.Resource.String(), "version", rt.target.Resource.GVR.Version, "namespace", rt.target.Namespace)
 		}
@@ -212,8 +212,8 @@ func (w *Watcher) start(ctx context.Context, t discovery.Target, reportSince tim
 	logErr := w.watchErrorLogger(ctx, t, health)
 	s := &store{toCache: cacheForm(toCache), emit: w.emitter(t.Resource), objects: map[string]*compactObject{}, reportSince: reportSince,
 		health: health, listed: func() { w.listed(t, health) }}
-	if w.opts.State != nil {
-		s.persist = &persisted{state: w.opts.State, target: key, rules: w.opts.Rules, logErr: logErr}
+	if w.opts.Journal != nil {
+		s.persist = &persisted{journal: w.opts.Journal, target: key, rules: w.opts.Rules, logErr: logErr}
 		objects, ok, err := s.persist.restore(w.packer.forType(t.Resource.GVR.String()), toCache)
 		if err != nil {
 			w.opts.Logger.Warn("cannot read this type's stored state: changes made while kubediff was down are not reported for it", "resource", t.Resource.String(), "namespace", t.Namespace, "err", err)
@@ -288,8 +288,8 @@ func (w *Watcher) cacheTransform(r discovery.Resource) func(*unstructured.Unstru
 }
 
 // emitter turns a store's changes into Events for the handler.
-func (w *Watcher) emitter(r discovery.Resource) func(EventType, *compactObject, *compactObject, bool, *state.Note) {
-	return func(t EventType, oldObj, newObj *compactObject, relisted bool, note *state.Note) {
+func (w *Watcher) emitter(r discovery.Resource) func(EventType, *compactObject, *compactObject, bool, *journal.Note) {
+	return func(t EventType, oldObj, newObj *compactObject, relisted bool, note *journal.Note) {
 		ev := Event{Event: change.Event{Type: t, Resource: r, FinalStateUnknown: relisted && t == Deleted, AfterGap: relisted}, Note: note}
 		var err error
 		if oldObj != nil {

@@ -15,6 +15,7 @@ import (
 
 	kubechange "github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/record"
 	"github.com/kubediff/kubediff/pkg/state"
 )
@@ -66,7 +67,7 @@ func stateDirWithUsers(t *testing.T, changes []userChange) string {
 			Changes: []record.FieldChange{{Op: record.OpReplace, Path: path, Field: uc.field, From: uc.from, To: uc.to}},
 			Manager: &record.Manager{Name: uc.manager, Operation: "Update"}, User: uc.user}
 		c.ID = c.StableID()
-		store.Keep(history.Entry{Change: c, Resource: deploymentsResource, Old: object(uc.from), New: object(uc.to)})
+		store.Keep(journal.Entry{Change: c, Resource: deploymentsResource, Old: object(uc.from), New: object(uc.to)})
 	}
 	if err := store.Close(); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/history/blame"
 )
@@ -17,7 +18,7 @@ const MaxBlameSteps = 1000
 // blameOf blames the object's lines at at, as watch shows it (every field
 // kept with all), from the history in reader. Its work is bounded by
 // MaxBlameSteps states, each at most MaxDiffBytes.
-func blameOf(reader *history.Reader, id history.ObjectID, at time.Time, all bool) (blame.Blame, error) {
+func blameOf(reader *history.Reader, id change.ObjectID, at time.Time, all bool) (blame.Blame, error) {
 	state, err := reader.At(id, at)
 	if err != nil {
 		return blame.Blame{}, err
@@ -34,7 +35,7 @@ func blameOf(reader *history.Reader, id history.ObjectID, at time.Time, all bool
 
 // blameView shows each kept state as watch does, or every field kept,
 // always through the current redaction rules.
-func blameView(id history.ObjectID, all bool) blame.View {
+func blameView(id change.ObjectID, all bool) blame.View {
 	d := watchDiffer()
 	if d == nil {
 		return nil

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/transport"
 
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/history/blame"
@@ -122,7 +123,7 @@ func (r *Remote) Records(ctx context.Context, q history.Query) (history.Page, er
 }
 
 // At implements Source.
-func (r *Remote) At(ctx context.Context, id history.ObjectID, t time.Time) ([]byte, error) {
+func (r *Remote) At(ctx context.Context, id change.ObjectID, t time.Time) ([]byte, error) {
 	v := objectValues(id)
 	setTime(v, "at", t)
 	var raw []byte
@@ -131,7 +132,7 @@ func (r *Remote) At(ctx context.Context, id history.ObjectID, t time.Time) ([]by
 }
 
 // Blame implements Source.
-func (r *Remote) Blame(ctx context.Context, id history.ObjectID, t time.Time, all bool) (blame.Blame, error) {
+func (r *Remote) Blame(ctx context.Context, id change.ObjectID, t time.Time, all bool) (blame.Blame, error) {
 	v := objectValues(id)
 	setTime(v, "at", t)
 	if all {
@@ -143,7 +144,7 @@ func (r *Remote) Blame(ctx context.Context, id history.ObjectID, t time.Time, al
 }
 
 // Restore implements Source.
-func (r *Remote) Restore(ctx context.Context, id history.ObjectID, t time.Time) (restore.Manifest, error) {
+func (r *Remote) Restore(ctx context.Context, id change.ObjectID, t time.Time) (restore.Manifest, error) {
 	v := objectValues(id)
 	setTime(v, "at", t)
 	var m restore.Manifest
@@ -152,7 +153,7 @@ func (r *Remote) Restore(ctx context.Context, id history.ObjectID, t time.Time) 
 }
 
 // objectValues name an object as the API's object and namespace.
-func objectValues(id history.ObjectID) url.Values {
+func objectValues(id change.ObjectID) url.Values {
 	group, resource, namespace, name := id.Parts()
 	v := url.Values{"object": {FormatSelector(history.Selector{Group: group, Resource: resource, Name: name})}}
 	setIf(v, "namespace", namespace)

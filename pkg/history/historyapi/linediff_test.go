@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/history/blame"
@@ -22,7 +23,7 @@ func (f fakeSource) Records(context.Context, history.Query) (history.Page, error
 	return history.Page{}, nil
 }
 
-func (f fakeSource) At(_ context.Context, _ history.ObjectID, t time.Time) ([]byte, error) {
+func (f fakeSource) At(_ context.Context, _ change.ObjectID, t time.Time) ([]byte, error) {
 	text, ok := f.states[t]
 	if !ok {
 		return nil, history.ErrNotFound
@@ -121,10 +122,10 @@ func TestUnifiedFormat(t *testing.T) {
 	}
 }
 
-func (fakeSource) Blame(context.Context, history.ObjectID, time.Time, bool) (blame.Blame, error) {
+func (fakeSource) Blame(context.Context, change.ObjectID, time.Time, bool) (blame.Blame, error) {
 	return blame.Blame{}, history.ErrNotFound
 }
 
-func (fakeSource) Restore(context.Context, history.ObjectID, time.Time) (restore.Manifest, error) {
+func (fakeSource) Restore(context.Context, change.ObjectID, time.Time) (restore.Manifest, error) {
 	return restore.Manifest{}, history.ErrNotFound
 }

@@ -11,6 +11,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/moment"
@@ -48,7 +49,7 @@ func ResolveType(ctx context.Context, src Source, name string) (discovery.Resour
 
 // ResolveObject names an object of the type called typ: namespace is
 // ignored for a cluster-scoped type.
-func ResolveObject(ctx context.Context, src Source, typ, name, namespace string) (history.ObjectID, error) {
+func ResolveObject(ctx context.Context, src Source, typ, name, namespace string) (change.ObjectID, error) {
 	if name == "" {
 		return "", fmt.Errorf("%w: an object name is needed", ErrBadName)
 	}
@@ -64,7 +65,7 @@ func ResolveObject(ctx context.Context, src Source, typ, name, namespace string)
 	if !r.Namespaced {
 		namespace = ""
 	}
-	return history.NewObjectID(r.GVR.Group, r.GVR.Resource, namespace, name), nil
+	return change.NewObjectID(r.GVR.Group, r.GVR.Resource, namespace, name), nil
 }
 
 // Bounds of the two-moment diff: what one request may cost, whoever may
@@ -90,7 +91,7 @@ var ErrDiffTooBig = errors.New("too big to diff")
 // shown through view (nil: everything kept). An object missing at one
 // moment shows as all added or all removed. It ends when ctx does, and is
 // ErrDiffTooBig past MaxDiffBytes, MaxDiffLines or DiffTimeout.
-func UnifiedDiff(ctx context.Context, src Source, id history.ObjectID, label string, from, to time.Time, view View) (string, error) {
+func UnifiedDiff(ctx context.Context, src Source, id change.ObjectID, label string, from, to time.Time, view View) (string, error) {
 	var sides [2][]string
 	found := 0
 	for i, at := range []time.Time{from, to} {
@@ -118,7 +119,7 @@ func UnifiedDiff(ctx context.Context, src Source, id history.ObjectID, label str
 // DiffObjects is a unified diff of YAML from one state of the object id
 // names (JSON; nil: none) to another, each shown through WatchView, with
 // the bounds of UnifiedDiff: how a restore would change the object.
-func DiffObjects(ctx context.Context, id history.ObjectID, from, to []byte, fromLabel, toLabel string) (string, error) {
+func DiffObjects(ctx context.Context, id change.ObjectID, from, to []byte, fromLabel, toLabel string) (string, error) {
 	var sides [2][]string
 	for i, raw := range [][]byte{from, to} {
 		if raw == nil {

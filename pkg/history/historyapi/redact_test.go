@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -36,16 +37,16 @@ func TestKeptStatesAnswerThroughTheCurrentRedaction(t *testing.T) {
 			"annotations": map[string]any{"objectset.rio.cattle.io/applied": copyOfValues, "kubernetes.io/service-account.name": "builder"}},
 		"data": map[string]any{"password": "*** redacted 01234567 ***"}}}
 	at := time.Now().Add(-time.Minute)
-	entry := history.Entry{Change: record.Change{Time: record.Timestamp(at), Type: record.Added, APIVersion: "v1", Kind: "Secret",
+	entry := journal.Entry{Change: record.Change{Time: record.Timestamp(at), Type: record.Added, APIVersion: "v1", Kind: "Secret",
 		Resource: "secrets", Namespace: "shop", Name: "db", UID: "s-1"}, New: secret,
 		Resource: change.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret", Namespaced: true}}
 	if err := db.Update(func(tx *bolt.Tx) error {
-		return history.Write(tx, []history.Entry{entry}, history.Policy{Retention: time.Hour, MaxBytes: 1 << 20}, at.Add(-time.Second))
+		return history.Write(tx, []journal.Entry{entry}, history.Policy{Retention: time.Hour, MaxBytes: 1 << 20}, at.Add(-time.Second))
 	}); err != nil {
 		t.Fatal(err)
 	}
 	reader := history.NewReader(db, nil)
-	id := history.NewObjectID("", "secrets", "shop", "db")
+	id := change.NewObjectID("", "secrets", "shop", "db")
 	for _, way := range []struct {
 		name string
 		at   func() ([]byte, error)

@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/history/restore"
@@ -19,7 +20,7 @@ import (
 // apply, reading through src (its access checks and turns): the owners
 // it names are looked up as they are now, in the same history. rules
 // are the ones the history was kept under (nil: the built-in ones).
-func restoreFrom(ctx context.Context, src Source, rules *diff.Differ, id history.ObjectID, t time.Time) (restore.Manifest, error) {
+func restoreFrom(ctx context.Context, src Source, rules *diff.Differ, id change.ObjectID, t time.Time) (restore.Manifest, error) {
 	raw, err := src.At(ctx, id, t)
 	if err != nil {
 		return restore.Manifest{}, err
@@ -63,7 +64,7 @@ func ownerExists(ctx context.Context, src Source, namespace string, ref map[stri
 		if !r.Namespaced {
 			ns = ""
 		}
-		raw, err := src.At(ctx, history.NewObjectID(group, r.GVR.Resource, ns, name), time.Now())
+		raw, err := src.At(ctx, change.NewObjectID(group, r.GVR.Resource, ns, name), time.Now())
 		switch {
 		case errors.Is(err, history.ErrNotFound):
 			return false, nil

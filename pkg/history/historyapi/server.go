@@ -17,6 +17,7 @@ import (
 
 	authnv1 "k8s.io/api/authentication/v1"
 
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
@@ -28,14 +29,14 @@ import (
 // kubediff (Remote).
 type Source interface {
 	Records(ctx context.Context, q history.Query) (history.Page, error)
-	At(ctx context.Context, id history.ObjectID, t time.Time) ([]byte, error)
+	At(ctx context.Context, id change.ObjectID, t time.Time) ([]byte, error)
 	Resolve(ctx context.Context, name string) ([]discovery.Resource, error)
 	// Blame says which kept change last changed each line of the
 	// object's YAML at t (as watch shows it; every field kept with all).
-	Blame(ctx context.Context, id history.ObjectID, t time.Time, all bool) (blame.Blame, error)
+	Blame(ctx context.Context, id change.ObjectID, t time.Time, all bool) (blame.Blame, error)
 	// Restore makes the object's state at t a manifest for server-side
 	// apply, or says why it cannot (restore.ErrIncomplete).
-	Restore(ctx context.Context, id history.ObjectID, t time.Time) (restore.Manifest, error)
+	Restore(ctx context.Context, id change.ObjectID, t time.Time) (restore.Manifest, error)
 }
 
 // Local is a Source reading a history directly. Rules are the diff rules
@@ -53,7 +54,7 @@ func (l Local) Records(_ context.Context, q history.Query) (history.Page, error)
 
 // At implements Source: the kept state, through the current redaction
 // rules.
-func (l Local) At(_ context.Context, id history.ObjectID, t time.Time) ([]byte, error) {
+func (l Local) At(_ context.Context, id change.ObjectID, t time.Time) ([]byte, error) {
 	return keptAt(l.Reader, id, t)
 }
 
@@ -63,12 +64,12 @@ func (l Local) Resolve(_ context.Context, name string) ([]discovery.Resource, er
 }
 
 // Blame implements Source.
-func (l Local) Blame(_ context.Context, id history.ObjectID, t time.Time, all bool) (blame.Blame, error) {
+func (l Local) Blame(_ context.Context, id change.ObjectID, t time.Time, all bool) (blame.Blame, error) {
 	return blameOf(l.Reader, id, t, all)
 }
 
 // Restore implements Source.
-func (l Local) Restore(ctx context.Context, id history.ObjectID, t time.Time) (restore.Manifest, error) {
+func (l Local) Restore(ctx context.Context, id change.ObjectID, t time.Time) (restore.Manifest, error) {
 	return restoreFrom(ctx, l, l.Rules, id, t)
 }
 
@@ -327,7 +328,7 @@ func safeFileName(name string) string {
 
 // allowedObjectAt is allowedObject and the moment at (RFC 3339; when
 // not required, now by default).
-func (h *Handler) allowedObjectAt(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo, required bool) (url.Values, history.ObjectID, time.Time, bool) {
+func (h *Handler) allowedObjectAt(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo, required bool) (url.Values, change.ObjectID, time.Time, bool) {
 	v, id, ok := h.allowedObject(w, r, user)
 	if !ok {
 		return nil, "", time.Time{}, false
@@ -345,7 +346,7 @@ func (h *Handler) allowedObjectAt(w http.ResponseWriter, r *http.Request, user *
 
 // allowedObject reads the query and the object it names (object,
 // namespace), and answers 400 or 403 unless the caller may list it.
-func (h *Handler) allowedObject(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) (url.Values, history.ObjectID, bool) {
+func (h *Handler) allowedObject(w http.ResponseWriter, r *http.Request, user *authnv1.UserInfo) (url.Values, change.ObjectID, bool) {
 	v, err := queryOf(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "BadRequest", err)
@@ -372,7 +373,7 @@ func (h *Handler) allowedObject(w http.ResponseWriter, r *http.Request, user *au
 		writeError(w, http.StatusForbidden, "Forbidden", errors.New("your Kubernetes RBAC does not let you list "+sel.Resource+" there"))
 		return nil, "", false
 	}
-	return v, history.NewObjectID(sel.Group, sel.Resource, ns, sel.Name), true
+	return v, change.NewObjectID(sel.Group, sel.Resource, ns, sel.Name), true
 }
 
 // writeStateError answers why there is no state.

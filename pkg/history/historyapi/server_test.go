@@ -27,6 +27,7 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -84,7 +85,7 @@ func (a *authorizer) reviewCount() int {
 }
 
 // apiServer serves a history holding entries to the users of authz.
-func apiServer(t *testing.T, authz *authorizer, entries ...history.Entry) (string, *bolt.DB, *Access) {
+func apiServer(t *testing.T, authz *authorizer, entries ...journal.Entry) (string, *bolt.DB, *Access) {
 	t.Helper()
 	db, err := bolt.Open(filepath.Join(t.TempDir(), "h.db"), 0o600, nil)
 	if err != nil {
@@ -105,10 +106,10 @@ func apiServer(t *testing.T, authz *authorizer, entries ...history.Entry) (strin
 
 // entry is a ConfigMap's change from old to new data ("" for none) at
 // t0+minute.
-func entry(ns, name string, minute int, old, new map[string]any) history.Entry {
+func entry(ns, name string, minute int, old, new map[string]any) journal.Entry {
 	c := record.Change{Time: record.Timestamp(t0.Add(time.Duration(minute) * time.Minute)), APIVersion: "v1", Kind: "ConfigMap",
 		Resource: "configmaps", Namespace: ns, Name: name, UID: "uid-" + ns + name, ResourceVersion: fmt.Sprint(minute), Type: record.Updated}
-	e := history.Entry{Resource: configMaps}
+	e := journal.Entry{Resource: configMaps}
 	object := func(data map[string]any) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": data}}
 		u.SetNamespace(ns)
@@ -221,7 +222,7 @@ func TestBadQueriesAre400(t *testing.T) {
 // as far as the caller may see them; the command line's client sends it.
 func TestRecordsOfOneUser(t *testing.T) {
 	authz := viewerOf("mine")
-	byUser := func(e history.Entry, name string) history.Entry {
+	byUser := func(e journal.Entry, name string) journal.Entry {
 		e.Change.User = &record.User{Name: name}
 		return e
 	}
@@ -259,7 +260,7 @@ func TestRecordsOfOneUser(t *testing.T) {
 // caller may see them; the command line's client sends them.
 func TestRecordsOfARule(t *testing.T) {
 	authz := viewerOf("mine")
-	judged := func(e history.Entry, severity string, rules ...string) history.Entry {
+	judged := func(e journal.Entry, severity string, rules ...string) journal.Entry {
 		e.Change.Rules, e.Change.Severity = rules, severity
 		return e
 	}
@@ -297,7 +298,7 @@ func TestRecordsOfARule(t *testing.T) {
 // command line's client sends it.
 func TestRecordsOfARelease(t *testing.T) {
 	authz := viewerOf("mine")
-	of := func(e history.Entry, name string) history.Entry {
+	of := func(e journal.Entry, name string) journal.Entry {
 		e.Change.Release = &record.Release{Tool: record.ToolHelm, Namespace: "mine", Name: name, Revision: 2}
 		return e
 	}
@@ -387,7 +388,7 @@ func TestDecisionsAreOneIdentitys(t *testing.T) {
 // and namespace.
 func TestAccessIsDecidedBeforeTheRead(t *testing.T) {
 	authz := viewerOf("mine")
-	var entries []history.Entry
+	var entries []journal.Entry
 	for i := range 200 {
 		entries = append(entries, entry([]string{"mine", "theirs", "third"}[i%3], fmt.Sprint("cm-", i), i, nil, map[string]any{"k": "v"}))
 	}

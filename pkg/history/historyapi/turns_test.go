@@ -14,7 +14,9 @@ import (
 
 	authnv1 "k8s.io/api/authentication/v1"
 
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/journal"
 )
 
 // Queries take turns, and each turn rests three times as long as its
@@ -65,7 +67,7 @@ func TestQueriesTakeTurnsAndRest(t *testing.T) {
 
 // Twenty callers asking at once are all answered, each as if alone.
 func TestConcurrentQueriesAreAllAnswered(t *testing.T) {
-	var entries []history.Entry
+	var entries []journal.Entry
 	for i := range 30 {
 		entries = append(entries, entry("mine", fmt.Sprint("cm-", i%3), i, map[string]any{"k": fmt.Sprint(i)}, map[string]any{"k": fmt.Sprint(i + 1)}))
 	}
@@ -91,7 +93,7 @@ func TestConcurrentQueriesAreAllAnswered(t *testing.T) {
 // its records are now copied as kept: the same records, next and begin,
 // and an empty page's records an empty list.
 func TestRecordsPageIsTheSameJSON(t *testing.T) {
-	var entries []history.Entry
+	var entries []journal.Entry
 	for i := range 3 {
 		entries = append(entries, entry("mine", fmt.Sprint("cm-", i), i, nil, map[string]any{"k": "<v&>"}))
 	}
@@ -149,7 +151,7 @@ func TestMCPReadsTakeTheAPIsTurns(t *testing.T) {
 	if _, err := src.Records(ctx, history.Query{Namespace: "mine"}); !errors.Is(err, errNoTurn) {
 		t.Errorf("Records while a query holds the turn: %v, want errNoTurn", err)
 	}
-	id := history.NewObjectID("", "configmaps", "mine", "cm-0")
+	id := change.NewObjectID("", "configmaps", "mine", "cm-0")
 	if _, err := src.At(ctx, id, t0.Add(time.Minute)); !errors.Is(err, errNoTurn) {
 		t.Errorf("At while a query holds the turn: %v, want errNoTurn", err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	authnv1 "k8s.io/api/authentication/v1"
 
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
@@ -60,7 +61,7 @@ func (u UserSource) Records(ctx context.Context, q history.Query) (history.Page,
 
 // At implements Source: the kept state, through the current redaction
 // rules, as Local answers it.
-func (u UserSource) At(ctx context.Context, id history.ObjectID, t time.Time) ([]byte, error) {
+func (u UserSource) At(ctx context.Context, id change.ObjectID, t time.Time) ([]byte, error) {
 	if err := u.mayList(ctx, id); err != nil {
 		return nil, err
 	}
@@ -68,7 +69,7 @@ func (u UserSource) At(ctx context.Context, id history.ObjectID, t time.Time) ([
 }
 
 // Blame implements Source.
-func (u UserSource) Blame(ctx context.Context, id history.ObjectID, t time.Time, all bool) (blame.Blame, error) {
+func (u UserSource) Blame(ctx context.Context, id change.ObjectID, t time.Time, all bool) (blame.Blame, error) {
 	if err := u.mayList(ctx, id); err != nil {
 		return blame.Blame{}, err
 	}
@@ -77,13 +78,13 @@ func (u UserSource) Blame(ctx context.Context, id history.ObjectID, t time.Time,
 
 // Restore implements Source: the owners it checks are read as the user
 // may see them.
-func (u UserSource) Restore(ctx context.Context, id history.ObjectID, t time.Time) (restore.Manifest, error) {
+func (u UserSource) Restore(ctx context.Context, id change.ObjectID, t time.Time) (restore.Manifest, error) {
 	return restoreFrom(ctx, u, u.Rules, id, t)
 }
 
 // mayList is nil when the user may list the object's type in its
 // namespace, else why not.
-func (u UserSource) mayList(ctx context.Context, id history.ObjectID) error {
+func (u UserSource) mayList(ctx context.Context, id change.ObjectID) error {
 	group, resource, namespace, _ := id.Parts()
 	if err := checkNamespace(namespace); err != nil {
 		return err

@@ -23,7 +23,7 @@ type View func(obj map[string]any, r change.Resource) map[string]any
 // rules: every way the history answers a state (the CLI's state dir, the
 // HTTP API, MCP) reads it here, so none shows what an older kubediff
 // kept in the clear.
-func keptAt(reader *history.Reader, id history.ObjectID, t time.Time) ([]byte, error) {
+func keptAt(reader *history.Reader, id change.ObjectID, t time.Time) ([]byte, error) {
 	raw, err := reader.At(id, t)
 	if err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func keptAt(reader *history.Reader, id history.ObjectID, t time.Time) ([]byte, e
 // redactKept passes a kept state through the current redaction rules,
 // which may hide more than those it was kept under: an upgrade's new rule
 // then holds for what the history kept before it, too.
-func redactKept(id history.ObjectID, raw []byte) ([]byte, error) {
+func redactKept(id change.ObjectID, raw []byte) ([]byte, error) {
 	d := watchDiffer()
 	if d == nil {
 		return nil, errors.New("history: the redaction rules cannot be built")
@@ -57,7 +57,7 @@ func decodeState(raw []byte) (map[string]any, error) {
 	return obj, nil
 }
 
-func resourceOf(id history.ObjectID) change.Resource {
+func resourceOf(id change.ObjectID) change.Resource {
 	group, resource, _, _ := id.Parts()
 	return change.Resource{GVR: schema.GroupVersionResource{Group: group, Resource: resource}}
 }
@@ -84,7 +84,7 @@ var watchDiffer = sync.OnceValue(func() *diff.Differ {
 })
 
 // show applies view to a kept state of the object id names (raw JSON).
-func (view View) show(id history.ObjectID, raw []byte) ([]byte, error) {
+func (view View) show(id change.ObjectID, raw []byte) ([]byte, error) {
 	if view == nil {
 		return raw, nil
 	}

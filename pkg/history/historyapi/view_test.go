@@ -19,7 +19,7 @@ func (s statesAt) Records(context.Context, history.Query) (history.Page, error) 
 	return history.Page{}, nil
 }
 
-func (s statesAt) At(_ context.Context, _ history.ObjectID, t time.Time) ([]byte, error) {
+func (s statesAt) At(_ context.Context, _ change.ObjectID, t time.Time) ([]byte, error) {
 	return []byte(s[t]), nil
 }
 
@@ -38,7 +38,7 @@ func TestTwoMomentDiffHidesWhatWatchHides(t *testing.T) {
 			"managedFields":[{"manager":"kube-controller-manager","operation":"Update","subresource":"status"},{"manager":"kubectl","operation":"Update","time":"2026-11-23T14:00:00Z"}]},
 			"spec":{"replicas":5},"status":{"conditions":[{"type":"Available","status":"True","lastUpdateTime":"2026-11-23T14:00:00Z"}]}}`,
 	}
-	id := history.NewObjectID("apps", "deployments", "shop", "web")
+	id := change.NewObjectID("apps", "deployments", "shop", "web")
 	shown, err := UnifiedDiff(context.Background(), src, id, "deploy/web", from, to, WatchView())
 	if err != nil {
 		t.Fatal(err)
@@ -63,10 +63,10 @@ func TestTwoMomentDiffHidesWhatWatchHides(t *testing.T) {
 	}
 }
 
-func (statesAt) Blame(context.Context, history.ObjectID, time.Time, bool) (blame.Blame, error) {
+func (statesAt) Blame(context.Context, change.ObjectID, time.Time, bool) (blame.Blame, error) {
 	return blame.Blame{}, history.ErrNotFound
 }
 
-func (statesAt) Restore(context.Context, history.ObjectID, time.Time) (restore.Manifest, error) {
+func (statesAt) Restore(context.Context, change.ObjectID, time.Time) (restore.Manifest, error) {
 	return restore.Manifest{}, history.ErrNotFound
 }

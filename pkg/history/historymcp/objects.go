@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/history/historyapi"
 	"github.com/kubediff/kubediff/pkg/watcher"
@@ -38,7 +39,7 @@ func (t tools) objectAt(ctx context.Context, _ *mcp.CallToolRequest, in objectAt
 
 // objectMoment resolves a tool's object and reads its moment at (empty:
 // now).
-func (t tools) objectMoment(ctx context.Context, in objectInput, at string) (history.ObjectID, time.Time, error) {
+func (t tools) objectMoment(ctx context.Context, in objectInput, at string) (change.ObjectID, time.Time, error) {
 	when, err := t.moment("at", at)
 	if err != nil {
 		return "", when, err

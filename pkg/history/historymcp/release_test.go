@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -18,10 +18,10 @@ import (
 // names its release; a release that cannot be a name is refused.
 func TestToolsFilterAndNameTheRelease(t *testing.T) {
 	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
-	of := func(e history.Entry, r *record.Release) history.Entry { e.Change.Release = r; return e }
+	of := func(e journal.Entry, r *record.Release) journal.Entry { e.Change.Release = r; return e }
 	web := &record.Release{Tool: record.ToolHelm, Namespace: "shop", Name: "web", Revision: 7, Chart: "web-1.4.2"}
 	app := &record.Release{Tool: record.ToolArgoCD, Kind: "Application", Namespace: "argocd", Name: "api", GitRevision: "4f1c2a9"}
-	entries := []history.Entry{of(scaled(at, 1, "web", 5, nil), web), scaled(at, 2, "web", 6, nil), of(scaled(at, 3, "api", 2, nil), app)}
+	entries := []journal.Entry{of(scaled(at, 1, "web", 5, nil), web), scaled(at, 2, "web", 6, nil), of(scaled(at, 3, "api", 2, nil), app)}
 	s := session(t, keptHistory(t, at, entries), at.Add(10*time.Minute))
 	summary := func(changes []entry) string {
 		var out []string

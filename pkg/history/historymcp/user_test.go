@@ -17,6 +17,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/history/historyapi"
+	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -25,7 +26,7 @@ var deployments = change.Resource{GVR: schema.GroupVersionResource{Group: "apps"
 
 // scaled is a kept record of shop/NAME scaled to replicas at minute past
 // at, by user (nil: no identity source said).
-func scaled(at time.Time, minute int, name string, replicas int64, user *record.User) history.Entry {
+func scaled(at time.Time, minute int, name string, replicas int64, user *record.User) journal.Entry {
 	obj := func(n int64) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "spec": map[string]any{"replicas": n}}}
 		u.SetNamespace("shop")
@@ -37,7 +38,7 @@ func scaled(at time.Time, minute int, name string, replicas int64, user *record.
 		Changed: "spec.replicas", Changes: []record.FieldChange{{Op: record.OpReplace, Path: "/spec/replicas", Field: "spec.replicas", From: replicas - 1, To: replicas}},
 		Manager: &record.Manager{Name: "kubectl", Operation: "Update", Subresource: "scale"}, User: user}
 	c.ID = c.StableID()
-	return history.Entry{Resource: deployments, Change: c, Old: obj(replicas - 1), New: obj(replicas)}
+	return journal.Entry{Resource: deployments, Change: c, Old: obj(replicas - 1), New: obj(replicas)}
 }
 
 func session(t *testing.T, src historyapi.Source, now time.Time) *mcp.ClientSession {
@@ -79,7 +80,7 @@ func TestToolsFilterAndNameTheUser(t *testing.T) {
 	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
 	alice := &record.User{Name: "alice", Groups: []string{"dev"}}
 	deployer := &record.User{Name: "system:serviceaccount:ci:deployer", ServiceAccount: &record.ServiceAccount{Namespace: "ci", Name: "deployer"}}
-	entries := []history.Entry{scaled(at, 1, "web", 5, alice), scaled(at, 2, "web", 6, deployer), scaled(at, 3, "api", 2, nil),
+	entries := []journal.Entry{scaled(at, 1, "web", 5, alice), scaled(at, 2, "web", 6, deployer), scaled(at, 3, "api", 2, nil),
 		scaled(at, 4, "api", 3, alice), scaled(at, 5, "web", 7, nil)}
 	s := session(t, keptHistory(t, at, entries), at.Add(10*time.Minute))
 
@@ -120,13 +121,13 @@ func TestToolsFilterAndNameTheUser(t *testing.T) {
 // access sentences; a severity that is none is refused.
 func TestListChangesFiltersAndNamesTheRules(t *testing.T) {
 	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
-	judged := func(e history.Entry, severity string, rules ...string) history.Entry {
+	judged := func(e journal.Entry, severity string, rules ...string) journal.Entry {
 		e.Change.Rules, e.Change.Severity = rules, severity
 		return e
 	}
 	db := judged(scaled(at, 3, "db", 0, nil), "critical", "replicas-to-zero", "prod-db")
 	db.Change.Summary, db.Change.Access = "Deployment shop/db scaled to zero", []string{"alice gains cluster-admin through ClusterRoleBinding x"}
-	entries := []history.Entry{judged(scaled(at, 1, "web", 0, nil), "warning", "replicas-to-zero"), scaled(at, 2, "api", 2, nil), db}
+	entries := []journal.Entry{judged(scaled(at, 1, "web", 0, nil), "warning", "replicas-to-zero"), scaled(at, 2, "api", 2, nil), db}
 	s := session(t, keptHistory(t, at, entries), at.Add(10*time.Minute))
 	summary := func(changes []entry) string {
 		var out []string
@@ -158,7 +159,7 @@ func TestListChangesFiltersAndNamesTheRules(t *testing.T) {
 }
 
 // keptHistory is a history of Deployments holding entries, written at at.
-func keptHistory(t *testing.T, at time.Time, entries []history.Entry) historyapi.Local {
+func keptHistory(t *testing.T, at time.Time, entries []journal.Entry) historyapi.Local {
 	t.Helper()
 	db, err := bolt.Open(filepath.Join(t.TempDir(), "h.db"), 0o600, nil)
 	if err != nil {
