@@ -19,6 +19,7 @@ func TestOneGrammarForTimes(t *testing.T) {
 		"now":                       now,
 		"2026-11-23T14:02:00Z":      time.Date(2026, 11, 23, 14, 2, 0, 0, time.UTC),
 		"2026-11-23T14:02:00.5123Z": time.Date(2026, 11, 23, 14, 2, 0, 512300000, time.UTC),
+		"2026-11-23T15:02:00+01:00": time.Date(2026, 11, 23, 14, 2, 0, 0, time.UTC),
 	} {
 		got, err := Parse(in, now)
 		if err != nil || !got.Equal(want) {
