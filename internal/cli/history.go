@@ -190,7 +190,7 @@ func oneObject(args []string) (string, error) {
 
 // addHistorySourceFlags adds where the history is read.
 func addHistorySourceFlags(cmd *cobra.Command) {
-	cmd.Flags().String("state-dir", "", "read the history in this state dir (no kubediff running with it); also the config's state.dir")
+	cmd.Flags().String("state-dir", "", "read the history in this state dir, while the kubediff writing it runs or after (also the config's state.dir, or KUBEDIFF_STATE_DIR)")
 	cmd.Flags().String("server", "", "ask a running kubediff at its --http-address (http://HOST:PORT) as your kubeconfig's user")
 	cmd.Flags().Bool("via-apiserver", false, "ask the kubediff serving the aggregated API "+apiservice.Group+" through your cluster's API server, as your kubeconfig's user whatever its credentials (client certificates, exec plugins, tokens)")
 	cmd.Flags().String("cluster", "", "of a kubediff watching several contexts, the one whose history to read (required with a token there): the kubeconfig context of that name gives the credentials (--context: another), and with --state-dir its directory")
@@ -260,7 +260,7 @@ func historyFlags(cmd *cobra.Command, stderr io.Writer) (remote *historyapi.Remo
 		return remote, "", nil
 	}
 	if cfg.State.Dir == "" {
-		return nil, "", usageError{errors.New("say where the history is: --state-dir DIR (a kubediff that is not running) or --server URL (a running kubediff)")}
+		return nil, "", usageError{errors.New("say where the history is: --state-dir DIR or KUBEDIFF_STATE_DIR (a state dir, read while the kubediff writing it runs or after), or --server URL (a running kubediff, asked as your kubeconfig's user)")}
 	}
 	if cluster != "" {
 		return nil, app.ClusterStateDir(cfg.State.Dir, cluster), nil

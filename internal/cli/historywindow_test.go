@@ -118,3 +118,22 @@ func TestGetLeavesOutManagedFields(t *testing.T) {
 		}
 	}
 }
+
+// The history is found through KUBEDIFF_STATE_DIR as through
+// --state-dir, and without either the error names both ways, and that a
+// state dir is read while its kubediff runs too.
+func TestTheStateDirFromTheEnvironment(t *testing.T) {
+	dir := stateDirWithHistory(t)
+	t.Setenv("KUBEDIFF_STATE_DIR", "")
+	var stdout, stderr bytes.Buffer
+	if code := Run(context.Background(), []string{"get", "cm", "settings", "-n", "default"}, &stdout, &stderr); code != exitUsage ||
+		!strings.Contains(stderr.String(), "--state-dir DIR or KUBEDIFF_STATE_DIR") || !strings.Contains(stderr.String(), "while the kubediff writing it runs") {
+		t.Errorf("no history named: exit %d, stderr %q", code, stderr.String())
+	}
+	t.Setenv("KUBEDIFF_STATE_DIR", dir)
+	stderr.Reset()
+	if code := Run(context.Background(), []string{"get", "cm", "settings", "-n", "default"}, &stdout, &stderr); code != exitError ||
+		!strings.Contains(stderr.String(), "did not exist at") {
+		t.Errorf("KUBEDIFF_STATE_DIR=%s: exit %d, stderr %q; want the history read", dir, code, stderr.String())
+	}
+}

@@ -20,7 +20,7 @@ func newMCPCommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Serve kubediff's history to an AI assistant over the Model Context Protocol,
 on stdin and stdout: the changes of a time window, one object's changes, an
 object at a moment, the difference between two moments, and the types
-kubediff knows. It reads a state dir (no kubediff running with it) or asks
+kubediff knows. It reads a state dir (while its kubediff runs or after) or asks
 a running kubediff (--server) as your kubeconfig's user, who sees only what
 their Kubernetes RBAC lets them list.`,
 		Example: `  kubediff mcp --state-dir /var/lib/kubediff
