@@ -2,6 +2,8 @@ package historymcp
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,9 +36,17 @@ func TestToolsSayTheyOnlyRead(t *testing.T) {
 	if len(tools.Tools) != 7 {
 		t.Errorf("%d tools, want 7", len(tools.Tools))
 	}
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tool := range tools.Tools {
 		if a := tool.Annotations; a == nil || !a.ReadOnlyHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
 			t.Errorf("%s: annotations %+v, want readOnlyHint true, openWorldHint false", tool.Name, a)
+		}
+		// The README lists them all (it named 5 of 7).
+		if !strings.Contains(string(readme), "`"+tool.Name+"`") {
+			t.Errorf("README.md does not name the tool %s", tool.Name)
 		}
 	}
 }
