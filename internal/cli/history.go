@@ -432,6 +432,15 @@ func stateError(cmd *cobra.Command, src historyapi.Source, arg string, id change
 	when := stamp(at)
 	switch {
 	case errors.Is(err, history.ErrNotFound):
+		if deleted, ok := lastDeletion(cmd, src, id, at); ok {
+			before := stamp(time.Time(deleted.Time).Add(-time.Millisecond))
+			by := ""
+			if who := deleted.By(); who != "" {
+				by = " by " + who
+			}
+			return fmt.Errorf("%s%s did not exist at %s: it was deleted at %s%s; its last state is at %s (kubediff %s %s --at %s)",
+				arg, searchedNamespace(cmd, id), when, stamp(time.Time(deleted.Time)), by, before, cmd.Name(), arg, before)
+		}
 		return fmt.Errorf("%s%s did not exist at %s (as far as kubediff saw)", arg, searchedNamespace(cmd, id), when)
 	case errors.Is(err, history.ErrBeforeHistory):
 		return fmt.Errorf("%s is older than kubediff's history%s (retention, or before kubediff first kept it)", when, historyBegins(cmd, src))
@@ -462,6 +471,19 @@ func neverSeen(cmd *cobra.Command, src historyapi.Source, q history.Query, args 
 	}
 	return fmt.Errorf("kubediff's history%s holds no change of %s%s: a name or namespace mistyped, or an object unchanged since",
 		since, strings.Join(args, " "), where)
+}
+
+// lastDeletion is the object's last record up to at when it is its
+// deletion: the object was there before it, and the question may be
+// asked of the moment before.
+func lastDeletion(cmd *cobra.Command, src historyapi.Source, id change.ObjectID, at time.Time) (record.Change, bool) {
+	group, resource, namespace, name := id.Parts()
+	q := history.Query{Select: []history.Selector{{Group: group, Resource: resource, Name: name}}, Namespace: namespace, Until: at}
+	var last record.Change
+	if _, err := printRecords(cmd.Context(), src, q, func(c record.Change) error { last = c; return nil }); err != nil {
+		return record.Change{}, false
+	}
+	return last, last.Type == record.Deleted
 }
 
 // historyBegins says when the history begins (", which begins at …"),
