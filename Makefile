@@ -8,7 +8,7 @@ LDFLAGS  := -s -w -X github.com/kubediff/kubediff/internal/cli.version=$(VERSION
 TESTENV  := .testenv/bin
 export KUBEBUILDER_ASSETS := $(abspath $(TESTENV))
 
-.PHONY: all build install chart-schema dist testenv peers helm browser shells tools test unit demo bench microbench vet lint tidy-check lint-dockerfile fmt clean
+.PHONY: all build install chart-schema dist testenv peers helm browser shells postgres tools test unit demo bench microbench vet lint tidy-check lint-dockerfile fmt clean
 
 all: build
 
@@ -53,13 +53,17 @@ peers: $(TESTENV)/kubewatch
 # real cluster's controllers make kubediff print, step by step, and on two
 # cores the browser and control planes of test/e2e beside it slowed its
 # Pods enough to split a Deployment's creation into one record more.
-test: testenv peers helm browser shells vet
+test: testenv peers helm browser shells postgres vet
 	$(GO) test -race -count=1 -timeout 45m $$($(GO) list ./... | grep -v /test/living)
 	$(GO) test -race -count=1 -timeout 25m ./test/living/
 
 ## browser: Debian's chromium, which the timeline page's tests drive headless (hack/browser.sh)
 browser:
 	hack/browser.sh
+
+## postgres: Debian's PostgreSQL 15, which the history store's tests start in a temporary directory (hack/postgres.sh)
+postgres:
+	hack/postgres.sh
 
 ## shells: Debian's bash-completion and zsh, which the completion tests drive (hack/shells.sh)
 shells:

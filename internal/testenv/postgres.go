@@ -1,0 +1,138 @@
+package testenv
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// PostgresBinDir is where Debian's postgresql-15 puts its programs
+// (`make postgres` installs it); KUBEDIFF_POSTGRES_BIN names another.
+func PostgresBinDir() string {
+	if dir := os.Getenv("KUBEDIFF_POSTGRES_BIN"); dir != "" {
+		return dir
+	}
+	return "/usr/lib/postgresql/15/bin"
+}
+
+// Postgres is a PostgreSQL server started for one test: its own data
+// directory, a free port on 127.0.0.1, run as an unprivileged user
+// (PostgreSQL refuses root, and a test should not need it).
+type Postgres struct {
+	// DSN connects as the superuser "kubediff" to the database "kubediff".
+	DSN  string
+	Port int
+	// Pid is the server's process id.
+	Pid int
+	cmd *exec.Cmd
+}
+
+// StartPostgres starts a PostgreSQL server in a temporary directory and
+// stops it when the test ends.
+func StartPostgres(t testing.TB) *Postgres {
+	t.Helper()
+	bin := PostgresBinDir()
+	if _, err := os.Stat(filepath.Join(bin, "postgres")); err != nil {
+		t.Fatalf("PostgreSQL 15 is not installed in %s: run `make postgres`", bin)
+	}
+	dir, err := os.MkdirTemp("", "kubediff-postgres-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	cred, err := unprivileged(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "kubediff", "--auth=trust", "-E", "UTF8", "--no-sync")
+	if out, err := runAs(initdb, cred).CombinedOutput(); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	p := &Postgres{Port: freePort()}
+	if p.Port == 0 {
+		t.Fatal("no free port on 127.0.0.1")
+	}
+	p.cmd = runAs(exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(p.Port),
+		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+dir, "-c", "fsync=off"), cred)
+	logFile, err := os.Create(filepath.Join(dir, "postgres.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.Pid = p.cmd.Process.Pid
+	t.Cleanup(p.stop)
+	p.DSN = fmt.Sprintf("postgres://kubediff@127.0.0.1:%d/postgres?sslmode=disable", p.Port)
+	if err := p.waitReady(bin, dir); err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
+		t.Fatalf("PostgreSQL did not start: %v\n%s", err, log)
+	}
+	return p
+}
+
+// waitReady polls pg_isready until the server answers (a loaded machine
+// may take seconds), or the server exits.
+func (p *Postgres) waitReady(bin, dir string) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		ready := exec.Command(filepath.Join(bin, "pg_isready"), "-q", "-h", "127.0.0.1", "-p", strconv.Itoa(p.Port))
+		if ready.Run() == nil {
+			return nil
+		}
+		if p.cmd.ProcessState != nil {
+			return errors.New("the server exited")
+		}
+		time.Sleep(100 * time.Millisecond) // a poll's interval, under the deadline above
+	}
+	return errors.New("not ready within 2 minutes")
+}
+
+// stop stops the server quickly (SIGINT: PostgreSQL's fast shutdown).
+func (p *Postgres) stop() {
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// unprivileged is the user the server runs as: this process's when it
+// is not root, else nobody, who is given dir.
+func unprivileged(dir string) (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		return nil, fmt.Errorf("running as root, the server needs an unprivileged user: %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(dir, uid, gid); err != nil {
+		return nil, err
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+// runAs makes cmd run as cred (nil: as this process).
+func runAs(cmd *exec.Cmd, cred *syscall.Credential) *exec.Cmd {
+	if cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		cmd.Env = append(os.Environ(), "HOME="+os.TempDir())
+	}
+	return cmd
+}
