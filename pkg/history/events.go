@@ -97,8 +97,10 @@ func (b *buckets) putEvent(e journal.Entry, k []byte) (int64, error) {
 	id := ObjectOf(c)
 	latest := *c.Event
 	var freed int64
+	var folded []byte
 	if f, ok := decodeFold(b.eventFold.Get(foldKey(id, latest.Reason))); ok {
 		if old := b.events.Get(f.key); old != nil {
+			folded = f.key
 			c.Event = merge(old, f, latest)
 			var err error
 			if freed, err = b.dropEvent(f.key); err != nil {
@@ -113,6 +115,11 @@ func (b *buckets) putEvent(e journal.Entry, k []byte) (int64, error) {
 		return 0, fmt.Errorf("history: encode event: %w", err)
 	}
 	h := headerOf(latest.Reason, id, e.Owners)
+	// An event's id names its entry in this state dir: the shipper adds
+	// which state dir that is (events fold per state dir).
+	if err := b.ship(Row{Kind: RowEvent, Key: k, Object: h.ids[0], Line: line, EventIDs: h.ids, Drops: folded}); err != nil {
+		return 0, err
+	}
 	puts := []struct{ k, v []byte }{{k, h.encode(line)}, {foldKey(id, latest.Reason), fold{key: k, count: latest.Count, name: latest.Name}.encode()}}
 	if err := b.events.Put(puts[0].k, puts[0].v); err != nil {
 		return 0, err

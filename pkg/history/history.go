@@ -48,6 +48,9 @@ type Policy struct {
 	// EventRetention bounds how long events (record.EventRecord) are kept
 	// after they last happened (0: Retention).
 	EventRetention time.Duration
+	// Outbox keeps a copy of each entry kept for another store (the
+	// PostgreSQL history) in the outbox, until that store has it.
+	Outbox bool
 }
 
 // eventRetention is how long events are kept.

@@ -31,8 +31,16 @@ func Write(tx *bolt.Tx, entries []journal.Entry, p Policy, now time.Time) error 
 	if err != nil {
 		return err
 	}
+	if p.On() && p.Outbox {
+		if err := b.openOutbox(now); err != nil {
+			return err
+		}
+	}
 	if p.On() && b.meta.Get(beginKey) == nil {
 		if err := b.meta.Put(beginKey, timeKey(now, 0)); err != nil {
+			return err
+		}
+		if err := b.ship(Row{Kind: RowBegin, Key: timeKey(now, 0)}); err != nil {
 			return err
 		}
 	}
@@ -46,8 +54,10 @@ func Write(tx *bolt.Tx, entries []journal.Entry, p Policy, now time.Time) error 
 
 // buckets are the history's buckets in one transaction.
 type buckets struct {
+	root                                         *bolt.Bucket
 	records, objects, after, before, types, meta *bolt.Bucket
 	events, eventObjects, eventFold              *bolt.Bucket
+	outbox                                       *bolt.Bucket // nil: no other store takes a copy
 }
 
 // openBuckets opens the history's buckets for writing, creating them.
@@ -56,7 +66,7 @@ func openBuckets(tx *bolt.Tx) (*buckets, error) {
 	if err != nil {
 		return nil, err
 	}
-	var b buckets
+	b := buckets{root: root}
 	for _, x := range []struct {
 		into **bolt.Bucket
 		name []byte
@@ -131,6 +141,9 @@ func (b *buckets) put(e journal.Entry, k []byte) (int64, error) {
 			return 0, err
 		}
 	}
+	if err := b.ship(rowOf(e, k, line, states)); err != nil {
+		return 0, err
+	}
 	value := append(append([]byte(id), 0), line...)
 	puts := []struct {
 		b    *bolt.Bucket
@@ -166,6 +179,9 @@ func (b *buckets) putType(r change.Resource) error {
 	if err != nil {
 		return err
 	}
+	if err := b.ship(Row{Kind: RowType, Object: change.ObjectID(key), Line: v}); err != nil {
+		return err
+	}
 	return b.types.Put(key, v)
 }
 
@@ -195,10 +211,44 @@ func WriteTypes(tx *bolt.Tx, types []change.Resource) error {
 	if err != nil {
 		return err
 	}
+	b.outbox = b.root.Bucket(outboxBucket) // types are shipped while the outbox is
 	for _, r := range types {
 		if err := b.putType(r); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// rowOf is the outbox's row of a record (or a state kept alone) kept at
+// k, its line and packed states as put keeps them.
+func rowOf(e journal.Entry, k, line []byte, states [2][]byte) Row {
+	r := Row{Kind: RowRecord, Key: k, ID: e.Change.ID, Object: change.ObjectID(idKey(ObjectOf(e.Change))), Line: line, Before: states[0], After: states[1]}
+	if r.ID == "" {
+		r.ID = e.Change.StableID()
+	}
+	if e.StateOnly {
+		// No record, no record id: the shipper names it by its key.
+		r.Kind, r.ID = RowState, ""
+	}
+	return r
+}
+
+// openOutbox opens the outbox, making it the first time: the other store
+// then learns that its copy begins now (what was kept before is copied
+// by an import) and every type kept so far.
+func (b *buckets) openOutbox(now time.Time) error {
+	if b.outbox = b.root.Bucket(outboxBucket); b.outbox != nil {
+		return nil
+	}
+	var err error
+	if b.outbox, err = b.root.CreateBucket(outboxBucket); err != nil {
+		return err
+	}
+	if err := b.ship(Row{Kind: RowBegin, Key: timeKey(now, 0)}); err != nil {
+		return err
+	}
+	return b.types.ForEach(func(k, v []byte) error {
+		return b.ship(Row{Kind: RowType, Object: change.ObjectID(k), Line: v})
+	})
 }

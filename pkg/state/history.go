@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -113,14 +112,6 @@ func current(tx *bolt.Tx, group, resource, namespace, name string) []byte {
 
 // targetOf says whether a target key watches group/resource.
 func targetOf(target, group, resource string) bool {
-	gvr, _, _ := strings.Cut(target, "|")
-	gv, res, ok := strings.Cut(gvr, ", Resource=")
-	if !ok || res != resource {
-		return false
-	}
-	g, _, hasGroup := strings.Cut(gv, "/")
-	if !hasGroup {
-		g = ""
-	}
-	return g == group
+	g, res, ok := targetType(target)
+	return ok && g == group && res == resource
 }

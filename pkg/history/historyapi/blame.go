@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/kubediff/kubediff/pkg/change"
-	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/history/blame"
 )
 
@@ -18,7 +17,7 @@ const MaxBlameSteps = 1000
 // blameOf blames the object's lines at at, as watch shows it (every field
 // kept with all), from the history in reader. Its work is bounded by
 // MaxBlameSteps states, each at most MaxDiffBytes.
-func blameOf(reader *history.Reader, id change.ObjectID, at time.Time, all bool) (blame.Blame, error) {
+func blameOf(reader Store, id change.ObjectID, at time.Time, all bool) (blame.Blame, error) {
 	state, err := reader.At(id, at)
 	if err != nil {
 		return blame.Blame{}, err

@@ -43,7 +43,7 @@ type Source interface {
 // it was kept under, which say what its states lack (nil: the built-in
 // ones).
 type Local struct {
-	Reader *history.Reader
+	Reader Store
 	Rules  *diff.Differ
 }
 
@@ -86,7 +86,7 @@ const (
 
 // Handler serves the API.
 type Handler struct {
-	reader *history.Reader
+	reader Store
 	access *Access
 	turns  turns
 	rules  *diff.Differ
@@ -95,7 +95,7 @@ type Handler struct {
 // NewHandler serves reader's history to callers access lets in. A nil
 // access lets everyone see everything: only for `kubediff ui` on a state
 // dir, whose reader could open the file anyway, behind its own key.
-func NewHandler(reader *history.Reader, access *Access) *Handler {
+func NewHandler(reader Store, access *Access) *Handler {
 	return &Handler{reader: reader, access: access, turns: newTurns(queryTurns)}
 }
 

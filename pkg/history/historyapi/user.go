@@ -23,7 +23,7 @@ var ErrForbidden = errors.New("your Kubernetes RBAC does not let you list that t
 // Kubernetes RBAC lets them list (the MCP server on kubediff's HTTP
 // address answers through it).
 type UserSource struct {
-	Reader *history.Reader
+	Reader Store
 	Access *Access
 	User   *authnv1.UserInfo
 	// Rules are the diff rules the history was kept under (nil: the

@@ -12,7 +12,6 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/diff"
-	"github.com/kubediff/kubediff/pkg/history"
 )
 
 // View is how a kept state is shown in a two-moment diff: the fields
@@ -23,7 +22,7 @@ type View func(obj map[string]any, r change.Resource) map[string]any
 // rules: every way the history answers a state (the CLI's state dir, the
 // HTTP API, MCP) reads it here, so none shows what an older kubediff
 // kept in the clear.
-func keptAt(reader *history.Reader, id change.ObjectID, t time.Time) ([]byte, error) {
+func keptAt(reader Store, id change.ObjectID, t time.Time) ([]byte, error) {
 	raw, err := reader.At(id, t)
 	if err != nil {
 		return nil, err

@@ -103,7 +103,7 @@ func (a *Access) decide(ctx context.Context, user *authnv1.UserInfo, scopes []hi
 
 // visibleQuery is q as user may read it: its namespace checked, and the
 // types and namespaces user may see decided before the history is read.
-func visibleQuery(ctx context.Context, reader *history.Reader, access *Access, user *authnv1.UserInfo, q history.Query) (history.Query, error) {
+func visibleQuery(ctx context.Context, reader Store, access *Access, user *authnv1.UserInfo, q history.Query) (history.Query, error) {
 	if err := checkNamespace(q.Namespace); err != nil {
 		return q, err
 	}

@@ -1,0 +1,119 @@
+// Package pgstore keeps kubediff's history in PostgreSQL, so that it
+// outlives a Pod and one database holds a fleet's: every cluster's
+// kubediff writes its rows (history.Row, shipped from its state dir's
+// outbox by Ship) under its cluster's id, and every history question is
+// answered from them by a Reader of one cluster, with the same answers a
+// state dir gives (the conformance suite in this package runs both).
+//
+// The schema is versioned and applied at Open under an advisory lock;
+// entries are partitioned by day so that retention drops whole
+// partitions; every write is idempotent on the cluster and the entry's
+// id, so that a retry, a restart or a second writer never keeps an entry
+// twice.
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// queryTimeout bounds one read: the read interface is shared with the
+// state dir's, which has no context, so each read brings its own bound.
+const queryTimeout = 30 * time.Second
+
+// Store is a PostgreSQL database holding kubediff histories.
+type Store struct {
+	pool *pgxpool.Pool
+	// days have a partition already (partition.go).
+	days sync.Map
+}
+
+// Options connect to the database beyond the DSN.
+type Options struct {
+	// Password, when set, is the password (read from a file or a
+	// Secret): the DSN itself never carries one.
+	Password string
+}
+
+// Open connects to the database the DSN names (a URL or libpq's
+// key=value form; libpq's environment, PGPASSWORD, PGSSLMODE and
+// PGSSLROOTCERT among it, fills in what it leaves out) and brings its
+// schema to SchemaVersion.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("history store: %s", Redact(err.Error(), opts.Password))
+	}
+	if opts.Password != "" {
+		cfg.ConnConfig.Password = opts.Password
+	}
+	cfg.MaxConns = 4
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("history store %s: %s", Where(dsn), Redact(err.Error(), opts.Password))
+	}
+	if err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("history store %s: %s", Where(dsn), Redact(err.Error(), opts.Password))
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Close closes the store's connections.
+func (s *Store) Close() { s.pool.Close() }
+
+// Where names the database a DSN points at, for messages: host, port and
+// database, never a user's password.
+func Where(dsn string) string {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return "(unparsable DSN)"
+	}
+	c := cfg.ConnConfig
+	return fmt.Sprintf("%s:%d/%s", c.Host, c.Port, c.Database)
+}
+
+// Redact takes a password out of a message, should a driver ever echo
+// it.
+func Redact(msg, password string) string {
+	if password == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, password, "[redacted]")
+}
+
+// ClusterInfo is a cluster whose history the database holds.
+type ClusterInfo struct {
+	ID, Name string
+	Begin    time.Time
+}
+
+// Clusters lists the clusters whose history the database holds.
+func (s *Store) Clusters(ctx context.Context) ([]ClusterInfo, error) {
+	rows, err := s.pool.Query(ctx, `SELECT cluster, name, begin_at FROM kubediff_clusters ORDER BY name, cluster`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ClusterInfo
+	for rows.Next() {
+		var c ClusterInfo
+		var begin *time.Time
+		if err := rows.Scan(&c.ID, &c.Name, &begin); err != nil {
+			return nil, err
+		}
+		if begin != nil {
+			c.Begin = begin.UTC()
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Cluster reads the history of the cluster whose id (or name) is given.
+func (s *Store) Cluster(id string) *Reader { return &Reader{s: s, cluster: id} }
