@@ -21,6 +21,7 @@ import (
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history/apiservice"
 	"github.com/kubediff/kubediff/pkg/history/historyapi"
+	"github.com/kubediff/kubediff/pkg/history/pgstore"
 	"github.com/kubediff/kubediff/pkg/identity"
 	"github.com/kubediff/kubediff/pkg/leader"
 	"github.com/kubediff/kubediff/pkg/listkeys"
@@ -59,9 +60,10 @@ type program struct {
 	pipeline *pipeline.Pipeline
 	elector  *leader.Elector // nil without leader election
 	watcher  *watcher.Watcher
-	warnings *warningLogger // the API server's warnings, logged once
-	book     *identity.Book // who made each write; nil without a source
-	objects  *objectLookup  // the objects Events regard
+	warnings *warningLogger   // the API server's warnings, logged once
+	book     *identity.Book   // who made each write; nil without a source
+	objects  *objectLookup    // the objects Events regard
+	shipper  *pgstore.Shipper // the history's copy in history.store; nil without one
 	// retryConnect: one of several clusters, tried again while it cannot
 	// be reached rather than failing the others (fleet.go).
 	retryConnect bool
@@ -110,6 +112,7 @@ func (p *program) runAll(ctx context.Context, stdout io.Writer, serve serveFunc)
 	if err := p.assemble(ctx); err != nil {
 		return err
 	}
+	defer func() { shipLast(p.shipper, p.state, p.cfg.DrainTimeout, p.log) }() // after the watches stopped
 	return p.run(ctx, serve)
 }
 
@@ -163,6 +166,9 @@ func (p *program) assemble(ctx context.Context) error {
 		return err
 	}
 	if err := bindState(p.state, cluster); err != nil {
+		return err
+	}
+	if p.shipper, err = newShipper(ctx, p.cfg, p.state, recordCluster(p.cfg, cluster), cluster, p.log); err != nil {
 		return err
 	}
 	p.watcher, err = watcher.New(p.clients.Rest, p.pipeline.Handle, watcher.Options{Logger: p.log,
@@ -223,6 +229,9 @@ func (p *program) run(ctx context.Context, serve serveFunc) error {
 	var background sync.WaitGroup
 	if p.state != nil {
 		background.Go(func() { p.state.Run(ctx) })
+	}
+	if p.shipper != nil {
+		background.Go(func() { p.shipper.Run(ctx) })
 	}
 	background.Go(func() { p.pipeline.Run(ctx) })
 	keepTypeNames(p.state, p.plan, p.log)

@@ -38,7 +38,8 @@ func openState(cfg config.Config, log *slog.Logger) (*state.Store, error) {
 	}
 	retention, maxBytes, _ := cfg.History.Bounds()    // validated
 	eventRetention, _ := cfg.History.EventRetention() // validated
-	if err := st.SetHistory(history.Policy{Retention: retention, MaxBytes: maxBytes, EventRetention: eventRetention}); err != nil {
+	policy := history.Policy{Retention: retention, MaxBytes: maxBytes, EventRetention: eventRetention, Outbox: cfg.History.Store != ""}
+	if err := st.SetHistory(policy); err != nil {
 		st.Close()
 		return nil, fmt.Errorf("state dir %s: history: %w", cfg.State.Dir, err)
 	}

@@ -52,6 +52,8 @@ var flagKeys = map[string]string{
 	"history-retention":                 "history.retention",
 	"history-max-bytes":                 "history.maxBytes",
 	"history-events-retention":          "history.events.retention",
+	"history-store":                     "history.store",
+	"history-store-password-file":       "history.storePasswordFile",
 	"identity-wait":                     "identity.wait",
 	"helm-storage":                      "release.helmStorage",
 	"compress-cache":                    "compressCache",

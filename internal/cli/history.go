@@ -81,6 +81,7 @@ Without -n, every namespace.`,
 	f.String("color", "auto", "colour in text output: auto, always, never")
 	f.Bool("fold", true, "in text output, fold a controller's burst (a rollout's Pods) into one line, as watch did; --fold=false prints every record")
 	markUnbound(cmd, "namespace", "all-namespaces", "user", "rule", "severity", "events", "release", "since", "from", "until", "output", "color", "fold")
+	cmd.AddCommand(newHistoryImportCommand(out))
 	return cmd
 }
 
@@ -193,13 +194,18 @@ func addHistorySourceFlags(cmd *cobra.Command) {
 	cmd.Flags().String("state-dir", "", "read the history in this state dir, while the kubediff writing it runs or after (also the config's state.dir, or KUBEDIFF_STATE_DIR)")
 	cmd.Flags().String("server", "", "ask a running kubediff at its --http-address (http://HOST:PORT) as your kubeconfig's user")
 	cmd.Flags().Bool("via-apiserver", false, "ask the kubediff serving the aggregated API "+apiservice.Group+" through your cluster's API server, as your kubeconfig's user whatever its credentials (client certificates, exec plugins, tokens)")
-	cmd.Flags().String("cluster", "", "of a kubediff watching several contexts, the one whose history to read (required with a token there): the kubeconfig context of that name gives the credentials (--context: another), and with --state-dir its directory")
+	cmd.Flags().String("cluster", "", "of a kubediff watching several contexts, the one whose history to read (required with a token there): the kubeconfig context of that name gives the credentials (--context: another), and with --state-dir its directory; with --history-store, the cluster's name or id in the database")
+	cmd.Flags().String("history-store", "", "read the history in this PostgreSQL database (postgres://USER@HOST/DB; the password from --history-store-password-file or PGPASSWORD), as its credentials allow: no Kubernetes RBAC applies (docs/fleet.md)")
+	cmd.Flags().String("history-store-password-file", "", "file holding --history-store's password")
 	markUnbound(cmd, "server", "cluster", "via-apiserver")
 }
 
 // openHistory opens the history the flags point at: a running kubediff
 // (--server) or a state dir.
 func openHistory(cmd *cobra.Command, stderr io.Writer) (historyapi.Source, func(), error) {
+	if src, closeStore, err := openHistoryStore(cmd); src != nil || err != nil {
+		return src, closeStore, err
+	}
 	remote, dir, err := historyFlags(cmd, stderr)
 	if err != nil || remote != nil {
 		return remote, func() {}, err

@@ -61,6 +61,8 @@ kubectl accepts, or single objects (filtered by the API server).`,
 	f.String("history-retention", d.History.Retention, "with --state-dir, how long the history keeps records (such as 7d or 36h; 0 turns history off)")
 	f.String("history-max-bytes", d.History.MaxBytes, "with --state-dir, how much the history may hold on disk, oldest records dropped first (such as 1Gi; 0 turns history off)")
 	f.String("history-events-retention", d.History.Events.Retention, "with --state-dir, how long the history keeps an Event after it last happened (default: --history-retention)")
+	f.String("history-store", "", "also keep the history in this PostgreSQL database (postgres://USER@HOST/DB; no password: --history-store-password-file or PGPASSWORD), shared by a fleet; records wait in --state-dir while it is down (docs/fleet.md)")
+	f.String("history-store-password-file", "", "file holding --history-store's password (a mounted Secret)")
 	f.Duration("identity-wait", d.Identity.Wait, "with a source of who made each change (--audit-webhook-address, --audit-log, --admission-observer-address), how long a record may wait for it before going on without a user (docs/identity.md)")
 	f.StringSlice("helm-storage", d.Release.HelmStorage, "where Helm keeps its release records in this cluster: secrets (Helm's default), configmaps (HELM_DRIVER=configmap), or both; records are believed from these alone (docs/why.md#releases)")
 	addAuditFlags(cmd)

@@ -22,7 +22,7 @@ var watchFlagGroups = []struct {
 	{"What to watch and how to print it", []string{"output", "color", "namespace", "all-namespaces", "exclude-namespace",
 		"resources", "exclude-resources", "selector", "field-selector", "events", "fold", "diff-style", "patch", "ignore-path"}},
 	{"Which cluster", []string{"kubeconfig", "context", "all-contexts", "cluster-name", "config"}},
-	{"History (docs/history.md)", []string{"state-dir", "history-retention", "history-max-bytes", "history-events-retention"}},
+	{"History (docs/history.md)", []string{"state-dir", "history-retention", "history-max-bytes", "history-events-retention", "history-store", "history-store-password-file"}},
 	{"Who made each change (docs/identity.md)", []string{"identity-wait", "audit-webhook-address", "audit-webhook-cert-file",
 		"audit-webhook-key-file", "audit-webhook-client-ca-file", "audit-webhook-token-file", "audit-log",
 		"admission-observer-address", "admission-observer-cert-file", "admission-observer-key-file",

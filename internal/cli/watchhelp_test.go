@@ -44,7 +44,7 @@ func TestWatchHelpFitsATerminalInGroups(t *testing.T) {
 // once checks that the help lists the flag name exactly once.
 func once(t *testing.T, help, name string) {
 	t.Helper()
-	if n := len(regexp.MustCompile(`(?m)^  (-\w, |    )--`+regexp.QuoteMeta(name)+`\b`).FindAllString(help, -1)); n != 1 {
+	if n := len(regexp.MustCompile(`(?m)^  (-\w, |    )--`+regexp.QuoteMeta(name)+`( |$)`).FindAllString(help, -1)); n != 1 {
 		t.Errorf("--%s listed %d times", name, n)
 	}
 }

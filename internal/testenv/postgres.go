@@ -30,8 +30,12 @@ type Postgres struct {
 	DSN  string
 	Port int
 	// Pid is the server's process id.
-	Pid int
-	cmd *exec.Cmd
+	Pid    int
+	cmd    *exec.Cmd
+	exited chan struct{}
+	bin    string
+	dir    string
+	cred   *syscall.Credential
 }
 
 // StartPostgres starts a PostgreSQL server in a temporary directory and
@@ -56,57 +60,76 @@ func StartPostgres(t testing.TB) *Postgres {
 	if out, err := runAs(initdb, cred).CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
-	p := &Postgres{Port: freePort()}
+	p := &Postgres{Port: freePort(), bin: bin, dir: dir, cred: cred}
 	if p.Port == 0 {
 		t.Fatal("no free port on 127.0.0.1")
 	}
-	p.cmd = runAs(exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(p.Port),
-		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+dir, "-c", "fsync=off"), cred)
-	logFile, err := os.Create(filepath.Join(dir, "postgres.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p.Pid = p.cmd.Process.Pid
-	t.Cleanup(p.stop)
 	p.DSN = fmt.Sprintf("postgres://kubediff@127.0.0.1:%d/postgres?sslmode=disable", p.Port)
-	if err := p.waitReady(bin, dir); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
-		t.Fatalf("PostgreSQL did not start: %v\n%s", err, log)
+	t.Cleanup(p.Stop)
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
 	}
 	return p
 }
 
+// Start starts the server (again, after Stop: the same data, the same
+// port) and waits until it answers.
+func (p *Postgres) Start() error {
+	data := filepath.Join(p.dir, "data")
+	p.cmd = runAs(exec.Command(filepath.Join(p.bin, "postgres"), "-D", data, "-p", strconv.Itoa(p.Port),
+		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+p.dir, "-c", "fsync=off"), p.cred)
+	logFile, err := os.OpenFile(filepath.Join(p.dir, "postgres.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
+	if err := p.cmd.Start(); err != nil {
+		return err
+	}
+	p.Pid = p.cmd.Process.Pid
+	p.exited = make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(p.exited) }()
+	if err := p.waitReady(); err != nil {
+		log, _ := os.ReadFile(filepath.Join(p.dir, "postgres.log"))
+		return fmt.Errorf("PostgreSQL did not start: %w\n%s", err, log)
+	}
+	return nil
+}
+
 // waitReady polls pg_isready until the server answers (a loaded machine
 // may take seconds), or the server exits.
-func (p *Postgres) waitReady(bin, dir string) error {
+func (p *Postgres) waitReady() error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
-		ready := exec.Command(filepath.Join(bin, "pg_isready"), "-q", "-h", "127.0.0.1", "-p", strconv.Itoa(p.Port))
+		ready := exec.Command(filepath.Join(p.bin, "pg_isready"), "-q", "-h", "127.0.0.1", "-p", strconv.Itoa(p.Port))
 		if ready.Run() == nil {
 			return nil
 		}
-		if p.cmd.ProcessState != nil {
+		select {
+		case <-p.exited:
 			return errors.New("the server exited")
+		default:
 		}
 		time.Sleep(100 * time.Millisecond) // a poll's interval, under the deadline above
 	}
 	return errors.New("not ready within 2 minutes")
 }
 
-// stop stops the server quickly (SIGINT: PostgreSQL's fast shutdown).
-func (p *Postgres) stop() {
-	_ = p.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
+// Stop stops the server quickly (SIGINT: PostgreSQL's fast shutdown,
+// which ends every connection); stopped already, it does nothing.
+func (p *Postgres) Stop() {
 	select {
-	case <-done:
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.exited:
 	case <-time.After(30 * time.Second):
 		_ = p.cmd.Process.Kill()
-		<-done
+		<-p.exited
 	}
 }
 

@@ -142,6 +142,12 @@ type HistoryConfig struct {
 	MaxBytes string `mapstructure:"maxBytes"`
 	// Events bounds the Events kept beside the objects' changes.
 	Events HistoryEventsConfig `mapstructure:"events"`
+	// Store, when set, is a PostgreSQL database (a DSN without a
+	// password) that keeps a copy of the history for a fleet
+	// (docs/fleet.md); StorePasswordFile holds its password, else
+	// libpq's environment (PGPASSWORD, PGPASSFILE) gives it.
+	Store             string `mapstructure:"store"`
+	StorePasswordFile string `mapstructure:"storePasswordFile"`
 }
 
 // HistoryEventsConfig bounds the Events the history keeps.

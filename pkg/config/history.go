@@ -1,9 +1,13 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/kubediff/kubediff/pkg/moment"
 )
@@ -44,4 +48,41 @@ func (h HistoryConfig) EventRetention() (time.Duration, error) {
 		return 0, fmt.Errorf("history.events.retention (--history-events-retention): %w", err)
 	}
 	return d, nil
+}
+
+// CheckStore checks history.store: a DSN PostgreSQL's driver reads, with
+// no password in it (a command line and a config file are read by
+// others: the password comes from history.storePasswordFile or libpq's
+// environment).
+func (c Config) CheckStore() error {
+	h := c.History
+	if h.Store == "" {
+		if h.StorePasswordFile != "" {
+			return errors.New("history.storePasswordFile (--history-store-password-file) is set without history.store (--history-store)")
+		}
+		return nil
+	}
+	return CheckDSN(h.Store)
+}
+
+// CheckDSN checks a PostgreSQL DSN given on a command line or in a
+// config file: one the driver reads, without a password.
+func CheckDSN(dsn string) error {
+	if _, err := pgconn.ParseConfig(dsn); err != nil {
+		// The driver's message quotes the DSN, which may hold a password.
+		return errors.New("history.store (--history-store): not a PostgreSQL DSN the driver reads (postgres://USER@HOST:PORT/DB?sslmode=verify-full, or libpq's host=... dbname=... form)")
+	}
+	if hasPassword(dsn) {
+		return errors.New("history.store (--history-store): the DSN holds a password, which a command line or config file shows to others: put it in a file (--history-store-password-file), a Secret mounted as one, or PGPASSWORD")
+	}
+	return nil
+}
+
+// hasPassword says whether a DSN (URL or key=value) carries a password.
+func hasPassword(dsn string) bool {
+	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		_, set := u.User.Password()
+		return set || u.Query().Get("password") != ""
+	}
+	return strings.Contains(dsn, "password=")
 }

@@ -184,6 +184,9 @@ func (c Config) checkDelivery() []error {
 	if _, err := c.History.EventRetention(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.CheckStore(); err != nil {
+		errs = append(errs, err)
+	}
 	errs = append(errs, notOneOf("events (--events)", c.Events, EventModes)...)
 	if c.DrainTimeout < 0 {
 		errs = append(errs, fmt.Errorf("drainTimeout: %s is negative", c.DrainTimeout))

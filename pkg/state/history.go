@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 
+	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/discovery"
 	"github.com/kubediff/kubediff/pkg/history"
 )
@@ -65,9 +66,26 @@ func CheckHistory(dir string) error {
 // is open no kubediff can start with the dir, so readers that stay (the
 // page) open it for each query.
 func OpenHistory(dir string) (*history.Reader, func() error, error) {
+	r, err := OpenReadOnly(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r.History, r.Close, nil
+}
+
+// ReadOnly is a state dir opened for reading while no kubediff runs with
+// it.
+type ReadOnly struct {
+	db      *bolt.DB
+	History *history.Reader
+}
+
+// OpenReadOnly opens a state dir for reading; ErrInUse while a kubediff
+// runs with it.
+func OpenReadOnly(dir string) (*ReadOnly, error) {
 	path := filepath.Join(dir, fileName)
 	if err := CheckHistory(dir); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var db *bolt.DB
 	err := guard(func() (err error) {
@@ -75,12 +93,33 @@ func OpenHistory(dir string) (*history.Reader, func() error, error) {
 		return err
 	})
 	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, nil, fmt.Errorf("state dir %s: %w; ask it instead with --server", dir, ErrInUse)
+		return nil, fmt.Errorf("state dir %s: %w; ask it instead with --server", dir, ErrInUse)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("state dir %s: %w", dir, err)
+		return nil, fmt.Errorf("state dir %s: %w", dir, err)
 	}
-	return history.NewReader(db, current), db.Close, nil
+	return &ReadOnly{db: db, History: history.NewReader(db, current)}, nil
+}
+
+// Close closes the state dir.
+func (r *ReadOnly) Close() error { return r.db.Close() }
+
+// Identity is the cluster the state dir belongs to and its own id ("":
+// it never made one, Store.Identity).
+func (r *ReadOnly) Identity() (cluster, instance string) {
+	_ = r.db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(metaBucket)
+		cluster, instance = string(meta.Get(clusterKey)), string(meta.Get(instanceKey))
+		return nil
+	})
+	return cluster, instance
+}
+
+// EachStored calls fn with every stored object's id and state.
+func (r *ReadOnly) EachStored(fn func(id change.ObjectID, raw []byte) error) error {
+	return guard(func() error {
+		return r.db.View(func(tx *bolt.Tx) error { return eachStored(tx, fn) })
+	})
 }
 
 // current finds an object's stored state among the targets of its type

@@ -22,6 +22,33 @@ var _ historyapi.Store = (*pgstore.Reader)(nil)
 // boltSpool is a state dir's outbox without the rest of the state dir.
 type boltSpool struct{ db *bolt.DB }
 
+func newSpool(t *testing.T) boltSpool {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "h.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return boltSpool{db}
+}
+
+// write keeps entries in the spool's history with the outbox on.
+func write(t *testing.T, s boltSpool, now time.Time, entries ...journal.Entry) {
+	t.Helper()
+	keep := historytest.Keep
+	keep.Outbox = true
+	if err := s.db.Update(func(tx *bolt.Tx) error { return history.Write(tx, entries, keep, now) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (s boltSpool) waiting() (n int) {
+	_ = s.db.View(func(tx *bolt.Tx) error { n = history.OutboxLen(tx); return nil })
+	return n
+}
+
+func (s boltSpool) reader() *history.Reader { return history.NewReader(s.db, nil) }
+
 func (s boltSpool) TakeOutbox(max int) ([]history.Row, func() error, error) {
 	var rows []history.Row
 	var last []byte
@@ -50,20 +77,12 @@ func openStore(t *testing.T) (*pgstore.Store, *testenv.Postgres) {
 // harness writes entries to a state dir's history with the outbox on,
 // and ships them to PostgreSQL as kubediff's shipper does.
 func harness(t *testing.T, store *pgstore.Store, cluster string) (historytest.Harness, *pgstore.Shipper) {
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "h.db"), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	shipper := &pgstore.Shipper{Store: store, Spool: boltSpool{db}, Writer: pgstore.Writer{Cluster: cluster, Name: "test", Instance: "i1"}}
-	keep := historytest.Keep
-	keep.Outbox = true
+	spool := newSpool(t)
+	shipper := &pgstore.Shipper{Store: store, Spool: spool, Writer: pgstore.Writer{Cluster: cluster, Name: "test", Instance: "i1"}}
 	return historytest.Harness{
 		Write: func(t *testing.T, now time.Time, entries ...journal.Entry) {
 			t.Helper()
-			if err := db.Update(func(tx *bolt.Tx) error { return history.Write(tx, entries, keep, now) }); err != nil {
-				t.Fatal(err)
-			}
+			write(t, spool, now, entries...)
 			if _, err := shipper.ShipAll(context.Background()); err != nil {
 				t.Fatal(err)
 			}

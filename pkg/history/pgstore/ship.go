@@ -30,8 +30,12 @@ const shipBatch = 500
 // database does, and wait in the spool while it is down, slow or
 // refusing.
 type Shipper struct {
-	Store  *Store
-	Spool  Spool
+	// Store is the database; nil until Connect reaches it.
+	Store *Store
+	// Connect opens the database when Store is nil (it was down when
+	// kubediff started).
+	Connect func(ctx context.Context) (*Store, error)
+	Spool   Spool
 	Writer Writer
 	Log    *slog.Logger
 	// Every is how often the spool is looked at (default: a second).
@@ -48,8 +52,8 @@ func (s *Shipper) Run(ctx context.Context) {
 	}
 	wait, broken, baselined := every, false, false
 	for {
-		err := error(nil)
-		if !baselined {
+		err := s.connect(ctx)
+		if err == nil && !baselined {
 			err = s.Baseline(ctx)
 			baselined = err == nil
 		}
@@ -76,6 +80,16 @@ func (s *Shipper) Run(ctx context.Context) {
 		case <-time.After(wait):
 		}
 	}
+}
+
+// connect opens the database if it is not open yet.
+func (s *Shipper) connect(ctx context.Context) error {
+	if s.Store != nil {
+		return nil
+	}
+	store, err := s.Connect(ctx)
+	s.Store = store
+	return err
 }
 
 // ShipAll writes every row waiting, a batch per transaction, and returns

@@ -32,7 +32,10 @@ func (s *Store) Write(ctx context.Context, w Writer, rows []history.Row) error {
 		if err := s.ensurePartitions(ctx, tx, days); err != nil {
 			return err
 		}
+		// One writer of a cluster at a time: a record two replicas both
+		// saw is then found kept by the second (queueEntry).
 		b := &pgx.Batch{}
+		b.Queue(`SELECT pg_advisory_xact_lock(hashtext($1))`, w.Cluster)
 		b.Queue(`INSERT INTO kubediff_clusters (cluster, name) VALUES ($1, $2)
 			ON CONFLICT (cluster) DO UPDATE SET name = EXCLUDED.name WHERE EXCLUDED.name <> ''`, w.Cluster, w.Name)
 		scopes := map[scopeRow]bool{}
@@ -82,10 +85,19 @@ func queueRow(b *pgx.Batch, w Writer, r history.Row, scopes map[scopeRow]bool) {
 	}
 }
 
+// sameRecordWithin is how far apart two writers' times of one record may
+// be for the second to be known as the same (a record's time is when its
+// kubediff saw the change): the search for it stays in a few partitions.
+const sameRecordWithin = "1 hour"
+
+// queueEntry queues the insert of an entry, unless the cluster keeps one
+// of the same id already.
 func queueEntry(b *pgx.Batch, cluster string, r history.Row, id string, eventIDs []string) {
 	_, _, namespace, _ := r.Object.Parts()
 	b.Queue(`INSERT INTO kubediff_entries (cluster, at, id, kind, object, namespace, line, before, after, event_ids)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
+		WHERE NOT EXISTS (SELECT 1 FROM kubediff_entries WHERE cluster = $1 AND id = $3
+			AND at BETWEEN $2::timestamptz - interval '`+sameRecordWithin+`' AND $2::timestamptz + interval '`+sameRecordWithin+`')`,
 		cluster, r.Time(), id, string(r.Kind), string(r.Object), namespace, r.Line, r.Before, r.After, eventIDs)
 }
 

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubediff/kubediff/internal/app"
+	"github.com/kubediff/kubediff/pkg/history/historyapi"
+	"github.com/kubediff/kubediff/pkg/history/pgstore"
+)
+
+// openHistoryStore opens the history in history.store (--history-store),
+// of the cluster --cluster names, or of the only one it holds; nil
+// without a store unless --server or --via-apiserver asks a running
+// kubediff instead.
+func openHistoryStore(cmd *cobra.Command) (historyapi.Source, func(), error) {
+	server, _ := cmd.Flags().GetString("server")
+	via, _ := cmd.Flags().GetBool("via-apiserver")
+	if server != "" || via {
+		return nil, nil, nil
+	}
+	cfg, err := loadConfigWithArgs(cmd, nil)
+	if err != nil || cfg.History.Store == "" {
+		return nil, nil, err
+	}
+	rules, err := app.DiffRules(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := app.OpenHistoryStore(cmd.Context(), cfg)
+	if errors.Is(err, pgstore.ErrNewerSchema) {
+		return nil, nil, usageError{err}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	name, _ := cmd.Flags().GetString("cluster")
+	id, err := storeCluster(cmd.Context(), store, name)
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return historyapi.Local{Reader: store.Cluster(id), Rules: rules}, store.Close, nil
+}
+
+// storeCluster finds the cluster a name (or id) means among those the
+// database holds; none given, the only one.
+func storeCluster(ctx context.Context, store *pgstore.Store, name string) (string, error) {
+	clusters, err := store.Clusters(ctx)
+	if err != nil {
+		return "", err
+	}
+	var known []string
+	for _, c := range clusters {
+		if name != "" && (c.Name == name || c.ID == name) || name == "" && len(clusters) == 1 {
+			return c.ID, nil
+		}
+		known = append(known, c.Name+" ("+c.ID+")")
+	}
+	switch {
+	case len(clusters) == 0:
+		return "", errors.New("the history store holds no cluster's history yet: a kubediff watch with --history-store writes it")
+	case name == "":
+		return "", usageError{fmt.Errorf("the history store holds %d clusters: name one with --cluster: %s", len(clusters), strings.Join(known, ", "))}
+	}
+	return "", usageError{fmt.Errorf("--cluster %s: the history store holds no such cluster; it holds %s", name, strings.Join(known, ", "))}
+}

@@ -1,0 +1,202 @@
+package pgstore_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kubediff/kubediff/internal/testenv"
+	"github.com/kubediff/kubediff/pkg/history"
+	"github.com/kubediff/kubediff/pkg/history/historytest"
+	"github.com/kubediff/kubediff/pkg/history/pgstore"
+	"github.com/kubediff/kubediff/pkg/journal"
+	"github.com/kubediff/kubediff/pkg/record"
+)
+
+var bg = context.Background()
+
+func story(h historytest.Harness, t *testing.T) {
+	h.Write(t, historytest.T0)
+	h.Write(t, historytest.T0.Add(time.Minute), historytest.Entry("default", "a", "", "1", 1, ""), historytest.Entry("default", "a", "1", "2", 2, "alice"),
+		historytest.Event("e", "FailedCreate", 1, 30), historytest.Event("e", "FailedCreate", 2, 90))
+}
+
+func stats(t *testing.T, r *pgstore.Reader) history.Stats {
+	t.Helper()
+	s, err := r.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// A batch written again (kubediff killed after the database committed it
+// and before the state dir dropped it) is kept once.
+func TestRowsWrittenTwiceAreKeptOnce(t *testing.T) {
+	store, _ := openStore(t)
+	spool := newSpool(t)
+	w := pgstore.Writer{Cluster: "c1", Instance: "i1"}
+	write(t, spool, historytest.T0)
+	write(t, spool, historytest.T0.Add(time.Minute), historytest.Entry("default", "a", "", "1", 1, ""), historytest.Entry("default", "a", "1", "2", 2, ""),
+		historytest.Event("e", "FailedCreate", 1, 30), historytest.Event("e", "FailedCreate", 2, 90))
+	rows, _, err := spool.TakeOutbox(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := store.Write(bg, w, rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := stats(t, store.Cluster("c1")); s.Records != 2 || s.Events != 1 {
+		t.Errorf("written twice: %d records, %d events; want 2 and 1 (the event folded)", s.Records, s.Events)
+	}
+}
+
+// Two replicas of one cluster saw the same changes, each at its own
+// moment, and both write them: each record is kept once.
+func TestTwoWritersOfOneClusterKeepEachRecordOnce(t *testing.T) {
+	store, _ := openStore(t)
+	var wg sync.WaitGroup
+	for i, skew := range []time.Duration{0, 1500 * time.Millisecond} {
+		spool := newSpool(t)
+		write(t, spool, historytest.T0)
+		var entries []journal.Entry
+		for n := range 50 {
+			e := historytest.Entry("default", "a", "x", "y", float64(n+1), "")
+			e.Change.Time = record.Timestamp(time.Time(e.Change.Time).Add(skew))
+			entries = append(entries, e)
+		}
+		write(t, spool, historytest.T0, entries...)
+		shipper := &pgstore.Shipper{Store: store, Spool: spool, Writer: pgstore.Writer{Cluster: "c1", Instance: []string{"a", "b"}[i]}}
+		wg.Go(func() {
+			if _, err := shipper.ShipAll(bg); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if s := stats(t, store.Cluster("c1")); s.Records != 50 {
+		t.Errorf("two writers of the same 50 records kept %d", s.Records)
+	}
+}
+
+// While the database is down the rows wait in the spool; the shipper
+// says so once, not once per retry, and once when it writes again; then
+// everything is there, in order.
+func TestRowsWaitWhileTheDatabaseIsDown(t *testing.T) {
+	store, pg := openStore(t)
+	spool := newSpool(t)
+	var logs testenv.SyncBuffer
+	shipper := &pgstore.Shipper{Store: store, Spool: spool, Writer: pgstore.Writer{Cluster: "c1", Instance: "i1"},
+		Log: slog.New(slog.NewTextHandler(&logs, nil)), Every: 20 * time.Millisecond}
+	ctx, cancel := context.WithCancel(bg)
+	done := make(chan struct{})
+	go func() { shipper.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	write(t, spool, historytest.T0, historytest.Entry("default", "a", "", "1", 1, ""))
+	waitFor(t, "the first record in the database", func() bool { return stats(t, store.Cluster("c1")).Records == 1 })
+
+	pg.Stop()
+	for n := 2; n <= 30; n++ {
+		write(t, spool, historytest.T0, historytest.Entry("default", "a", "1", "2", float64(n), ""))
+	}
+	waitFor(t, "the outage logged", func() bool { return strings.Contains(logs.String(), "cannot write") })
+	if spool.waiting() == 0 {
+		t.Fatal("nothing waits in the spool while the database is down")
+	}
+	if err := pg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the waiting records in the database", func() bool {
+		s, err := store.Cluster("c1").Stats()
+		return err == nil && s.Records == 30
+	})
+	waitFor(t, "the heal logged", func() bool { return strings.Contains(logs.String(), "writing again") })
+	if n := strings.Count(logs.String(), "\n"); n != 2 {
+		t.Errorf("%d log lines for one outage, want 2:\n%s", n, logs.String())
+	}
+	page, err := store.Cluster("c1").Records(history.Query{})
+	if err != nil || len(page.Records) != 30 || !bytes.Contains(page.Records[29], []byte(`"resourceVersion":"30000"`)) {
+		t.Errorf("records after the outage: %d, %v", len(page.Records), err)
+	}
+}
+
+// A database set up by a newer kubediff is refused, saying so; two
+// kubediffs starting at once on a new database both start.
+func TestSchemaVersions(t *testing.T) {
+	pg := testenv.StartPostgres(t)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			s, err := pgstore.Open(bg, pg.DSN, pgstore.Options{})
+			if err != nil {
+				t.Errorf("a start beside three others: %v", err)
+				return
+			}
+			s.Close()
+		})
+	}
+	wg.Wait()
+	conn, err := pgx.Connect(bg, pg.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(bg)
+	if _, err := conn.Exec(bg, `UPDATE kubediff_schema SET version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = pgstore.Open(bg, pg.DSN, pgstore.Options{})
+	if !errors.Is(err, pgstore.ErrNewerSchema) || !strings.Contains(err.Error(), "version 99") {
+		t.Errorf("a schema from a newer kubediff: %v", err)
+	}
+}
+
+// A state dir's history imported twice is kept once, and answers as the
+// state dir does.
+func TestImportTwiceKeepsOnce(t *testing.T) {
+	store, _ := openStore(t)
+	spool := newSpool(t)
+	h := historytest.Harness{Write: func(t *testing.T, now time.Time, entries ...journal.Entry) { write(t, spool, now, entries...) }}
+	story(h, t)
+	w := pgstore.Writer{Cluster: "c1", Name: "prod", Instance: "i1"}
+	for range 2 {
+		if _, err := store.Import(bg, w, spool.reader(), spool.EachStored); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := stats(t, store.Cluster("c1")); s.Records != 2 || s.Events != 1 {
+		t.Errorf("imported twice: %d records, %d events; want 2 and 1", s.Records, s.Events)
+	}
+	want, _ := spool.reader().Records(history.Query{})
+	got, _ := store.Cluster("c1").Records(history.Query{})
+	if len(got.Records) != len(want.Records) {
+		t.Fatalf("the database lists %d records and events, the state dir %d", len(got.Records), len(want.Records))
+	}
+	for i := range want.Records {
+		if !bytes.Equal(got.Records[i], want.Records[i]) {
+			t.Errorf("record %d differs:\n%s\n%s", i, got.Records[i], want.Records[i])
+		}
+	}
+	clusters, _ := store.Clusters(bg)
+	if len(clusters) != 1 || clusters[0].Name != "prod" || !clusters[0].Begin.Equal(historytest.T0) {
+		t.Errorf("clusters: %+v", clusters)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(2 * time.Minute); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
