@@ -36,8 +36,8 @@ type Shipper struct {
 	// kubediff started).
 	Connect func(ctx context.Context) (*Store, error)
 	Spool   Spool
-	Writer Writer
-	Log    *slog.Logger
+	Writer  Writer
+	Log     *slog.Logger
 	// Every is how often the spool is looked at (default: a second).
 	Every time.Duration
 }
