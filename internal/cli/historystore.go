@@ -18,6 +18,27 @@ import (
 // without a store unless --server or --via-apiserver asks a running
 // kubediff instead.
 func openHistoryStore(cmd *cobra.Command) (historyapi.Source, func(), error) {
+	reader, closeStore, err := openStoreReader(cmd)
+	if reader == nil || err != nil {
+		return nil, nil, err
+	}
+	cfg, err := loadConfigWithArgs(cmd, nil)
+	if err != nil {
+		closeStore()
+		return nil, nil, err
+	}
+	rules, err := app.DiffRules(cfg)
+	if err != nil {
+		closeStore()
+		return nil, nil, err
+	}
+	return historyapi.Local{Reader: reader, Rules: rules}, closeStore, nil
+}
+
+// openStoreReader opens the reader of one cluster's history in
+// history.store; nil without a store, or when --server or
+// --via-apiserver asks a running kubediff instead.
+func openStoreReader(cmd *cobra.Command) (*pgstore.Reader, func(), error) {
 	server, _ := cmd.Flags().GetString("server")
 	via, _ := cmd.Flags().GetBool("via-apiserver")
 	if server != "" || via {
@@ -25,10 +46,6 @@ func openHistoryStore(cmd *cobra.Command) (historyapi.Source, func(), error) {
 	}
 	cfg, err := loadConfigWithArgs(cmd, nil)
 	if err != nil || cfg.History.Store == "" {
-		return nil, nil, err
-	}
-	rules, err := app.DiffRules(cfg)
-	if err != nil {
 		return nil, nil, err
 	}
 	store, err := app.OpenHistoryStore(cmd.Context(), cfg)
@@ -44,7 +61,7 @@ func openHistoryStore(cmd *cobra.Command) (historyapi.Source, func(), error) {
 		store.Close()
 		return nil, nil, err
 	}
-	return historyapi.Local{Reader: store.Cluster(id), Rules: rules}, store.Close, nil
+	return store.Cluster(id), store.Close, nil
 }
 
 // storeCluster finds the cluster a name (or id) means among those the

@@ -17,6 +17,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubediff/kubediff/internal/app"
+	"github.com/kubediff/kubediff/pkg/history/historyapi"
 	"github.com/kubediff/kubediff/pkg/history/historyui"
 )
 
@@ -56,6 +58,26 @@ its command line).`,
 func uiHandler(cmd *cobra.Command, stderr io.Writer) (http.Handler, func(), error) {
 	mux := http.NewServeMux()
 	historyui.Register(mux)
+	if reader, closeStore, err := openStoreReader(cmd); reader != nil || err != nil {
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg, err := loadConfigWithArgs(cmd, nil)
+		if err != nil {
+			closeStore()
+			return nil, nil, err
+		}
+		rules, err := app.DiffRules(cfg)
+		if err != nil {
+			closeStore()
+			return nil, nil, err
+		}
+		// Read with the database's credentials: no Kubernetes RBAC.
+		api := historyapi.NewHandler(reader, nil)
+		api.SetRules(rules)
+		api.Register(mux)
+		return mux, closeStore, nil
+	}
 	remote, dir, err := historyFlags(cmd, stderr)
 	if err != nil {
 		return nil, nil, err

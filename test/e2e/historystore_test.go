@@ -1,0 +1,102 @@
+package e2e
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubediff/kubediff/internal/testenv"
+	"github.com/kubediff/kubediff/pkg/record"
+)
+
+// TestHistoryStoreOutlivesThePod: kubediff writes its history to a real
+// PostgreSQL while a ConfigMap changes. The database is stopped mid-
+// stream (the records still print at once), kubediff is SIGKILLed while
+// rows wait, the database comes back and a new kubediff starts on the
+// same state dir; at the end the state dir is deleted, as a Pod's
+// emptyDir is. The database then answers `history` and `get --at` as the
+// state dir did, with every change once.
+func TestHistoryStoreOutlivesThePod(t *testing.T) {
+	pg := testenv.StartPostgres(t)
+	ns := newNamespace(t)
+	dir := t.TempDir() + "/state"
+	watch := []string{"watch", "-n", ns, "--state-dir", dir, "--history-store", pg.DSN}
+	first := startBinary(t, watch...)
+	first.logOnFailure()
+	cms := clients.CoreV1().ConfigMaps(ns)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"level": "1"}}
+	if _, err := cms.Create(bg, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	setLevel := func(level string) {
+		t.Helper()
+		if _, err := cms.Patch(bg, "settings", types.MergePatchType, []byte(`{"data":{"level":"`+level+`"}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setLevel("2")
+	first.waitRecords("ConfigMap", ns, "settings", 2)
+
+	pg.Stop()
+	setLevel("3")
+	setLevel("4")
+	first.waitRecords("ConfigMap", ns, "settings", 4) // the stream does not wait for the database
+	eventually(t, "the outage said once", func() bool { return strings.Contains(first.stderr.String(), "history store: cannot write") })
+	_ = first.process.Kill()
+	first.stopped = true
+	<-first.done
+
+	if err := pg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	second := startBinary(t, watch...)
+	second.logOnFailure()
+	setLevel("5")
+	second.waitRecords("ConfigMap", ns, "settings", 1)
+	second.shutdown()
+
+	fromDir, code := cliOutput(t, "history", "configmaps", "-n", ns, "--state-dir", dir)
+	if code != 0 {
+		t.Fatalf("history of the state dir: exit %d: %s", code, fromDir)
+	}
+	fromDB := historyFromStore(t, pg.DSN, ns, fromDir)
+	recs := testenv.ParseRecords(t, fromDB)
+	var levels []string
+	for _, c := range recs {
+		for _, fc := range c.Changes {
+			levels = append(levels, fc.To.(string))
+		}
+	}
+	if len(recs) != 5 || recs[0].Type != record.Added || !slices.Equal(levels, []string{"2", "3", "4", "5"}) {
+		t.Fatalf("the database's history: %d records, levels %v; want added and 2, 3, 4, 5 each once:\n%s", len(recs), levels, fromDB)
+	}
+	at := time.Time(recs[2].Time).Format(time.RFC3339Nano) // level 3
+	getDir, _ := cliOutput(t, "get", "cm", "settings", "-n", ns, "--at", at, "--state-dir", dir)
+	getDB, code := cliOutput(t, "get", "cm", "settings", "-n", ns, "--at", at, "--history-store", pg.DSN)
+	if code != 0 || getDB != getDir || !strings.Contains(getDB, "level: \"3\"") {
+		t.Errorf("get --at %s: from the database (exit %d):\n%s\nfrom the state dir:\n%s", at, code, getDB, getDir)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if again := historyFromStore(t, pg.DSN, ns, fromDir); again != fromDB {
+		t.Errorf("with the state dir gone the database answers otherwise:\n%s", again)
+	}
+}
+
+// historyFromStore is `history configmaps -n ns` read from the database;
+// it must be what the state dir said.
+func historyFromStore(t *testing.T, dsn, ns, want string) string {
+	t.Helper()
+	got, code := cliOutput(t, "history", "configmaps", "-n", ns, "--history-store", dsn)
+	if code != 0 || got != want {
+		t.Fatalf("history from the database (exit %d):\n%s\nfrom the state dir:\n%s", code, got, want)
+	}
+	return got
+}
