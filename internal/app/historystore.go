@@ -62,7 +62,9 @@ func newShipper(ctx context.Context, cfg config.Config, st *state.Store, cluster
 		return nil, ConfigError{err}
 	}
 	log.Info("history store", "database", pgstore.Where(cfg.History.Store), "cluster", w.Cluster)
-	return &pgstore.Shipper{Store: store, Connect: connect, Spool: st, Writer: w, Log: log}, nil
+	retention, _, _ := cfg.History.Bounds()           // validated
+	eventRetention, _ := cfg.History.EventRetention() // validated
+	return &pgstore.Shipper{Store: store, Connect: connect, Spool: st, Writer: w, Log: log, Retention: retention, EventRetention: eventRetention}, nil
 }
 
 // shipLast writes what waits for the history store once the watches have

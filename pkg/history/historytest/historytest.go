@@ -30,6 +30,8 @@ import (
 type Harness struct {
 	// Write keeps entries as one flush of the state dir, at now.
 	Write func(t *testing.T, now time.Time, entries ...journal.Entry)
+	// Trim drops what a retention no longer keeps, at now.
+	Trim func(t *testing.T, retention time.Duration, now time.Time)
 	// Store reads what was written.
 	Store historyapi.Store
 }
@@ -52,6 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"QuietStatesAreStatesNotRecords", quietStates},
 		{"TypesResolveByKubectlNames", typesResolve},
 		{"LongNamesAndReasons", longNames},
+		{"RetentionKeepsStatesKnown", retentionKeepsStatesKnown},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, open(t)) })
 	}
@@ -401,3 +404,41 @@ func longNames(t *testing.T, h Harness) {
 
 // Keep is a policy that keeps everything the suite writes.
 var Keep = history.Policy{Retention: 365 * 24 * time.Hour, MaxBytes: 1 << 40}
+
+// day is T0 moved by days.
+func day(days int) time.Time { return T0.AddDate(0, 0, days) }
+
+func retentionKeepsStatesKnown(t *testing.T, h Harness) {
+	h.Write(t, day(-4))
+	m := func(d int) float64 { return day(d).Sub(T0).Minutes() }
+	// a: made 3 days ago, changed 2 days ago and today; b: made 3 days
+	// ago and never changed since; c: made and deleted 3 days ago.
+	h.Write(t, day(-3), Entry("default", "a", "", "1", m(-3), ""), Entry("default", "b", "", "x", m(-3), ""),
+		Entry("default", "c", "", "1", m(-3), ""), Entry("default", "c", "1", "", m(-3)+1, ""))
+	h.Write(t, day(-2), Entry("default", "a", "1", "2", m(-2), ""))
+	h.Write(t, T0, Entry("default", "a", "2", "3", 0, ""))
+	// 60 hours: the records of 3 days ago go, those of 2 days ago stay.
+	h.Trim(t, 60*time.Hour, T0)
+	got := records(t, h, history.Query{})
+	if len(got) != 2 || got[0].ResourceVersion != fmt.Sprint(int(m(-2)*1000)) {
+		t.Fatalf("after retention: %v, want a's changes of 2 days ago and today", ids(got))
+	}
+	page, _ := h.Store.Records(history.Query{})
+	if page.Begin == nil || !page.Begin.After(day(-3)) {
+		t.Errorf("the history still begins at %v", page.Begin)
+	}
+	for _, c := range []struct {
+		name string
+		at   time.Time
+		want string
+		err  error
+	}{{"a", day(-2).Add(-time.Minute), "1", nil}, {"a", day(-1), "2", nil}, {"b", day(-1), "x", nil}, {"c", day(-1), "", history.ErrNotFound}} {
+		level, err := levelAt(t, h, cmID("default", c.name), c.at)
+		if level != c.want || !errors.Is(err, c.err) && !(err == nil && c.err == nil) {
+			t.Errorf("%s at %s after retention: %q, %v; want %q, %v", c.name, c.at, level, err, c.want, c.err)
+		}
+	}
+	if _, err := h.Store.At(cmID("default", "a"), day(-3).Add(30*time.Second)); !errors.Is(err, history.ErrBeforeHistory) {
+		t.Errorf("a moment retention dropped: %v, want ErrBeforeHistory", err)
+	}
+}

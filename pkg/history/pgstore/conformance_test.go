@@ -87,6 +87,12 @@ func harness(t *testing.T, store *pgstore.Store, cluster string) (historytest.Ha
 				t.Fatal(err)
 			}
 		},
+		Trim: func(t *testing.T, retention time.Duration, now time.Time) {
+			t.Helper()
+			if err := store.Trim(context.Background(), cluster, retention, 0, now); err != nil {
+				t.Fatal(err)
+			}
+		},
 		Store: store.Cluster(cluster),
 	}, shipper
 }

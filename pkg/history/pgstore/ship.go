@@ -40,7 +40,15 @@ type Shipper struct {
 	Log     *slog.Logger
 	// Every is how often the spool is looked at (default: a second).
 	Every time.Duration
+	// Retention and EventRetention are what the database keeps (Trim),
+	// looked after every trimEvery; zero keeps everything.
+	Retention, EventRetention time.Duration
+	trimmed                   time.Time
 }
+
+// trimEvery is how often the shipper drops what retention no longer
+// keeps: partitions are days, so there is no hurry.
+const trimEvery = 10 * time.Minute
 
 // Run ships until ctx ends: one log line when the database fails, one
 // when it takes rows again, none per retry. The states of objects known
@@ -60,6 +68,9 @@ func (s *Shipper) Run(ctx context.Context) {
 		n := 0
 		if err == nil {
 			n, err = s.ShipAll(ctx)
+		}
+		if err == nil {
+			err = s.trim(ctx)
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -90,6 +101,18 @@ func (s *Shipper) connect(ctx context.Context) error {
 	store, err := s.Connect(ctx)
 	s.Store = store
 	return err
+}
+
+// trim drops, every trimEvery, what retention no longer keeps.
+func (s *Shipper) trim(ctx context.Context) error {
+	if s.Retention <= 0 || time.Since(s.trimmed) < trimEvery {
+		return nil
+	}
+	if err := s.Store.Trim(ctx, s.Writer.Cluster, s.Retention, s.EventRetention, time.Now()); err != nil {
+		return fmt.Errorf("retention: %w", err)
+	}
+	s.trimmed = time.Now()
+	return nil
 }
 
 // ShipAll writes every row waiting, a batch per transaction, and returns

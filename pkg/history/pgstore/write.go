@@ -50,6 +50,10 @@ func (s *Store) Write(ctx context.Context, w Writer, rows []history.Row) error {
 	})
 	if err == nil {
 		s.madePartitions(days)
+	} else {
+		// Another writer's retention may have dropped a day this one
+		// thought made: the retry makes it again.
+		s.days.Clear()
 	}
 	return err
 }
