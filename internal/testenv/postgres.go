@@ -1,6 +1,9 @@
 package testenv
 
 import (
+	"bytes"
+	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/klauspost/compress/zstd"
 )
 
 // PostgresBinDir is where Debian's postgresql-15 puts its programs
@@ -158,4 +164,60 @@ func runAs(cmd *exec.Cmd, cred *syscall.Credential) *exec.Cmd {
 		cmd.Env = append(os.Environ(), "HOME="+os.TempDir())
 	}
 	return cmd
+}
+
+// FindInPostgres searches every kubediff table of the database for
+// value, in plain text, in base64 and inside the packed states, and
+// says where it is ("": nowhere).
+func FindInPostgres(t testing.TB, dsn, value string) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	needles := [][]byte{[]byte(value), []byte(base64.StdEncoding.EncodeToString([]byte(value)))}
+	for _, q := range []string{`SELECT 'entries', id, coalesce(line, ''), coalesce(before, ''), coalesce(after, '') FROM kubediff_entries`,
+		`SELECT 'baseline', object, ''::bytea, ''::bytea, state FROM kubediff_baseline`} {
+		rows, err := conn.Query(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var table, id string
+			var line, before, after []byte
+			if err := rows.Scan(&table, &id, &line, &before, &after); err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range [][]byte{line, unpacked(before), unpacked(after)} {
+				for _, n := range needles {
+					if bytes.Contains(b, n) {
+						rows.Close()
+						return table + " " + id
+					}
+				}
+			}
+		}
+		rows.Close()
+	}
+	return ""
+}
+
+// unpacked is a packed state's JSON (as pkg/history packs it: zstd), or
+// b itself when it is not packed.
+func unpacked(b []byte) []byte {
+	if len(b) == 0 {
+		return b
+	}
+	d, err := zstd.NewReader(nil)
+	if err != nil {
+		return b
+	}
+	defer d.Close()
+	out, err := d.DecodeAll(b, nil)
+	if err != nil {
+		return b
+	}
+	return out
 }

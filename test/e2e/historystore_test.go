@@ -26,6 +26,15 @@ func TestHistoryStoreOutlivesThePod(t *testing.T) {
 	pg := testenv.StartPostgres(t)
 	ns := newNamespace(t)
 	dir := t.TempDir() + "/state"
+	steady := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "steady"}, Data: map[string]string{"level": "never changed"}}
+	if _, err := clients.CoreV1().ConfigMaps(ns).Create(bg, steady, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	secrets := clients.CoreV1().Secrets(ns)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds"}, StringData: map[string]string{"password": "first-s3cr3t-value"}}
+	if _, err := secrets.Create(bg, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	watch := []string{"watch", "-n", ns, "--state-dir", dir, "--history-store", pg.DSN}
 	first := startBinary(t, watch...)
 	first.logOnFailure()
@@ -42,6 +51,10 @@ func TestHistoryStoreOutlivesThePod(t *testing.T) {
 	}
 	setLevel("2")
 	first.waitRecords("ConfigMap", ns, "settings", 2)
+	if _, err := secrets.Patch(bg, "creds", types.MergePatchType, []byte(`{"stringData":{"password":"second-s3cr3t-value"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first.waitRecords("Secret", ns, "creds", 1)
 
 	pg.Stop()
 	setLevel("3")
@@ -81,6 +94,16 @@ func TestHistoryStoreOutlivesThePod(t *testing.T) {
 	getDB, code := cliOutput(t, "get", "cm", "settings", "-n", ns, "--at", at, "--history-store", pg.DSN)
 	if code != 0 || getDB != getDir || !strings.Contains(getDB, "level: \"3\"") {
 		t.Errorf("get --at %s: from the database (exit %d):\n%s\nfrom the state dir:\n%s", at, code, getDB, getDir)
+	}
+	steadyDir, _ := cliOutput(t, "get", "cm", "steady", "-n", ns, "--state-dir", dir)
+	steadyDB, code := cliOutput(t, "get", "cm", "steady", "-n", ns, "--history-store", pg.DSN)
+	if code != 0 || steadyDB != steadyDir || !strings.Contains(steadyDB, "never changed") {
+		t.Errorf("get of a ConfigMap that never changed, from the database (exit %d):\n%s\nfrom the state dir:\n%s", code, steadyDB, steadyDir)
+	}
+	for _, value := range []string{"first-s3cr3t-value", "second-s3cr3t-value"} {
+		if where := testenv.FindInPostgres(t, pg.DSN, value); where != "" {
+			t.Errorf("a Secret's value reached the database: %s", where)
+		}
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
