@@ -1,7 +1,7 @@
 // Package pipeline is the path of a change from the watch to the sinks,
 // readable top to bottom in Handle, one named stage after another:
 //
-//	watcher ──Event──▶ filter ──▶ diff ──record──▶ coalesce ──▶ identify ──▶ judge ──▶ keep ──▶ gate ──▶ route ──▶ sink queues
+//	watcher ──Event──▶ filter ──▶ diff ──record──▶ coalesce ──▶ identify ──▶ gitops ──▶ judge ──▶ keep ──▶ gate ──▶ route ──▶ sink queues
 //	  (before caching: CacheTransform, the diff's prune and redact passes)
 //	                     └─▶ events (a Kubernetes Event: a fact about its object) ──▶ history, gate
 //
@@ -10,7 +10,9 @@
 // (coalesce.go) joins a controller's quick steps, events (events.go)
 // reads a Kubernetes Event as a fact about the object it regards,
 // identify (identify.go) names the user behind each record when a source
-// says and the release its object belongs to (pkg/release), judge (judge.go)
+// says and the release its object belongs to (pkg/release), gitops
+// (drift.go) whether its object's GitOps owner made it or someone
+// outside it, and what drifted (pkg/drift), judge (judge.go)
 // names the rules each record matches and counts it, keep (keep.go) hands
 // each record to the history, the gate (gate.go) lets
 // only the elected leader emit, and route (route.go) hands the record to
@@ -29,6 +31,7 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/drift"
 	"github.com/kubediff/kubediff/pkg/kubeevents"
 	"github.com/kubediff/kubediff/pkg/metrics"
 	"github.com/kubediff/kubediff/pkg/notify"
@@ -125,6 +128,7 @@ func New(o Options) *Pipeline {
 	p.cluster.Store(o.Cluster)
 	var next emitter = keep{history: o.History, cluster: &p.cluster, next: gate}
 	next = judge{rules: o.Rules, namespaces: p.namespaces, cluster: &p.cluster, metrics: o.Metrics, next: next}
+	next = gitops{classifier: drift.New(o.Log, nil), next: next}
 	if o.Identities != nil || o.Releases != nil {
 		p.identify = newIdentify(nil, o.IdentityWait, next, o.Holds)
 		next = p.identify
@@ -202,7 +206,9 @@ func (p *Pipeline) Handle(ev watcher.Event) {
 	// passes every record on to
 	// 3b. identify: the user who made it, when a source said, and the
 	// release its object belongs to (or waits for them, briefly); then
-	// 3c. judge: the rules it matches (a drop rule keeps only the
+	// 3c. gitops: made by the object's GitOps owner or outside it, and
+	// what drifted from the declared state (pkg/drift); then
+	// 3d. judge: the rules it matches (a drop rule keeps only the
 	// object's state); then
 	// 4. keep: the history keeps it with the object's states; then
 	// 5. the gate: the leader emits, a follower holds the record for a
