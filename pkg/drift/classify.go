@@ -42,6 +42,8 @@ type Classifier struct {
 // resourceVersion (nil: none known), as its redacting reader kept it.
 type LastApplied interface {
 	At(uid, resourceVersion string) map[string]any
+	// Forget drops what is kept of an object that is gone.
+	Forget(uid string)
 }
 
 const maxLogged = 1000
@@ -67,6 +69,9 @@ func (c *Classifier) Classify(oldObj, newObj *unstructured.Unstructured, rec *re
 		c.mu.Lock()
 		c.objects.forget(rec.UID)
 		c.mu.Unlock()
+		if c.lastApplied != nil {
+			c.lastApplied.Forget(rec.UID)
+		}
 		return
 	}
 	if newObj == nil {

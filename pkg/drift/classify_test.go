@@ -111,7 +111,9 @@ func run(t *testing.T, meta string, steps []step) ([]string, *bytes.Buffer) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	cls := New(slog.New(slog.NewTextHandler(&logs, nil)), nil)
+	book := NewAppliedBook()
+	cls := New(slog.New(slog.NewTextHandler(&logs, nil)), book)
+	redact := redacting(t, d, deployments)
 	var m map[string]any
 	if err := json.Unmarshal([]byte(meta), &m); err != nil {
 		t.Fatal(err)
@@ -130,6 +132,7 @@ func run(t *testing.T, meta string, steps []step) ([]string, *bytes.Buffer) {
 		if old == nil {
 			ev.Type = change.Added
 		}
+		book.Observe(obj, redact) // as the cache transform does
 		rec, _ := d.Diff(ev)
 		rec.Manager = &record.Manager{Name: s.manager, Subresource: s.subresource}
 		if s.manager == "" {
@@ -283,6 +286,17 @@ func TestClassify(t *testing.T) {
 			{manager: "helm-controller", change: label("helm.toolkit.fluxcd.io/name", "web"), entries: []any{entry("helm", "", ownsReplicas), entry("helm-controller", "", ownsReplicas)}},
 		},
 		want: []string{"sync by Helm release shop/web", "outside Helm release shop/web [sync]; spec.replicas: declared 2, was 2, now 5", "sync by Flux HelmRelease web"},
+	}, {
+		name: "never seen written by its owner, but applied client-side: last-applied-configuration is the declared state",
+		meta: `{"annotations":{"argocd.argoproj.io/tracking-id":"shop:apps/Deployment:shop/web","kubectl.kubernetes.io/last-applied-configuration":` +
+			strconv.Quote(`{"apiVersion":"apps/v1","kind":"Deployment","spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.27"}]}}}}`) + `}}`,
+		steps: []step{
+			{manager: "kubectl-create", entries: []any{entry("argocd-application-controller", "", ownsReplicas)}},
+			{manager: "kubectl-edit", change: scale(3), entries: []any{entry("kubectl-edit", "", ownsReplicas)}},
+			{manager: "argocd-application-controller", change: scale(2), entries: []any{entry("argocd-application-controller", "", ownsReplicas)}},
+		},
+		want: []string{"-", "outside Argo CD app shop [last-applied]; spec.replicas: declared 2, was 2, now 3",
+			"sync by Argo CD app shop, put back after 2.5s (u1/2/updated)"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, _ := run(t, tc.meta, tc.steps)
@@ -323,5 +337,50 @@ func TestMemoryIsBounded(t *testing.T) {
 	m.forget("a")
 	if m.len() != 1 {
 		t.Errorf("kept %d after forgetting, want 1", m.len())
+	}
+}
+
+// redacting is the cache transform of resource r, as the pipeline
+// hands it to AppliedBook.Observe.
+func redacting(t *testing.T, d *diff.Differ, r change.Resource) func(*unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	transform := d.CacheTransform(r)
+	return func(u *unstructured.Unstructured) *unstructured.Unstructured {
+		out, err := transform(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.(*unstructured.Unstructured)
+	}
+}
+
+// A Secret's last-applied-configuration holds its values in the clear:
+// what the book keeps of it is redacted as the cached Secret is.
+func TestLastAppliedOfASecretKeepsNoValue(t *testing.T) {
+	d, err := diff.New(diff.Options{Rules: diff.Rules{Defaults: diff.AllDefaults}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := change.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret", Namespaced: true}
+	applied := `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db"},"data":{"password":"aHVudGVyMg=="},"stringData":{"token":"hunter2"}}`
+	secret := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "db", "namespace": "shop", "uid": "s1", "resourceVersion": "5",
+			"labels":      map[string]any{"kustomize.toolkit.fluxcd.io/name": "apps", "kustomize.toolkit.fluxcd.io/namespace": "flux-system"},
+			"annotations": map[string]any{lastAppliedAnnotation: applied}},
+		"data": map[string]any{"password": "aHVudGVyMg=="}}}
+	book := NewAppliedBook()
+	book.Observe(secret, redacting(t, d, secrets))
+	declared := book.At("s1", "5")
+	if declared == nil {
+		t.Fatal("nothing kept of the Secret's last-applied-configuration")
+	}
+	b, _ := json.Marshal(declared)
+	for _, clear := range []string{"aHVudGVyMg==", "hunter2"} {
+		if strings.Contains(string(b), clear) {
+			t.Errorf("kept %s, with a value in the clear", b)
+		}
+	}
+	if book.At("s1", "4") != nil {
+		t.Error("a state before the one observed names what it declared")
 	}
 }

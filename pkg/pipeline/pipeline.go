@@ -105,6 +105,9 @@ type Pipeline struct {
 	identify *identify     // nil without identities or releases
 	releases *release.Book // nil: releases are not joined
 	events   *eventFacts   // nil: Events are changes like any other
+	// applied keeps what GitOps-owned objects' last-applied-configuration
+	// declares, read by the cache transform (pkg/drift).
+	applied *drift.AppliedBook
 	// namespaces marks deletions made while their namespace was deleted.
 	namespaces *namespaceDeletions
 	gate       *Gate
@@ -128,7 +131,8 @@ func New(o Options) *Pipeline {
 	p.cluster.Store(o.Cluster)
 	var next emitter = keep{history: o.History, cluster: &p.cluster, next: gate}
 	next = judge{rules: o.Rules, namespaces: p.namespaces, cluster: &p.cluster, metrics: o.Metrics, next: next}
-	next = gitops{classifier: drift.New(o.Log, nil), next: next}
+	p.applied = drift.NewAppliedBook()
+	next = gitops{classifier: drift.New(o.Log, p.applied), next: next}
 	if o.Identities != nil || o.Releases != nil {
 		p.identify = newIdentify(nil, o.IdentityWait, next, o.Holds)
 		next = p.identify
@@ -235,7 +239,9 @@ func (p *Pipeline) Run(ctx context.Context) {
 // compare, and secrets never sit in memory in the clear. The types that
 // hold releases' states (Helm's release Secrets, Applications,
 // Kustomizations, HelmReleases) are shown to the release Book first:
-// it reads a Helm release's chart metadata before its data is redacted.
+// it reads a Helm release's chart metadata before its data is redacted;
+// a GitOps-owned object's last-applied-configuration is read for drift
+// (pkg/drift) before the transform prunes it, and redacted as the object.
 func (p *Pipeline) CacheTransform(r discovery.Resource) cache.TransformFunc {
 	transform := p.differ.CacheTransform(r)
 	group, resource := r.GVR.Group, r.GVR.Resource
@@ -247,14 +253,30 @@ func (p *Pipeline) CacheTransform(r discovery.Resource) cache.TransformFunc {
 			return transform(obj)
 		}
 	}
-	if p.releases == nil || !release.Source(group, resource) {
-		return transform
-	}
+	releases := p.releases != nil && release.Source(group, resource)
+	redact := redactWith(transform)
 	return func(obj any) (any, error) {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
-			p.releases.Observe(group, resource, u)
+			if releases {
+				p.releases.Observe(group, resource, u)
+			}
+			// What a GitOps-owned object's last-applied-configuration
+			// declares, before the transform prunes it (pkg/drift).
+			p.applied.Observe(u, redact)
 		}
 		return transform(obj)
+	}
+}
+
+// redactWith is transform for a decoded object alone: nil when it fails.
+func redactWith(transform cache.TransformFunc) func(*unstructured.Unstructured) *unstructured.Unstructured {
+	return func(u *unstructured.Unstructured) *unstructured.Unstructured {
+		out, err := transform(u)
+		if err != nil {
+			return nil
+		}
+		redacted, _ := out.(*unstructured.Unstructured)
+		return redacted
 	}
 }
 
