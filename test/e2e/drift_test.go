@@ -75,7 +75,7 @@ func TestOutsideChangeAndItsSelfHeal(t *testing.T) {
 		t.Errorf("kubectl set env says %+v, want one drifted field, undeclared, now with DEBUG", g)
 	}
 	kubectl(t, "", "-n", ns, "annotate", "deployment/web", "note=self-heal-next") // a write that declares nothing
-	applyAsArgoCD(t, ns)                                                           // changes nothing: no record
+	applyAsArgoCD(t, ns)                                                          // changes nothing: no record
 	kubectl(t, "", "-n", ns, "scale", "deployment/web", "--replicas=3")
 	recs = w.waitRecords("Deployment", ns, "web", 7)
 	if g := recs[5].GitOps; g != nil {
