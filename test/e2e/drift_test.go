@@ -128,3 +128,36 @@ func jsonOf(v any) string {
 	}
 	return string(b)
 }
+
+// TestDeclaredStateFromLastApplied: a Deployment Argo CD applied
+// client-side (its default; imitated: `kubectl apply` as
+// argocd-application-controller, which leaves last-applied-configuration)
+// before kubediff started is scaled by hand. kubediff never saw Argo CD
+// write it, so the declared value comes from the annotation, and the
+// record says so.
+func TestDeclaredStateFromLastApplied(t *testing.T) {
+	ns := newNamespace(t)
+	deployment := fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: %s
+  labels: {app.kubernetes.io/instance: %s_shop}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: "nginx:1.27"}]}
+`, ns, ns)
+	kubectl(t, deployment, "apply", "--field-manager", "argocd-application-controller", "-f", "-")
+	w := startWatch(t, "-n", ns)
+	w.logOnFailure()
+	kubectl(t, "", "-n", ns, "scale", "deployment/web", "--replicas=4")
+	c := w.waitRecords("Deployment", ns, "web", 1)[0]
+	checkVia(t, c, record.ViaOutside, record.GitOps{Tool: record.ToolArgoCD, Kind: "Application", Namespace: ns, Name: "shop"})
+	if g := c.GitOps; g == nil || g.DeclaredFrom != record.DeclaredFromLastApplied || len(g.Drift) != 1 ||
+		jsonOf(g.Drift[0].Declared) != "2" || jsonOf(g.Drift[0].Now) != "4" {
+		t.Errorf("record says %s, want spec.replicas declared 2 (from last-applied), now 4", jsonOf(g))
+	}
+}
