@@ -35,6 +35,8 @@ type Classifier struct {
 	// lastApplied reads the declared state a client-side apply left in
 	// the object (nil: not read).
 	lastApplied LastApplied
+	// ignores are Argo CD Applications' ignoreDifferences (nil: none).
+	ignores *ArgoIgnores
 }
 
 // LastApplied is the declared state an object's
@@ -48,12 +50,14 @@ type LastApplied interface {
 
 const maxLogged = 1000
 
-// New returns a Classifier logging unusable marks to log (nil: none).
-func New(log *slog.Logger, lastApplied LastApplied) *Classifier {
+// New returns a Classifier logging unusable marks to log (nil: none),
+// reading declared states from lastApplied and Argo CD's exceptions from
+// ignores when they are not nil.
+func New(log *slog.Logger, lastApplied LastApplied, ignores *ArgoIgnores) *Classifier {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Classifier{log: log, objects: newMemory(maxObjects), logged: map[string]bool{}, lastApplied: lastApplied}
+	return &Classifier{log: log, objects: newMemory(maxObjects), logged: map[string]bool{}, lastApplied: lastApplied, ignores: ignores}
 }
 
 // Classify sets rec.GitOps for the write from oldObj to newObj that rec

@@ -106,13 +106,19 @@ const argoMarks = `{"annotations":{"argocd.argoproj.io/tracking-id":"shop:apps/D
 // and returns each record's fact, summarized.
 func run(t *testing.T, meta string, steps []step) ([]string, *bytes.Buffer) {
 	t.Helper()
+	return runWith(t, meta, steps, nil)
+}
+
+// runWith is run with Argo CD's ignoreDifferences.
+func runWith(t *testing.T, meta string, steps []step, ignores *ArgoIgnores) ([]string, *bytes.Buffer) {
+	t.Helper()
 	d, err := diff.New(diff.Options{Rules: diff.Rules{Defaults: diff.AllDefaults}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
 	book := NewAppliedBook()
-	cls := New(slog.New(slog.NewTextHandler(&logs, nil)), book)
+	cls := New(slog.New(slog.NewTextHandler(&logs, nil)), book, ignores)
 	redact := redacting(t, d, deployments)
 	var m map[string]any
 	if err := json.Unmarshal([]byte(meta), &m); err != nil {
@@ -382,5 +388,43 @@ func TestLastAppliedOfASecretKeepsNoValue(t *testing.T) {
 	}
 	if book.At("s1", "4") != nil {
 		t.Error("a state before the one observed names what it declared")
+	}
+}
+
+// What an Application's ignoreDifferences ignores is not drift: a JSON
+// pointer's field and what it names below it, a managed-fields manager's
+// writes; the rest still is. A pointer that is not one, and jq
+// expressions, are said once in the log.
+func TestArgoCDIgnoreDifferences(t *testing.T) {
+	var logs bytes.Buffer
+	ignores := NewArgoIgnores(slog.New(slog.NewTextHandler(&logs, nil)))
+	app := &unstructured.Unstructured{}
+	if err := app.UnmarshalJSON([]byte(`{"apiVersion":"argoproj.io/v1alpha1","kind":"Application","metadata":{"name":"shop","namespace":"argocd"},
+"spec":{"ignoreDifferences":[{"group":"apps","kind":"Deployment","jsonPointers":["/spec/replicas","spec/paused"],"jqPathExpressions":[".spec.x"]},
+{"group":"apps","kind":"Deployment","name":"web","managedFieldsManagers":["rollouts-controller"]},
+{"group":"apps","kind":"Deployment","name":"other","jsonPointers":["/spec/template"]}]}}`)); err != nil {
+		t.Fatal(err)
+	}
+	ignores.Observe(app)
+	ignores.Observe(app) // seen again: said once
+	argo := []any{entry("argocd-controller", "", ownsEverthing)}
+	got, _ := runWith(t, argoMarks, []step{
+		{manager: "argocd-controller", entries: argo},
+		{manager: "kubectl", subresource: "scale", change: scale(5), entries: argo},
+		{manager: "rollouts-controller", change: image("nginx:1.28"), entries: argo},
+		{manager: "kubectl-edit", change: image("nginx:1.29"), entries: argo},
+	}, ignores)
+	want := []string{"sync by Argo CD app shop", "-", "-",
+		`outside Argo CD app shop [sync]; spec.template.spec.containers[0].image: declared "nginx:1.27", was "nginx:1.28", now "nginx:1.29"`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("facts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if n := strings.Count(logs.String(), "not honoured"); n != 1 || !strings.Contains(logs.String(), "not a JSON pointer: spec/paused") || !strings.Contains(logs.String(), "jqPathExpressions") {
+		t.Errorf("%d log lines, want one naming the broken pointer and jq:\n%s", n, logs.String())
+	}
+	ignores.Forget("argocd", "shop")
+	got, _ = runWith(t, argoMarks, []step{{manager: "argocd-controller", entries: argo}, {manager: "kubectl-edit", change: scale(5), entries: argo}}, ignores)
+	if got[1] == "-" {
+		t.Error("a deleted Application's ignoreDifferences still honoured")
 	}
 }

@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 func (c *Classifier) outside(o owner, oldObj, newObj *unstructured.Unstructured, rec *record.Change) *record.GitOps {
 	st := c.objects.get(rec.UID)
 	changed := declaredChanges(o, st, oldObj, rec)
+	changed = slices.DeleteFunc(changed, func(fc record.FieldChange) bool { return c.ignores.ignored(o, rec, fc) })
 	if len(changed) == 0 {
 		return nil
 	}

@@ -161,3 +161,34 @@ spec:
 		t.Errorf("record says %s, want spec.replicas declared 2 (from last-applied), now 4", jsonOf(g))
 	}
 }
+
+// TestArgoCDIgnoreDifferencesIsNotDrift: with Argo CD's real Application
+// CRD, an Application whose ignoreDifferences names spec.replicas of
+// Deployments (as a team with an autoscaler writes it): scaling the
+// Deployment it applied (imitated) is not drift, a new image is.
+func TestArgoCDIgnoreDifferencesIsNotDrift(t *testing.T) {
+	installReleaseCRDs(t)
+	ns := newNamespace(t)
+	w := startWatch(t, "-n", ns)
+	w.logOnFailure()
+	app := fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: shop, namespace: %s}
+spec:
+  project: default
+  source: {repoURL: "https://git.example.com/shop.git", path: deploy, targetRevision: main}
+  destination: {server: "https://kubernetes.default.svc", namespace: %s}
+  ignoreDifferences: [{group: apps, kind: Deployment, jsonPointers: [/spec/replicas]}]
+`, ns, ns)
+	kubectl(t, app, "create", "--field-manager", "argocd-server", "-f", "-")
+	w.waitRecords("Application", ns, "shop", 1)
+	applyAsArgoCD(t, ns)
+	kubectl(t, "", "-n", ns, "scale", "deployment/web", "--replicas=5")
+	w.waitRecords("Deployment", ns, "web", 2)
+	kubectl(t, "", "-n", ns, "set", "image", "deployment/web", "web=nginx:1.28")
+	recs := w.waitRecords("Deployment", ns, "web", 3)
+	if g := recs[1].GitOps; g != nil {
+		t.Errorf("a scale Argo CD ignores says %s, want no gitops", jsonOf(g))
+	}
+	checkVia(t, recs[2], record.ViaOutside, record.GitOps{Tool: record.ToolArgoCD, Kind: "Application", Namespace: ns, Name: "shop"})
+}
