@@ -55,12 +55,11 @@ func entry(manager, subresource string, set map[string]any) any {
 
 // step is one write of Deployment shop/web: who made it (as the diff
 // attributes it: pkg/diff's tests prove attribution), what it changed,
-// the managedFields it left, and what the record's gitops fact says.
+// and the managedFields it left.
 type step struct {
 	manager, subresource string
 	change               func(spec map[string]any, meta map[string]any)
 	entries              []any
-	want                 string
 }
 
 func scale(n int64) func(spec, _ map[string]any) {

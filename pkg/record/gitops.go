@@ -85,12 +85,12 @@ func (g GitOps) Owner() string {
 	if g.Namespace != "" {
 		name = g.Namespace + "/" + g.Name
 	}
-	switch {
-	case g.Tool == ToolArgoCD:
+	switch g.Tool {
+	case ToolArgoCD:
 		return "Argo CD app " + name
-	case g.Tool == ToolFlux:
+	case ToolFlux:
 		return "Flux " + g.Kind + " " + name
-	case g.Tool == ToolHelm:
+	case ToolHelm:
 		return "Helm release " + name
 	}
 	return g.Tool + " " + name
