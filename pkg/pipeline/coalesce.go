@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kubediff/kubediff/pkg/diff"
+	"github.com/kubediff/kubediff/pkg/drift"
 	"github.com/kubediff/kubediff/pkg/identity"
 	"github.com/kubediff/kubediff/pkg/journal"
 	"github.com/kubediff/kubediff/pkg/record"
@@ -80,6 +81,9 @@ type heldUpdate struct {
 	// hops are the writes held: the first, and each joined after it
 	// (quiet ones included), for who made them (identify.go).
 	hops []identity.Hop
+	// manager is the field manager of the last record joined ("": none
+	// named), to keep a GitOps owner's writes apart from others'.
+	manager string
 
 	releaseMu sync.Mutex // held while it is released
 	released  bool
@@ -138,17 +142,44 @@ func (co *coalescer) add(ev watcher.Event, c record.Change) {
 		co.next.emit(ev, c, nil)
 		return
 	}
+	if h := co.held[c.UID]; h != nil && apart(h.manager, managerName(c)) {
+		// A GitOps owner's self-heal joined with the edit it undoes
+		// would read as nothing changed: each goes on as its own record.
+		delete(co.held, c.UID)
+		co.releasing[c.UID] = h
+		co.mu.Unlock()
+		co.releaseOnce(h)
+		co.mu.Lock()
+		if co.releasing[c.UID] == h {
+			delete(co.releasing, c.UID)
+		}
+	}
 	defer co.mu.Unlock()
 	now := co.now()
 	h := co.held[c.UID]
 	if h == nil {
 		co.seq++
 		holdState(co.holds, &ev)
-		co.held[c.UID] = &heldUpdate{ev: ev, first: c, at: c.Time, start: now, last: now, seq: co.seq, hops: []identity.Hop{hopOf(ev)}}
+		co.held[c.UID] = &heldUpdate{ev: ev, first: c, at: c.Time, start: now, last: now, seq: co.seq, hops: []identity.Hop{hopOf(ev)}, manager: managerName(c)}
 		return
 	}
-	h.ev.New, h.joined, h.at, h.last = ev.New, true, c.Time, now
+	h.ev.New, h.joined, h.at, h.last, h.manager = ev.New, true, c.Time, now, managerName(c)
 	h.hops = append(h.hops, hopOf(ev))
+}
+
+// apart says whether writes by managers a and b must not be joined: one
+// of them is a GitOps owner's (pkg/drift) and the other someone else's,
+// whose change the owner's write may undo within the quiet period.
+func apart(a, b string) bool {
+	return a != b && (drift.OwnerManager(a) || drift.OwnerManager(b))
+}
+
+// managerName is the field manager c names, "" when none.
+func managerName(c record.Change) string {
+	if c.Manager == nil {
+		return ""
+	}
+	return c.Manager.Name
 }
 
 // take returns the object's update that is held or being released (nil:

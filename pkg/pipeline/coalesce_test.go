@@ -304,3 +304,28 @@ func TestCoalescerWaitsOutAWorkloadsRollout(t *testing.T) {
 	s.scale("rs", 3, 2) // an owned ReplicaSet, under way: the quiet period
 	at(coalesceQuiet, 4)
 }
+
+// A GitOps owner's self-heal seconds after a person's edit of an owned
+// object is its own record, not joined with the edit into "nothing
+// changed"; the same manager's quick steps still join.
+func TestCoalescerKeepsAGitOpsOwnersWriteApart(t *testing.T) {
+	s, out := newStepper(t)
+	write := func(manager string, from, to int64) {
+		s.rv++
+		ev := watcher.Event{Event: change.Event{Type: change.Updated, Resource: replicaSets, Old: replicaSet("rs", s.rv, from), New: replicaSet("rs", s.rv+1, to)}}
+		c, ok := s.differ.Diff(ev.Event)
+		if !ok {
+			t.Fatalf("no record for %d → %d", from, to)
+		}
+		c.Manager = &record.Manager{Name: manager}
+		s.co.add(ev, c)
+	}
+	write("kubectl-edit", 2, 4)
+	write("kubectl-edit", 4, 5)
+	write("argocd-controller", 5, 2)
+	s.co.flush(func(*heldUpdate) bool { return true })
+	want := []string{"updated web-rs spec.replicas 2→5", "updated web-rs spec.replicas 5→2"}
+	if got := out.list(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("emitted %v, want %v", got, want)
+	}
+}

@@ -1,7 +1,7 @@
 // Package pipeline is the path of a change from the watch to the sinks,
 // readable top to bottom in Handle, one named stage after another:
 //
-//	watcher ──Event──▶ filter ──▶ diff ──record──▶ coalesce ──▶ identify ──▶ judge ──▶ keep ──▶ gate ──▶ route ──▶ sink queues
+//	watcher ──Event──▶ filter ──▶ diff ──record──▶ coalesce ──▶ identify ──▶ gitops ──▶ judge ──▶ keep ──▶ gate ──▶ route ──▶ sink queues
 //	  (before caching: CacheTransform, the diff's prune and redact passes)
 //	                     └─▶ events (a Kubernetes Event: a fact about its object) ──▶ history, gate
 //
@@ -10,7 +10,9 @@
 // (coalesce.go) joins a controller's quick steps, events (events.go)
 // reads a Kubernetes Event as a fact about the object it regards,
 // identify (identify.go) names the user behind each record when a source
-// says and the release its object belongs to (pkg/release), judge (judge.go)
+// says and the release its object belongs to (pkg/release), gitops
+// (drift.go) whether its object's GitOps owner made it or someone
+// outside it, and what drifted (pkg/drift), judge (judge.go)
 // names the rules each record matches and counts it, keep (keep.go) hands
 // each record to the history, the gate (gate.go) lets
 // only the elected leader emit, and route (route.go) hands the record to
@@ -29,6 +31,7 @@ import (
 
 	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/discovery"
+	"github.com/kubediff/kubediff/pkg/drift"
 	"github.com/kubediff/kubediff/pkg/kubeevents"
 	"github.com/kubediff/kubediff/pkg/metrics"
 	"github.com/kubediff/kubediff/pkg/notify"
@@ -102,6 +105,12 @@ type Pipeline struct {
 	identify *identify     // nil without identities or releases
 	releases *release.Book // nil: releases are not joined
 	events   *eventFacts   // nil: Events are changes like any other
+	// applied keeps what GitOps-owned objects' last-applied-configuration
+	// declares, read by the cache transform (pkg/drift).
+	applied *drift.AppliedBook
+	// argoIgnores keeps Applications' ignoreDifferences, read by the
+	// cache transform (pkg/drift).
+	argoIgnores *drift.ArgoIgnores
 	// namespaces marks deletions made while their namespace was deleted.
 	namespaces *namespaceDeletions
 	gate       *Gate
@@ -125,6 +134,8 @@ func New(o Options) *Pipeline {
 	p.cluster.Store(o.Cluster)
 	var next emitter = keep{history: o.History, cluster: &p.cluster, next: gate}
 	next = judge{rules: o.Rules, namespaces: p.namespaces, cluster: &p.cluster, metrics: o.Metrics, next: next}
+	p.applied, p.argoIgnores = drift.NewAppliedBook(), drift.NewArgoIgnores(o.Log)
+	next = gitops{classifier: drift.New(o.Log, p.applied, p.argoIgnores), next: next}
 	if o.Identities != nil || o.Releases != nil {
 		p.identify = newIdentify(nil, o.IdentityWait, next, o.Holds)
 		next = p.identify
@@ -173,6 +184,9 @@ func (p *Pipeline) Handle(ev watcher.Event) {
 	if p.releases != nil && ev.Type == watcher.Deleted && release.Source(ev.Resource.GVR.Group, ev.Resource.GVR.Resource) {
 		p.releases.Forget(ev.Resource.GVR.Group, ev.Resource.GVR.Resource, ev.Old)
 	}
+	if ev.Type == watcher.Deleted && ev.Old != nil && drift.Application(ev.Resource.GVR.Group, ev.Resource.GVR.Resource) {
+		p.argoIgnores.Forget(ev.Old.GetNamespace(), ev.Old.GetName())
+	}
 	p.namespaces.observe(ev) // before its objects' deletions that come after it
 	// 1. Filter what the server could not, and kubediff's own Leases.
 	if p.filter.drops(ev) {
@@ -202,7 +216,9 @@ func (p *Pipeline) Handle(ev watcher.Event) {
 	// passes every record on to
 	// 3b. identify: the user who made it, when a source said, and the
 	// release its object belongs to (or waits for them, briefly); then
-	// 3c. judge: the rules it matches (a drop rule keeps only the
+	// 3c. gitops: made by the object's GitOps owner or outside it, and
+	// what drifted from the declared state (pkg/drift); then
+	// 3d. judge: the rules it matches (a drop rule keeps only the
 	// object's state); then
 	// 4. keep: the history keeps it with the object's states; then
 	// 5. the gate: the leader emits, a follower holds the record for a
@@ -229,7 +245,9 @@ func (p *Pipeline) Run(ctx context.Context) {
 // compare, and secrets never sit in memory in the clear. The types that
 // hold releases' states (Helm's release Secrets, Applications,
 // Kustomizations, HelmReleases) are shown to the release Book first:
-// it reads a Helm release's chart metadata before its data is redacted.
+// it reads a Helm release's chart metadata before its data is redacted;
+// a GitOps-owned object's last-applied-configuration is read for drift
+// (pkg/drift) before the transform prunes it, and redacted as the object.
 func (p *Pipeline) CacheTransform(r discovery.Resource) cache.TransformFunc {
 	transform := p.differ.CacheTransform(r)
 	group, resource := r.GVR.Group, r.GVR.Resource
@@ -241,14 +259,34 @@ func (p *Pipeline) CacheTransform(r discovery.Resource) cache.TransformFunc {
 			return transform(obj)
 		}
 	}
-	if p.releases == nil || !release.Source(group, resource) {
-		return transform
-	}
+	releases := p.releases != nil && release.Source(group, resource)
+	application := drift.Application(group, resource)
+	redact := redactWith(transform)
 	return func(obj any) (any, error) {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
-			p.releases.Observe(group, resource, u)
+			if releases {
+				p.releases.Observe(group, resource, u)
+			}
+			if application {
+				p.argoIgnores.Observe(u)
+			}
+			// What a GitOps-owned object's last-applied-configuration
+			// declares, before the transform prunes it (pkg/drift).
+			p.applied.Observe(u, redact)
 		}
 		return transform(obj)
+	}
+}
+
+// redactWith is transform for a decoded object alone: nil when it fails.
+func redactWith(transform cache.TransformFunc) func(*unstructured.Unstructured) *unstructured.Unstructured {
+	return func(u *unstructured.Unstructured) *unstructured.Unstructured {
+		out, err := transform(u)
+		if err != nil {
+			return nil
+		}
+		redacted, _ := out.(*unstructured.Unstructured)
+		return redacted
 	}
 }
 

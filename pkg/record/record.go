@@ -76,6 +76,12 @@ type Change struct {
 	// carries a Helm, Argo CD or Flux mark, as it stood when the write
 	// was made (see docs/why.md).
 	Release *Release `json:"release,omitempty"`
+	// GitOps says whether the object's GitOps owner made the change
+	// (via sync) or someone else changed what it declares (via
+	// outside), with the fields that drifted and the outside change a
+	// sync put back (see docs/drift.md); absent when the object has no
+	// GitOps owner or the write touched nothing it declares.
+	GitOps *GitOps `json:"gitops,omitempty"`
 	// Access says in sentences what access the change gave or took
 	// away, for a Role, ClusterRole, RoleBinding or ClusterRoleBinding
 	// ("alice gains cluster-admin through ClusterRoleBinding x"), the

@@ -17,7 +17,8 @@ func (u User) String() string {
 // manager in parentheses when both are known ("alice (kubectl)"), either
 // alone, or "" when neither is; the release the object belongs to joins
 // the parentheses ("helm (release web rev 7, chart web-1.4.2)", "alice
-// (helm, release web rev 7)"), or stands alone when no one is known.
+// (helm, release web rev 7)"), or stands alone when no one is known;
+// not for an outside change (GitOps), which its GitOps note names.
 func (c Change) By() string {
 	var who string
 	var notes []string
@@ -30,7 +31,9 @@ func (c Change) By() string {
 	case c.Manager != nil:
 		who = c.Manager.Name
 	}
-	if c.Release != nil {
+	// An outside change names its object's owner in its GitOps note
+	// (GitOps.String), not as the release behind the write: it is not.
+	if c.Release != nil && (c.GitOps == nil || c.GitOps.Via != ViaOutside) {
 		notes = append(notes, c.Release.String())
 	}
 	switch {

@@ -237,6 +237,9 @@ func sectionText(c record.Change, withTitle bool) string {
 		meta = append(meta, "("+mrkdwn(c.Release.String(), maxName)+")")
 	}
 	meta = append(meta, c.Circumstances()...)
+	if c.GitOps != nil {
+		meta = append(meta, "— "+mrkdwn(c.GitOps.String(), maxName))
+	}
 	head = append(head, strings.Join(meta, " "))
 	if c.Summary != "" {
 		head = append(head, "_"+mrkdwn(c.Summary, maxSummary)+"_")

@@ -113,6 +113,13 @@ func encodeText(w *bufio.Writer, c record.Change, p palette) error {
 	for _, note := range c.Circumstances() {
 		by += " " + p.dim + note + p.reset
 	}
+	if g := c.GitOps; g != nil {
+		color := p.dim
+		if g.Via == record.ViaOutside {
+			color = p.yellow
+		}
+		by += " " + color + "— " + printable(g.String()) + p.reset
+	}
 	if j := c.Judgement(); j != "" {
 		by += " " + severityColor(c.Severity, p) + "[" + printable(j) + "]" + p.reset
 	}
@@ -125,6 +132,13 @@ func encodeText(w *bufio.Writer, c record.Change, p palette) error {
 	// what a reviewer reads the record for.
 	for _, sentence := range c.Access {
 		fmt.Fprintf(w, "  %s» %s%s\n", p.bold, printable(sentence), p.reset)
+	}
+	// What drifted from the declared state, beside the change itself:
+	// the declared value is what the change alone does not show.
+	if g := c.GitOps; g != nil {
+		for _, f := range g.Drift {
+			fmt.Fprintf(w, "  %s≠ %s%s\n", p.yellow, printable(f.Text(textValue)), p.reset)
+		}
 	}
 	if c.Unified != "" {
 		return writeUnified(w, c.Unified, p)

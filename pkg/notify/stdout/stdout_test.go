@@ -154,3 +154,32 @@ func TestTextNamesTheRulesTheRecordMatched(t *testing.T) {
 		t.Errorf("second line %q, want the summary", lines[1])
 	}
 }
+
+// An outside change says so after who made it, and each drifted field
+// with its declared value; a sync that put it back says after how long.
+func TestTextSaysOutsideAndPutBack(t *testing.T) {
+	outside := record.Change{Time: at, Type: "updated", APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: "u", ResourceVersion: "7",
+		User: &record.User{Name: "alice"}, Manager: &record.Manager{Name: "kubectl-edit"},
+		Changes: []record.FieldChange{{Op: record.OpReplace, Path: "/spec/replicas", Field: "spec.replicas", From: int64(2), To: int64(5)}},
+		GitOps: &record.GitOps{Via: record.ViaOutside, Tool: record.ToolArgoCD, Kind: "Application", Name: "shop", DeclaredFrom: record.DeclaredFromSync,
+			Drift: []record.DriftedField{{Path: "/spec/replicas", Field: "spec.replicas", Declared: int64(2), Before: int64(2), Now: int64(5)}}}}
+	sync := record.Change{Time: at, Type: "updated", APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: "u", ResourceVersion: "8",
+		Manager: &record.Manager{Name: "argocd-controller"},
+		Changes: []record.FieldChange{{Op: record.OpReplace, Path: "/spec/replicas", Field: "spec.replicas", From: int64(5), To: int64(2)}},
+		GitOps:  &record.GitOps{Via: record.ViaSync, Tool: record.ToolArgoCD, Kind: "Application", Name: "shop", Reverts: "u/7/updated", DriftSeconds: 2.25}}
+	var buf bytes.Buffer
+	s := NewText(&buf, false)
+	for _, c := range []record.Change{outside, sync} {
+		if err := s.Notify(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{
+		"updated Deployment shop/web by alice (kubectl-edit) — outside Argo CD app shop\n  ≠ spec.replicas: declared 2, was 2, now 5\n",
+		"updated Deployment shop/web by argocd-controller — sync by Argo CD app shop, put back after 2.2s (u/7/updated)\n",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("text:\n%s\nlacks %q", buf.String(), want)
+		}
+	}
+}

@@ -71,6 +71,9 @@ func recordSection(c record.Change) Section {
 	for _, note := range c.Circumstances() {
 		detail += " " + note
 	}
+	if c.GitOps != nil {
+		detail += " — " + c.GitOps.String()
+	}
 	detail = cutNoted(visible.String(detail), maxChatDetail)
 	if c.Summary != "" {
 		// The rule's summary is the alert: it gets its own share, so a

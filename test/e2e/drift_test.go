@@ -1,0 +1,194 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kubediff/kubediff/pkg/record"
+)
+
+// applyAsArgoCD writes Deployment web as Argo CD's application
+// controller does when it syncs with server-side apply (the imitation
+// of its write: field manager argocd-controller, --force-conflicts, the
+// tracking annotation naming Application shop in namespace ns). Argo CD
+// does not run here.
+func applyAsArgoCD(t *testing.T, ns string) {
+	t.Helper()
+	deployment := fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: %s
+  annotations: {argocd.argoproj.io/tracking-id: "%s_shop:apps/Deployment:%s/web"}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: "nginx:1.27"}]}
+`, ns, ns, ns)
+	kubectl(t, deployment, "apply", "--server-side", "--force-conflicts", "--field-manager", "argocd-controller", "-f", "-")
+}
+
+// TestOutsideChangeAndItsSelfHeal: a Deployment Argo CD (imitated)
+// applied is scaled with the real `kubectl scale` and its image patched
+// by a client writing as kubectl-edit; the records say outside Argo CD
+// app shop, with each drifted field's declared value (from Argo CD's
+// last write), value before and now. Argo CD's next write puts both
+// back: its record says sync and names the first outside record with
+// the seconds the drift lasted. An env var added with `kubectl set env`
+// is drift too (Argo CD itself does not see it), and Argo CD's
+// server-side apply leaves it in place: its next record reverts nothing.
+func TestOutsideChangeAndItsSelfHeal(t *testing.T) {
+	ns := newNamespace(t)
+	w := startWatch(t, "-n", ns)
+	w.logOnFailure()
+	text := startWatch(t, "-n", ns, "-o", "text", "--color", "never")
+	text.logOnFailure()
+
+	applyAsArgoCD(t, ns)
+	kubectl(t, "", "-n", ns, "scale", "deployment/web", "--replicas=5")
+	w.waitRecords("Deployment", ns, "web", 2) // each its own record, in order
+	kubectl(t, "", "-n", ns, "patch", "deployment/web", "--field-manager", "kubectl-edit", "--type", "strategic",
+		"-p", `{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.28"}]}}}}`)
+	w.waitRecords("Deployment", ns, "web", 3)
+	applyAsArgoCD(t, ns)
+	recs := w.waitRecords("Deployment", ns, "web", 4)
+
+	app := record.GitOps{Tool: record.ToolArgoCD, Kind: "Application", Namespace: ns, Name: "shop"}
+	checkVia(t, recs[0], record.ViaSync, app)
+	checkVia(t, recs[1], record.ViaOutside, app)
+	checkDrift(t, recs[1], "/spec/replicas", "2", "2", "5")
+	checkVia(t, recs[2], record.ViaOutside, app)
+	checkDrift(t, recs[2], "/spec/template/spec/containers/0/image", `"nginx:1.27"`, `"nginx:1.27"`, `"nginx:1.28"`)
+	checkVia(t, recs[3], record.ViaSync, app)
+	if g := recs[3].GitOps; g == nil || g.Reverts != recs[1].ID || g.DriftSeconds <= 0 || g.DriftSeconds > deadline.Seconds() {
+		t.Errorf("Argo CD's self-heal says %+v, want it to revert %s after some seconds", g, recs[1].ID)
+	}
+
+	kubectl(t, "", "-n", ns, "set", "env", "deployment/web", "DEBUG=1")
+	recs = w.waitRecords("Deployment", ns, "web", 5)
+	checkVia(t, recs[4], record.ViaOutside, app)
+	if g := recs[4].GitOps; g == nil || len(g.Drift) != 1 || !g.Drift[0].Undeclared || !strings.Contains(fmt.Sprint(g.Drift[0].Now), "DEBUG") {
+		t.Errorf("kubectl set env says %+v, want one drifted field, undeclared, now with DEBUG", g)
+	}
+	kubectl(t, "", "-n", ns, "annotate", "deployment/web", "note=self-heal-next") // a write that declares nothing
+	applyAsArgoCD(t, ns)                                                          // changes nothing: no record
+	kubectl(t, "", "-n", ns, "scale", "deployment/web", "--replicas=3")
+	recs = w.waitRecords("Deployment", ns, "web", 7)
+	if g := recs[5].GitOps; g != nil {
+		t.Errorf("an annotation Argo CD does not declare says %+v, want no gitops", g)
+	}
+	if g := recs[6].GitOps; g == nil || g.Reverts != "" || len(g.Drift) != 1 || g.Drift[0].Path != "/spec/replicas" {
+		t.Errorf("scaling while the env var is still drifted says %+v, want outside, spec.replicas only, reverting nothing", g)
+	}
+
+	heads := textHeads(t, text, "updated Deployment "+ns+"/web", 3)
+	if want := "updated Deployment " + ns + "/web by kubectl-edit — outside Argo CD app " + ns + "/shop"; !strings.HasSuffix(heads[1], want) {
+		t.Errorf("text %q, want it to end %q", heads[1], want)
+	}
+	if want := "— sync by Argo CD app " + ns + "/shop, put back after "; !strings.Contains(heads[2], want) || !strings.Contains(heads[2], recs[1].ID) {
+		t.Errorf("text %q, want %q… naming %s", heads[2], want, recs[1].ID)
+	}
+	if want := "  ≠ spec.replicas: declared 2, was 2, now 5\n"; !strings.Contains(text.stdout.String(), want) {
+		t.Errorf("text lacks %q", want)
+	}
+}
+
+func checkVia(t *testing.T, c record.Change, via string, owner record.GitOps) {
+	t.Helper()
+	g := c.GitOps
+	if g == nil || g.Via != via || g.Tool != owner.Tool || g.Kind != owner.Kind || g.Namespace != owner.Namespace || g.Name != owner.Name {
+		t.Errorf("record %s (%s by %+v) says gitops %+v, want via %s of %s", c.ID, c.Changed, c.Manager, g, via, owner.Owner())
+	}
+}
+
+// checkDrift checks that c drifted exactly at path, with the declared,
+// before and now values (JSON), the declared one from Argo CD's last write.
+func checkDrift(t *testing.T, c record.Change, path, declared, before, now string) {
+	t.Helper()
+	g := c.GitOps
+	if g == nil || g.DeclaredFrom != record.DeclaredFromSync || len(g.Drift) != 1 {
+		t.Errorf("record %s says gitops %+v, want one drifted field declared by the last sync", c.ID, g)
+		return
+	}
+	f := g.Drift[0]
+	got := fmt.Sprintf("%s %s %s %s", f.Path, jsonOf(f.Declared), jsonOf(f.Before), jsonOf(f.Now))
+	if want := fmt.Sprintf("%s %s %s %s", path, declared, before, now); got != want {
+		t.Errorf("record %s drifted %s, want %s", c.ID, got, want)
+	}
+}
+
+func jsonOf(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// TestDeclaredStateFromLastApplied: a Deployment Argo CD applied
+// client-side (its default; imitated: `kubectl apply` as
+// argocd-application-controller, which leaves last-applied-configuration)
+// before kubediff started is scaled by hand. kubediff never saw Argo CD
+// write it, so the declared value comes from the annotation, and the
+// record says so.
+func TestDeclaredStateFromLastApplied(t *testing.T) {
+	ns := newNamespace(t)
+	deployment := fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: %s
+  labels: {app.kubernetes.io/instance: %s_shop}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: "nginx:1.27"}]}
+`, ns, ns)
+	kubectl(t, deployment, "apply", "--field-manager", "argocd-application-controller", "-f", "-")
+	w := startWatch(t, "-n", ns)
+	w.logOnFailure()
+	kubectl(t, "", "-n", ns, "scale", "deployment/web", "--replicas=4")
+	c := w.waitRecords("Deployment", ns, "web", 1)[0]
+	checkVia(t, c, record.ViaOutside, record.GitOps{Tool: record.ToolArgoCD, Kind: "Application", Namespace: ns, Name: "shop"})
+	if g := c.GitOps; g == nil || g.DeclaredFrom != record.DeclaredFromLastApplied || len(g.Drift) != 1 ||
+		jsonOf(g.Drift[0].Declared) != "2" || jsonOf(g.Drift[0].Now) != "4" {
+		t.Errorf("record says %s, want spec.replicas declared 2 (from last-applied), now 4", jsonOf(g))
+	}
+}
+
+// TestArgoCDIgnoreDifferencesIsNotDrift: with Argo CD's real Application
+// CRD, an Application whose ignoreDifferences names spec.replicas of
+// Deployments (as a team with an autoscaler writes it): scaling the
+// Deployment it applied (imitated) is not drift, a new image is.
+func TestArgoCDIgnoreDifferencesIsNotDrift(t *testing.T) {
+	installReleaseCRDs(t)
+	ns := newNamespace(t)
+	w := startWatch(t, "-n", ns)
+	w.logOnFailure()
+	app := fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: shop, namespace: %s}
+spec:
+  project: default
+  source: {repoURL: "https://git.example.com/shop.git", path: deploy, targetRevision: main}
+  destination: {server: "https://kubernetes.default.svc", namespace: %s}
+  ignoreDifferences: [{group: apps, kind: Deployment, jsonPointers: [/spec/replicas]}]
+`, ns, ns)
+	kubectl(t, app, "create", "--field-manager", "argocd-server", "-f", "-")
+	w.waitRecords("Application", ns, "shop", 1)
+	applyAsArgoCD(t, ns)
+	kubectl(t, "", "-n", ns, "scale", "deployment/web", "--replicas=5")
+	w.waitRecords("Deployment", ns, "web", 2)
+	kubectl(t, "", "-n", ns, "set", "image", "deployment/web", "web=nginx:1.28")
+	recs := w.waitRecords("Deployment", ns, "web", 3)
+	if g := recs[1].GitOps; g != nil {
+		t.Errorf("a scale Argo CD ignores says %s, want no gitops", jsonOf(g))
+	}
+	checkVia(t, recs[2], record.ViaOutside, record.GitOps{Tool: record.ToolArgoCD, Kind: "Application", Namespace: ns, Name: "shop"})
+}
