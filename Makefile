@@ -69,9 +69,9 @@ postgres:
 shells:
 	hack/shells.sh
 
-## unit: tests that need no control plane and build no release (everything but test/e2e, test/living and test/dist)
+## unit: tests that need no control plane and build no release (everything but test/e2e, test/living and test/dist); the history store's start a PostgreSQL
 UNIT_PKGS = $$($(GO) list ./... | grep -v -e /test/e2e -e /test/living -e /test/dist)
-unit:
+unit: postgres
 	$(GO) test -race -count=1 $(UNIT_PKGS)
 
 ## bench: end-to-end benchmark against the local control plane (BENCH_FLAGS=-quick: under two minutes; -scale: 300,000 objects, about 20 minutes)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubediff/kubediff/internal/testenv"
+	"github.com/kubediff/kubediff/internal/testpg"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -23,7 +24,7 @@ import (
 // emptyDir is. The database then answers `history` and `get --at` as the
 // state dir did, with every change once.
 func TestHistoryStoreOutlivesThePod(t *testing.T) {
-	pg := testenv.StartPostgres(t)
+	pg := testpg.StartPostgres(t)
 	ns := newNamespace(t)
 	dir := t.TempDir() + "/state"
 	steady := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "steady"}, Data: map[string]string{"level": "never changed"}}
@@ -101,7 +102,7 @@ func TestHistoryStoreOutlivesThePod(t *testing.T) {
 		t.Errorf("get of a ConfigMap that never changed, from the database (exit %d):\n%s\nfrom the state dir:\n%s", code, steadyDB, steadyDir)
 	}
 	for _, value := range []string{"first-s3cr3t-value", "second-s3cr3t-value"} {
-		if where := testenv.FindInPostgres(t, pg.DSN, value); where != "" {
+		if where := testpg.FindInPostgres(t, pg.DSN, value); where != "" {
 			t.Errorf("a Secret's value reached the database: %s", where)
 		}
 	}

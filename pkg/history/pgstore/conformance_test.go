@@ -8,7 +8,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/kubediff/kubediff/internal/testenv"
+	"github.com/kubediff/kubediff/internal/testpg"
 	"github.com/kubediff/kubediff/pkg/change"
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/history/historyapi"
@@ -63,9 +63,9 @@ func (boltSpool) EachStored(func(change.ObjectID, []byte) error) error { return 
 
 // openStore starts a PostgreSQL server for the test and opens the
 // store in it.
-func openStore(t *testing.T) (*pgstore.Store, *testenv.Postgres) {
+func openStore(t *testing.T) (*pgstore.Store, *testpg.Postgres) {
 	t.Helper()
-	pg := testenv.StartPostgres(t)
+	pg := testpg.StartPostgres(t)
 	s, err := pgstore.Open(context.Background(), pg.DSN, pgstore.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/kubediff/kubediff/internal/testenv"
+	"github.com/kubediff/kubediff/internal/testpg"
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/history/historytest"
 	"github.com/kubediff/kubediff/pkg/history/pgstore"
@@ -94,7 +94,7 @@ func TestTwoWritersOfOneClusterKeepEachRecordOnce(t *testing.T) {
 func TestRowsWaitWhileTheDatabaseIsDown(t *testing.T) {
 	store, pg := openStore(t)
 	spool := newSpool(t)
-	var logs testenv.SyncBuffer
+	var logs syncBuffer
 	shipper := &pgstore.Shipper{Store: store, Spool: spool, Writer: pgstore.Writer{Cluster: "c1", Instance: "i1"},
 		Log: slog.New(slog.NewTextHandler(&logs, nil)), Every: 20 * time.Millisecond}
 	ctx, cancel := context.WithCancel(bg)
@@ -132,7 +132,7 @@ func TestRowsWaitWhileTheDatabaseIsDown(t *testing.T) {
 // A database set up by a newer kubediff is refused, saying so; two
 // kubediffs starting at once on a new database both start.
 func TestSchemaVersions(t *testing.T) {
-	pg := testenv.StartPostgres(t)
+	pg := testpg.StartPostgres(t)
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
@@ -199,4 +199,22 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 	t.Fatalf("timed out waiting for %s", what)
+}
+
+// syncBuffer is a log written by the shipper while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -1,4 +1,7 @@
-package testenv
+// Package testpg starts Debian's PostgreSQL 15 for a test: its own data
+// directory, a free port on 127.0.0.1, an unprivileged user (make
+// postgres installs it). It needs no control plane.
+package testpg
 
 import (
 	"bytes"
@@ -6,6 +9,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -220,4 +224,14 @@ func unpacked(b []byte) []byte {
 		return b
 	}
 	return out
+}
+
+// freePort is a port on 127.0.0.1 nothing listens on now (0: none).
+func freePort() int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
