@@ -1,17 +1,16 @@
 package history
 
 import (
-	"encoding/json"
-	"fmt"
-	"math"
-
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
-	"github.com/kubediff/kubediff/pkg/record"
+	"encoding/json"
+	"fmt"
+	"math"
 	"time"
 
 	"github.com/kubediff/kubediff/pkg/change"
+	"github.com/kubediff/kubediff/pkg/record"
 )
 
 // Row is one kept entry as another store holds it: a record, a state kept
