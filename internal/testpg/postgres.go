@@ -52,6 +52,14 @@ type Postgres struct {
 // stops it when the test ends.
 func StartPostgres(t testing.TB) *Postgres {
 	t.Helper()
+	return StartPostgresWithPassword(t, "")
+}
+
+// StartPostgresWithPassword is StartPostgres whose user "kubediff" must
+// give password over TCP (SCRAM), as a managed database asks; "" trusts
+// every connection.
+func StartPostgresWithPassword(t testing.TB, password string) *Postgres {
+	t.Helper()
 	bin := PostgresBinDir()
 	if _, err := os.Stat(filepath.Join(bin, "postgres")); err != nil {
 		t.Fatalf("PostgreSQL 15 is not installed in %s: run `make postgres`", bin)
@@ -66,7 +74,15 @@ func StartPostgres(t testing.TB) *Postgres {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")
-	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "kubediff", "--auth=trust", "-E", "UTF8", "--no-sync")
+	args := []string{"-D", data, "-U", "kubediff", "--auth=trust", "-E", "UTF8", "--no-sync"}
+	if password != "" {
+		pwfile := filepath.Join(dir, "password")
+		if err := os.WriteFile(pwfile, []byte(password+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--auth-host=scram-sha-256", "--pwfile="+pwfile)
+	}
+	initdb := exec.Command(filepath.Join(bin, "initdb"), args...)
 	if out, err := runAs(initdb, cred).CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}

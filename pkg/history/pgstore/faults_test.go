@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -217,4 +219,92 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// A database that turns read-only (a failover's standby, a full disk's
+// emergency mode) refuses the writes: the rows wait, one line says so,
+// and once it takes writes again everything is written.
+func TestRowsWaitWhileTheDatabaseIsReadOnly(t *testing.T) {
+	store, pg := openStore(t)
+	admin, err := pgx.Connect(bg, pg.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(bg)
+	setReadOnly := func(on bool) {
+		t.Helper()
+		if _, err := admin.Exec(bg, `ALTER SYSTEM SET default_transaction_read_only = `+map[bool]string{true: "on", false: "off"}[on]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := admin.Exec(bg, `SELECT pg_reload_conf()`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spool := newSpool(t)
+	var logs syncBuffer
+	shipper := &pgstore.Shipper{Store: store, Spool: spool, Writer: pgstore.Writer{Cluster: "c1", Instance: "i1"},
+		Log: slog.New(slog.NewTextHandler(&logs, nil)), Every: 20 * time.Millisecond}
+	setReadOnly(true)
+	ctx, cancel := context.WithCancel(bg)
+	done := make(chan struct{})
+	go func() { shipper.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	for n := 1; n <= 10; n++ {
+		write(t, spool, historytest.T0, historytest.Entry("default", "a", "1", "2", float64(n), ""))
+	}
+	waitFor(t, "the refusal logged", func() bool { return strings.Contains(logs.String(), "read-only transaction") })
+	if spool.waiting() == 0 {
+		t.Fatal("nothing waits while the database is read-only")
+	}
+	setReadOnly(false)
+	waitFor(t, "the waiting records written", func() bool {
+		s, err := store.Cluster("c1").Stats()
+		return err == nil && s.Records == 10
+	})
+	waitFor(t, "the heal logged", func() bool { return strings.Contains(logs.String(), "writing again") })
+	if n := strings.Count(logs.String(), "\n"); n != 2 {
+		t.Errorf("%d log lines, want 2:\n%s", n, logs.String())
+	}
+}
+
+// A wrong password (a rotated Secret): the rows wait, one line says why
+// without the password, and once the file holds the right one they are
+// written.
+func TestRowsWaitWhileThePasswordIsWrong(t *testing.T) {
+	pg := testpg.StartPostgresWithPassword(t, "right-horse-battery")
+	file := filepath.Join(t.TempDir(), "password")
+	if err := os.WriteFile(file, []byte("wrong-staple-guess\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	connect := func(ctx context.Context) (*pgstore.Store, error) {
+		pw, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		return pgstore.Open(ctx, pg.DSN, pgstore.Options{Password: strings.TrimSpace(string(pw))})
+	}
+	spool := newSpool(t)
+	var logs syncBuffer
+	shipper := &pgstore.Shipper{Connect: connect, Spool: spool, Writer: pgstore.Writer{Cluster: "c1", Instance: "i1"},
+		Log: slog.New(slog.NewTextHandler(&logs, nil)), Every: 20 * time.Millisecond}
+	ctx, cancel := context.WithCancel(bg)
+	done := make(chan struct{})
+	go func() { shipper.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	write(t, spool, historytest.T0, historytest.Entry("default", "a", "", "1", 1, ""))
+	waitFor(t, "the refusal logged", func() bool { return strings.Contains(logs.String(), "password authentication failed") })
+	if strings.Contains(logs.String(), "wrong-staple-guess") || strings.Contains(logs.String(), "right-horse") {
+		t.Errorf("a password in the log:\n%s", logs.String())
+	}
+	if err := os.WriteFile(file, []byte("right-horse-battery\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the heal logged", func() bool { return strings.Contains(logs.String(), "writing again") })
+	s, err := shipper.Store.Cluster("c1").Stats()
+	if err != nil || s.Records != 1 {
+		t.Errorf("after the right password: %+v, %v", s, err)
+	}
+	if n := strings.Count(logs.String(), "\n"); n != 2 {
+		t.Errorf("%d log lines, want 2:\n%s", n, logs.String())
+	}
 }
