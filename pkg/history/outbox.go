@@ -1,11 +1,14 @@
 package history
 
 import (
+	"bytes"
 	"encoding/binary"
-	"encoding/json"
+	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/kubediff/kubediff/pkg/change"
 )
 
 // The outbox holds, in write order, a Row for each entry the history
@@ -25,10 +28,7 @@ func (b *buckets) ship(r Row) error {
 	if b.outbox == nil {
 		return nil
 	}
-	v, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("history: encode outbox row: %w", err)
-	}
+	v := r.encode()
 	seq := b.counter(outboxSeqKey) + 1
 	if err := b.meta.Put(outboxSeqKey, binary.BigEndian.AppendUint64(nil, seq)); err != nil {
 		return err
@@ -45,8 +45,8 @@ func ReadOutbox(tx *bolt.Tx, max int) (rows []Row, last []byte, err error) {
 	}
 	c := root.Bucket(outboxBucket).Cursor()
 	for k, v := c.First(); k != nil && len(rows) < max; k, v = c.Next() {
-		var r Row
-		if err := json.Unmarshal(v, &r); err != nil {
+		r, err := decodeRow(bytes.Clone(v)) // v is bbolt's, valid only in the transaction
+		if err != nil {
 			return nil, nil, fmt.Errorf("history: outbox row %x: %w", k, err)
 		}
 		rows, last = append(rows, r), append(last[:0], k...)
@@ -78,4 +78,56 @@ func OutboxLen(tx *bolt.Tx) int {
 		return 0
 	}
 	return root.Bucket(outboxBucket).Stats().KeyN
+}
+
+// encode is the row as the outbox keeps it: its kind, then each field as
+// a length (uvarint) and its bytes; the event ids last, one per field.
+// (JSON took a third more CPU and space: its base64 of the states.)
+func (r Row) encode() []byte {
+	fields := [][]byte{r.Key, []byte(r.ID), []byte(r.Object), r.Line, r.Before, r.After, r.Drops}
+	for _, id := range r.EventIDs {
+		fields = append(fields, []byte(id))
+	}
+	n := 1
+	for _, f := range fields {
+		n += binary.MaxVarintLen64 + len(f)
+	}
+	out := append(make([]byte, 0, n), r.Kind[0])
+	for _, f := range fields {
+		out = binary.AppendUvarint(out, uint64(len(f)))
+		out = append(out, f...)
+	}
+	return out
+}
+
+// errDamagedRow says an outbox row cannot be read.
+var errDamagedRow = errors.New("damaged row")
+
+// decodeRow reads a row encode wrote. A field absent (nil) reads back
+// nil, as an empty one does: no field of a row tells the two apart.
+func decodeRow(v []byte) (Row, error) {
+	if len(v) == 0 {
+		return Row{}, errDamagedRow
+	}
+	r := Row{Kind: RowKind(v[:1])}
+	var fields [][]byte
+	for rest := v[1:]; len(rest) > 0; {
+		n, size := binary.Uvarint(rest)
+		if size <= 0 || n > uint64(len(rest)-size) {
+			return Row{}, errDamagedRow
+		}
+		var f []byte
+		if n > 0 {
+			f = rest[size : size+int(n) : size+int(n)]
+		}
+		fields, rest = append(fields, f), rest[size+int(n):]
+	}
+	if len(fields) < 7 {
+		return Row{}, errDamagedRow
+	}
+	r.Key, r.ID, r.Object, r.Line, r.Before, r.After, r.Drops = fields[0], string(fields[1]), change.ObjectID(fields[2]), fields[3], fields[4], fields[5], fields[6]
+	for _, id := range fields[7:] {
+		r.EventIDs = append(r.EventIDs, change.ObjectID(id))
+	}
+	return r, nil
 }

@@ -22,7 +22,7 @@ var _ historyapi.Store = (*pgstore.Reader)(nil)
 // boltSpool is a state dir's outbox without the rest of the state dir.
 type boltSpool struct{ db *bolt.DB }
 
-func newSpool(t *testing.T) boltSpool {
+func newSpool(t testing.TB) boltSpool {
 	t.Helper()
 	db, err := bolt.Open(filepath.Join(t.TempDir(), "h.db"), 0o600, nil)
 	if err != nil {
@@ -33,7 +33,7 @@ func newSpool(t *testing.T) boltSpool {
 }
 
 // write keeps entries in the spool's history with the outbox on.
-func write(t *testing.T, s boltSpool, now time.Time, entries ...journal.Entry) {
+func write(t testing.TB, s boltSpool, now time.Time, entries ...journal.Entry) {
 	t.Helper()
 	keep := historytest.Keep
 	keep.Outbox = true
@@ -63,7 +63,7 @@ func (boltSpool) EachStored(func(change.ObjectID, []byte) error) error { return 
 
 // openStore starts a PostgreSQL server for the test and opens the
 // store in it.
-func openStore(t *testing.T) (*pgstore.Store, *testpg.Postgres) {
+func openStore(t testing.TB) (*pgstore.Store, *testpg.Postgres) {
 	t.Helper()
 	pg := testpg.StartPostgres(t)
 	s, err := pgstore.Open(context.Background(), pg.DSN, pgstore.Options{})
