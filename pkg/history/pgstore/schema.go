@@ -12,7 +12,7 @@ import (
 // SchemaVersion is the version of the schema this kubediff writes and
 // reads. A database at a newer one was set up by a newer kubediff, whose
 // rows this one might misread: it is refused (ErrNewerSchema).
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ErrNewerSchema says the database was set up by a newer kubediff.
 var ErrNewerSchema = errors.New("the history's schema is newer than this kubediff knows: upgrade kubediff")
@@ -68,6 +68,20 @@ var migrations = []string{
 		state   bytea NOT NULL,
 		PRIMARY KEY (cluster, object)
 	);`,
+	// 2: the changes as rows, one column per question (docs/fleet.md),
+	// for Grafana's PostgreSQL data source and for people with psql.
+	`CREATE VIEW kubediff_changes AS
+	SELECT e.at AS time, coalesce(nullif(c.name, ''), e.cluster) AS cluster, e.cluster AS cluster_id,
+		e.namespace, r->>'kind' AS kind, r->>'name' AS name, r->>'type' AS type,
+		r->'user'->>'name' AS "user", r->'manager'->>'name' AS manager,
+		nullif(concat_ws('/', r->'release'->>'namespace', r->'release'->>'name'), '') AS release,
+		r->'release'->>'tool' AS release_tool,
+		ARRAY(SELECT jsonb_array_elements_text(coalesce(r->'rules', '[]'::jsonb))) AS rules,
+		r->>'severity' AS severity, r->'gitops'->>'via' AS gitops,
+		r->'event'->>'reason' AS reason, r->>'id' AS record_id, r AS record
+	FROM kubediff_entries e JOIN kubediff_clusters c USING (cluster)
+	CROSS JOIN LATERAL (SELECT convert_from(e.line, 'UTF8')::jsonb AS r) AS j
+	WHERE e.kind IN ('r', 'e');`,
 }
 
 // migrate applies the migrations the database lacks, under the schema
