@@ -205,7 +205,7 @@ func (p *program) run(ctx context.Context, serve serveFunc) error {
 	health := &typeHealth{watcher: p.watcher}
 	health.plan.Store(&p.plan)
 	access := historyapi.NewAccess(p.clients.Kube, p.log)
-	routes := []func(*http.ServeMux){health.routes(access), historyRoutes(p.state, access, p.watcher, p.differ)}
+	routes := []func(*http.ServeMux){health.routes(access), historyRoutes(historyReader(p.state, p.shipper, p.log), access, p.watcher, p.differ)}
 	stopHTTP, err := serve(ready, allRoutes(routes))
 	if err != nil {
 		return err

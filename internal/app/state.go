@@ -123,14 +123,14 @@ var (
 	_ pipeline.Keeper     = (*state.Store)(nil)
 )
 
-// historyRoutes serves, with a state dir, the history API
+// historyRoutes serves, with a history (historyReader), the history API
 // (pkg/history/historyapi), its timeline page (pkg/history/historyui) and
 // MCP for assistants (pkg/history/historymcp).
-func historyRoutes(st *state.Store, access *historyapi.Access, w *watcher.Watcher, rules *diff.Differ) func(*http.ServeMux) {
-	if st == nil {
+func historyRoutes(reader historyapi.Store, access *historyapi.Access, w *watcher.Watcher, rules *diff.Differ) func(*http.ServeMux) {
+	if reader == nil {
 		return nil
 	}
-	api := historyapi.NewHandler(st.History(), access)
+	api := historyapi.NewHandler(reader, access)
 	api.SetRules(rules)
 	return func(mux *http.ServeMux) {
 		api.Register(mux)

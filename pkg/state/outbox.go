@@ -105,3 +105,8 @@ func targetType(target string) (group, resource string, ok bool) {
 	}
 	return g, res, true
 }
+
+// CatchUp writes what was noted, unless the store is writing already or
+// a reader made it write a moment ago (as a history read does): a
+// change kubediff printed is then in the outbox too.
+func (s *Store) CatchUp() { s.flushIfIdle() }

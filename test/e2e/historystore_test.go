@@ -124,3 +124,44 @@ func historyFromStore(t *testing.T, dsn, ns, want string) string {
 	}
 	return got
 }
+
+// TestARescheduledReplicaAnswersFromTheDatabase: a kubediff with a
+// history store keeps changes in two namespaces, then stops, as a Pod is
+// drained; its replacement starts with an empty state dir (a new
+// emptyDir) and serves the history API from the database: alice, who may
+// list ConfigMaps in her namespace only, gets the first Pod's records of
+// her namespace and none of the other's, and the change the new Pod
+// printed a moment ago is in the answer.
+func TestARescheduledReplicaAnswersFromTheDatabase(t *testing.T) {
+	pg := testpg.StartPostgres(t)
+	mine, other := newNamespace(t), newNamespace(t)
+	store := []string{"--history-store", pg.DSN, "-n", mine + "," + other}
+	first := startBinary(t, append([]string{"watch", "--state-dir", t.TempDir() + "/first"}, store...)...)
+	first.logOnFailure()
+	for _, ns := range []string{mine, other} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"level": "1"}}
+		if _, err := clients.CoreV1().ConfigMaps(ns).Create(bg, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		first.waitRecords("ConfigMap", ns, "settings", 1)
+	}
+	first.shutdown()
+
+	second := startBinary(t, append([]string{"watch", "--state-dir", t.TempDir() + "/second"}, store...)...)
+	second.logOnFailure()
+	if _, err := clients.CoreV1().ConfigMaps(mine).Patch(bg, "settings", types.MergePatchType, []byte(`{"data":{"level":"2"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	second.waitRecords("ConfigMap", mine, "settings", 1)
+	alice := tokenKubeconfig(t, mine, "alice", mine)
+	out, code := cliOutput(t, "history", "--server", httpAddress(t, second), "--kubeconfig", alice)
+	recs := testenv.ParseRecords(t, out)
+	if code != 0 || len(recs) != 2 || recs[0].Type != record.Added || recs[1].Type != record.Updated {
+		t.Fatalf("alice's history through the new replica (exit %d): want the first Pod's creation and the new Pod's update:\n%s", code, out)
+	}
+	for _, c := range recs {
+		if c.Namespace != mine {
+			t.Errorf("alice sees a record of %s", c.Namespace)
+		}
+	}
+}

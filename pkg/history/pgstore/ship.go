@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/kubediff/kubediff/pkg/change"
@@ -44,6 +45,8 @@ type Shipper struct {
 	// looked after every trimEvery; zero keeps everything.
 	Retention, EventRetention time.Duration
 	trimmed                   time.Time
+	// shipping serializes ShipAll: the loop and readers catching up.
+	shipping sync.Mutex
 }
 
 // trimEvery is how often the shipper drops what retention no longer
@@ -118,6 +121,8 @@ func (s *Shipper) trim(ctx context.Context) error {
 // ShipAll writes every row waiting, a batch per transaction, and returns
 // how many it wrote.
 func (s *Shipper) ShipAll(ctx context.Context) (int, error) {
+	s.shipping.Lock()
+	defer s.shipping.Unlock()
 	n := 0
 	for {
 		rows, ack, err := s.Spool.TakeOutbox(shipBatch)

@@ -16,9 +16,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -111,3 +114,18 @@ func (s *Store) Clusters(ctx context.Context) ([]ClusterInfo, error) {
 
 // Cluster reads the history of the cluster whose id (or name) is given.
 func (s *Store) Cluster(id string) *Reader { return &Reader{s: s, cluster: id} }
+
+// Unreachable says whether err is the database not answering (down,
+// restarting, unreachable, out of connections, timed out) rather than
+// an answer: a reader may then ask another copy of the history.
+func Unreachable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		class := pe.Code[:2]
+		return class == "08" || class == "53" || class == "57" // connection, resources, operator intervention
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
