@@ -56,12 +56,32 @@ func openStoreReader(cmd *cobra.Command) (*pgstore.Reader, func(), error) {
 		return nil, nil, err
 	}
 	name, _ := cmd.Flags().GetString("cluster")
-	id, err := storeCluster(cmd.Context(), store, name)
+	reader, err := storeReader(cmd, store, name)
 	if err != nil {
 		store.Close()
 		return nil, nil, err
 	}
-	return store.Cluster(id), store.Close, nil
+	return reader, store.Close, nil
+}
+
+// storeReader reads the cluster name means; without one, the only
+// cluster the database holds, or, for `history` and the page, which list
+// records, every cluster's together.
+func storeReader(cmd *cobra.Command, store *pgstore.Store, name string) (*pgstore.Reader, error) {
+	if name == "" && (cmd.Name() == "history" || cmd.Name() == "ui") {
+		clusters, err := store.Clusters(cmd.Context())
+		if err != nil {
+			return nil, err
+		}
+		if len(clusters) > 1 {
+			return store.Fleet(cmd.Context())
+		}
+	}
+	id, err := storeCluster(cmd.Context(), store, name)
+	if err != nil {
+		return nil, err
+	}
+	return store.Cluster(id), nil
 }
 
 // storeCluster finds the cluster a name (or id) means among those the
@@ -82,7 +102,7 @@ func storeCluster(ctx context.Context, store *pgstore.Store, name string) (strin
 	case len(clusters) == 0:
 		return "", errors.New("the history store holds no cluster's history yet: a kubediff watch with --history-store writes it")
 	case name == "":
-		return "", usageError{fmt.Errorf("the history store holds %d clusters: name one with --cluster: %s", len(clusters), strings.Join(known, ", "))}
+		return "", usageError{fmt.Errorf("the history store holds %d clusters and an object is one cluster's: name one with --cluster: %s", len(clusters), strings.Join(known, ", "))}
 	}
 	return "", usageError{fmt.Errorf("--cluster %s: the history store holds no such cluster; it holds %s", name, strings.Join(known, ", "))}
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubediff/kubediff/internal/testenv"
 	"github.com/kubediff/kubediff/internal/testpg"
@@ -163,5 +165,83 @@ func TestARescheduledReplicaAnswersFromTheDatabase(t *testing.T) {
 		if c.Namespace != mine {
 			t.Errorf("alice sees a record of %s", c.Namespace)
 		}
+	}
+}
+
+// TestTwoClustersAndTwoReplicasShareOneDatabase: cluster alpha runs two
+// kubediff replicas with leader election, cluster beta one kubediff, all
+// writing to one PostgreSQL. The leader is SIGKILLed mid-stream; the
+// other replica takes over. The database then holds each change of each
+// cluster once: `history` lists both clusters' together, `--cluster`
+// one's alone.
+func TestTwoClustersAndTwoReplicasShareOneDatabase(t *testing.T) {
+	pg := testpg.StartPostgres(t)
+	ns := newNamespace(t)
+	beta, _, betaClients := startBeta(t, ns)
+	kc := twoContexts(t, beta)
+	common := []string{"--kubeconfig", kc, "-n", ns, "--resources", "configmaps", "--history-store", pg.DSN}
+	alpha := append([]string{"watch", "--context", "alpha", "--leader-elect", "--leader-election-namespace", ns,
+		"--leader-election-lease-duration", "4s", "--leader-election-renew-deadline", "3s", "--leader-election-retry-period", "1s"}, common...)
+	a1 := startBinary(t, append(alpha, "--state-dir", t.TempDir()+"/a1")...)
+	a2 := startBinary(t, append(alpha, "--state-dir", t.TempDir()+"/a2")...)
+	b := startBinary(t, append([]string{"watch", "--context", "beta", "--state-dir", t.TempDir() + "/b"}, common...)...)
+	var lead, follow *run
+	eventually(t, "a leader in alpha", func() bool {
+		switch {
+		case strings.Contains(a1.stderr.String(), "leading: emitting records"):
+			lead, follow = a1, a2
+		case strings.Contains(a2.stderr.String(), "leading: emitting records"):
+			lead, follow = a2, a1
+		}
+		return lead != nil
+	})
+	follow.logOnFailure()
+	b.logOnFailure()
+	set := func(cs kubernetes.Interface, level string) {
+		t.Helper()
+		if _, err := cs.CoreV1().ConfigMaps(ns).Patch(bg, "settings", types.MergePatchType, []byte(`{"data":{"level":"`+level+`"}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, cs := range []kubernetes.Interface{clients, betaClients} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"level": "0"}}
+		if _, err := cs.CoreV1().ConfigMaps(ns).Create(bg, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(clients, "1")
+	lead.waitRecords("ConfigMap", ns, "settings", 2)
+	_ = lead.process.Kill()
+	lead.stopped = true
+	set(clients, "2")
+	set(betaClients, "1")
+	eventually(t, "the follower leading", func() bool { return strings.Contains(follow.stderr.String(), "leading: emitting records") })
+	set(clients, "3")
+	follow.waitRecords("ConfigMap", ns, "settings", 1)
+
+	levels := func(out string) map[string]int {
+		n := map[string]int{}
+		for _, c := range testenv.ParseRecords(t, out) {
+			key := c.Cluster.Name + " " + c.Type
+			for _, fc := range c.Changes {
+				key += " " + fc.To.(string)
+			}
+			n[key]++
+		}
+		return n
+	}
+	want := map[string]int{"alpha added": 1, "alpha updated 1": 1, "alpha updated 2": 1, "alpha updated 3": 1, "beta added": 1, "beta updated 1": 1}
+	var got map[string]int
+	eventually(t, "each change of each cluster in the database", func() bool {
+		out, _ := cliOutput(t, "history", "configmaps", "-n", ns, "--history-store", pg.DSN)
+		got = levels(out)
+		return fmt.Sprint(got) == fmt.Sprint(want)
+	})
+	out, code := cliOutput(t, "history", "configmaps", "-n", ns, "--history-store", pg.DSN, "--cluster", "beta")
+	if got := levels(out); code != 0 || fmt.Sprint(got) != "map[beta added:1 beta updated 1:1]" {
+		t.Errorf("--cluster beta (exit %d): %v", code, got)
+	}
+	if out, code := cliOutput(t, "get", "cm", "settings", "-n", ns, "--history-store", pg.DSN); code != 2 || !strings.Contains(out, "--cluster") {
+		t.Errorf("get without --cluster on a database of two clusters (exit %d): %s", code, out)
 	}
 }

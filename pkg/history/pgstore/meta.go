@@ -17,7 +17,9 @@ import (
 // begin is when the cluster's history begins (zero: nothing kept).
 func (r *Reader) begin(ctx context.Context) (time.Time, error) {
 	var begin *time.Time
-	err := r.s.pool.QueryRow(ctx, `SELECT begin_at FROM kubediff_clusters WHERE cluster = $1`, r.cluster).Scan(&begin)
+	// Of a fleet: the earliest (a window before a later one's lacks only
+	// that cluster's).
+	err := r.s.pool.QueryRow(ctx, `SELECT min(begin_at) FROM kubediff_clusters WHERE cluster = ANY($1)`, r.clusters).Scan(&begin)
 	if errors.Is(err, pgx.ErrNoRows) || err == nil && begin == nil {
 		return time.Time{}, nil
 	}
@@ -40,7 +42,7 @@ func (r *Reader) Begin() (time.Time, error) {
 func (r *Reader) Resolve(name string) ([]change.Resource, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
 	defer cancel()
-	rows, err := r.s.pool.Query(ctx, `SELECT names FROM kubediff_types WHERE cluster = $1 ORDER BY type`, r.cluster)
+	rows, err := r.s.pool.Query(ctx, `SELECT DISTINCT ON (type) names FROM kubediff_types WHERE cluster = ANY($1) ORDER BY type`, r.clusters)
 	if err != nil {
 		return nil, err
 	}
@@ -76,8 +78,8 @@ func (r *Reader) Scopes(q history.Query) ([]history.Scope, error) {
 			add(history.Scope{Group: group, Resource: resource, Namespace: namespace})
 		}
 		// Events listed under the named objects: their own objects'.
-		rows, err := r.s.pool.Query(ctx, `SELECT DISTINCT object FROM kubediff_entries WHERE cluster = $1 AND kind = 'e' AND event_ids && $2`,
-			r.cluster, objectKeys(ids))
+		rows, err := r.s.pool.Query(ctx, `SELECT DISTINCT object FROM kubediff_entries WHERE cluster = ANY($1) AND kind = 'e' AND event_ids && $2`,
+			r.clusters, objectKeys(ids))
 		if err != nil {
 			return nil, err
 		}
@@ -117,7 +119,7 @@ func chosen(q history.Query, sc scopeRow) bool {
 
 // scopesKept are the scopes the cluster's history holds.
 func (r *Reader) scopesKept(ctx context.Context) ([]scopeRow, error) {
-	rows, err := r.s.pool.Query(ctx, `SELECT kind, grp, resource, namespace FROM kubediff_scopes WHERE cluster = $1 ORDER BY kind DESC, grp, resource, namespace`, r.cluster)
+	rows, err := r.s.pool.Query(ctx, `SELECT kind, grp, resource, namespace FROM kubediff_scopes WHERE cluster = ANY($1) ORDER BY kind DESC, grp, resource, namespace`, r.clusters)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +139,7 @@ func (r *Reader) Stats() (history.Stats, error) {
 	err := r.s.pool.QueryRow(ctx, `SELECT
 			count(*) FILTER (WHERE kind = 'r'), count(*) FILTER (WHERE kind = 's'), count(*) FILTER (WHERE kind = 'e'),
 			coalesce(sum(coalesce(length(line), 0) + coalesce(length(before), 0) + coalesce(length(after), 0)), 0)
-		FROM kubediff_entries WHERE cluster = $1`, r.cluster).Scan(&s.Records, &s.QuietStates, &s.Events, &s.Bytes)
+		FROM kubediff_entries WHERE cluster = ANY($1)`, r.clusters).Scan(&s.Records, &s.QuietStates, &s.Events, &s.Bytes)
 	return s, err
 }
 

@@ -16,8 +16,21 @@ import (
 // as history.Reader answers them from a state dir. It is safe for
 // concurrent use.
 type Reader struct {
-	s       *Store
-	cluster string
+	s *Store
+	// clusters are the clusters read: one, or a fleet's (Store.Fleet),
+	// whose records list together but whose objects are each a cluster's.
+	clusters []string
+}
+
+// ErrFleet says a question about one object was asked of a fleet.
+var ErrFleet = errors.New("an object is one cluster's: name the cluster (--cluster)")
+
+// oneCluster refuses an object's question asked of a fleet.
+func (r *Reader) oneCluster() error {
+	if len(r.clusters) != 1 {
+		return ErrFleet
+	}
+	return nil
 }
 
 // scanChunk is how many entries a page's read takes at a time: entries
@@ -104,11 +117,11 @@ func (r *Reader) scan(ctx context.Context, q history.Query, from position) ([]en
 		kinds = kinds[:1]
 	}
 	sql := `SELECT at, pos, kind, object, line, event_ids FROM kubediff_entries
-		WHERE cluster = $1 AND kind = ANY($2) AND at <= $3 AND (at, pos) > ($4, $5)`
-	args := []any{r.cluster, kinds, until, from.at, int64(from.pos)}
+		WHERE cluster = ANY($1) AND kind = ANY($2) AND at <= $3 AND (at, pos) > ($4, $5)`
+	args := []any{r.clusters, kinds, until, from.at, int64(from.pos)}
 	if from.inclusive {
 		sql = `SELECT at, pos, kind, object, line, event_ids FROM kubediff_entries
-			WHERE cluster = $1 AND kind = ANY($2) AND at <= $3 AND at >= $4 AND $5::bigint >= 0`
+			WHERE cluster = ANY($1) AND kind = ANY($2) AND at <= $3 AND at >= $4 AND $5::bigint >= 0`
 	}
 	if ids := q.Objects(); ids != nil {
 		// Named objects: their own entries, and events about what they own.
@@ -139,6 +152,9 @@ func (r *Reader) scan(ctx context.Context, q history.Query, from position) ([]en
 // (t within the history) the state before its next entry, else the state
 // it had when the history began to know it.
 func (r *Reader) At(id change.ObjectID, t time.Time) ([]byte, error) {
+	if err := r.oneCluster(); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
 	defer cancel()
 	begin, err := r.begin(ctx)
@@ -150,8 +166,8 @@ func (r *Reader) At(id change.ObjectID, t time.Time) ([]byte, error) {
 	}
 	key, t := history.ObjectKey(id), t.Truncate(time.Microsecond)
 	var after []byte
-	err = r.s.pool.QueryRow(ctx, `SELECT after FROM kubediff_entries WHERE cluster = $1 AND object = $2 AND kind IN ('r', 's') AND at <= $3
-		ORDER BY at DESC, pos DESC LIMIT 1`, r.cluster, key, t).Scan(&after)
+	err = r.s.pool.QueryRow(ctx, `SELECT after FROM kubediff_entries WHERE cluster = ANY($1) AND object = $2 AND kind IN ('r', 's') AND at <= $3
+		ORDER BY at DESC, pos DESC LIMIT 1`, r.clusters, key, t).Scan(&after)
 	if err == nil {
 		return unpacked(after)
 	}
@@ -162,8 +178,8 @@ func (r *Reader) At(id change.ObjectID, t time.Time) ([]byte, error) {
 		return nil, history.ErrBeforeHistory
 	}
 	var before []byte
-	err = r.s.pool.QueryRow(ctx, `SELECT before FROM kubediff_entries WHERE cluster = $1 AND object = $2 AND kind IN ('r', 's') AND at > $3
-		ORDER BY at, pos LIMIT 1`, r.cluster, key, t).Scan(&before)
+	err = r.s.pool.QueryRow(ctx, `SELECT before FROM kubediff_entries WHERE cluster = ANY($1) AND object = $2 AND kind IN ('r', 's') AND at > $3
+		ORDER BY at, pos LIMIT 1`, r.clusters, key, t).Scan(&before)
 	if err == nil {
 		return unpacked(before)
 	}
@@ -171,7 +187,7 @@ func (r *Reader) At(id change.ObjectID, t time.Time) ([]byte, error) {
 		return nil, err
 	}
 	var state []byte
-	err = r.s.pool.QueryRow(ctx, `SELECT state FROM kubediff_baseline WHERE cluster = $1 AND object = $2`, r.cluster, key).Scan(&state)
+	err = r.s.pool.QueryRow(ctx, `SELECT state FROM kubediff_baseline WHERE cluster = ANY($1) AND object = $2`, r.clusters, key).Scan(&state)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, history.ErrNotFound
 	}
@@ -194,6 +210,9 @@ func unpacked(packed []byte) ([]byte, error) {
 // until, newest first, as history.Reader.Steps does.
 func (r *Reader) Steps(id change.ObjectID, until time.Time, limit int) (history.Steps, error) {
 	var out history.Steps
+	if err := r.oneCluster(); err != nil {
+		return out, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
 	defer cancel()
 	begin, err := r.begin(ctx)
@@ -206,8 +225,8 @@ func (r *Reader) Steps(id change.ObjectID, until time.Time, limit int) (history.
 	}
 	var oldestBefore []byte
 	rows, err := r.s.pool.Query(ctx, `SELECT at, line, before, after FROM kubediff_entries
-		WHERE cluster = $1 AND object = $2 AND kind IN ('r', 's') AND at <= $3 ORDER BY at DESC, pos DESC LIMIT $4`,
-		r.cluster, history.ObjectKey(id), until.Truncate(time.Microsecond), limit+1)
+		WHERE cluster = ANY($1) AND object = $2 AND kind IN ('r', 's') AND at <= $3 ORDER BY at DESC, pos DESC LIMIT $4`,
+		r.clusters, history.ObjectKey(id), until.Truncate(time.Microsecond), limit+1)
 	if err != nil {
 		return out, err
 	}

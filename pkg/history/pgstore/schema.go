@@ -12,7 +12,7 @@ import (
 // SchemaVersion is the version of the schema this kubediff writes and
 // reads. A database at a newer one was set up by a newer kubediff, whose
 // rows this one might misread: it is refused (ErrNewerSchema).
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // ErrNewerSchema says the database was set up by a newer kubediff.
 var ErrNewerSchema = errors.New("the history's schema is newer than this kubediff knows: upgrade kubediff")
@@ -82,6 +82,8 @@ var migrations = []string{
 	FROM kubediff_entries e JOIN kubediff_clusters c USING (cluster)
 	CROSS JOIN LATERAL (SELECT convert_from(e.line, 'UTF8')::jsonb AS r) AS j
 	WHERE e.kind IN ('r', 'e');`,
+	// 3: a fleet's records in time order, every cluster's together.
+	`CREATE INDEX kubediff_entries_fleet ON kubediff_entries (at, pos);`,
 }
 
 // migrate applies the migrations the database lacks, under the schema

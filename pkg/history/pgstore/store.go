@@ -113,7 +113,19 @@ func (s *Store) Clusters(ctx context.Context) ([]ClusterInfo, error) {
 }
 
 // Cluster reads the history of the cluster whose id (or name) is given.
-func (s *Store) Cluster(id string) *Reader { return &Reader{s: s, cluster: id} }
+func (s *Store) Cluster(id string) *Reader { return &Reader{s: s, clusters: []string{id}} }
+
+// Fleet reads the records of every cluster the database holds, together
+// in time order (each names its cluster); a question about one object
+// needs Cluster.
+func (s *Store) Fleet(ctx context.Context) (*Reader, error) {
+	clusters, err := s.Clusters(ctx)
+	r := &Reader{s: s}
+	for _, c := range clusters {
+		r.clusters = append(r.clusters, c.ID)
+	}
+	return r, err
+}
 
 // Unreachable says whether err is the database not answering (down,
 // restarting, unreachable, out of connections, timed out) rather than

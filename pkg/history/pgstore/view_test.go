@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"regexp"
 	"strings"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kubediff/kubediff/pkg/change"
+	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/history/historytest"
 	"github.com/kubediff/kubediff/pkg/history/pgstore"
 	"github.com/kubediff/kubediff/pkg/record"
@@ -123,7 +126,7 @@ func TestSchemaUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(bg)
-	if _, err := conn.Exec(bg, `DROP VIEW kubediff_changes; UPDATE kubediff_schema SET version = 1`); err != nil {
+	if _, err := conn.Exec(bg, `DROP VIEW kubediff_changes; DROP INDEX kubediff_entries_fleet; UPDATE kubediff_schema SET version = 1`); err != nil {
 		t.Fatal(err)
 	}
 	s, err := pgstore.Open(bg, pg.DSN, pgstore.Options{})
@@ -137,5 +140,45 @@ func TestSchemaUpgrade(t *testing.T) {
 	}
 	if _, err := conn.Exec(bg, `SELECT count(*) FROM kubediff_changes`); err != nil {
 		t.Errorf("the view after the upgrade: %v", err)
+	}
+}
+
+// A fleet's records list together in time order, each once, page by
+// page; a question about one object asks for a cluster.
+func TestFleetRecordsInTimeOrder(t *testing.T) {
+	store, _ := openStore(t)
+	for i, cluster := range []string{"c1", "c2"} {
+		h, _ := harness(t, store, cluster)
+		h.Write(t, historytest.T0)
+		for m := range 5 {
+			at := float64(2*m + i) // c1 at 0, 2, 4…; c2 at 1, 3, 5…
+			h.Write(t, historytest.T0.Add(time.Duration(at)*time.Minute), historytest.Entry("default", cluster, "x", "y", at, ""))
+		}
+	}
+	fleet, err := store.Fleet(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	q := history.Query{Limit: 3}
+	for range 10 {
+		page, err := fleet.Records(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, raw := range page.Records {
+			var c record.Change
+			_ = json.Unmarshal(raw, &c)
+			names = append(names, c.Name)
+		}
+		if q.After = page.Next; q.After == "" {
+			break
+		}
+	}
+	if got := strings.Join(names, " "); got != "c1 c2 c1 c2 c1 c2 c1 c2 c1 c2" {
+		t.Errorf("the fleet's records by pages of 3: %s", got)
+	}
+	if _, err := fleet.At(change.NewObjectID("", "configmaps", "default", "c1"), historytest.T0); !errors.Is(err, pgstore.ErrFleet) {
+		t.Errorf("an object asked of the fleet: %v", err)
 	}
 }
