@@ -34,6 +34,14 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- $_ := set $cfg "namespaces" .Values.rbac.namespaces -}}
 {{- end -}}
 {{- $_ := set $cfg "state" (dict "dir" "/var/lib/kubediff") -}}
+{{- with .Values.history.store.dsn -}}
+{{- $hist := default dict $cfg.history -}}
+{{- $_ := set $hist "store" . -}}
+{{- if $.Values.history.store.password.existingSecret -}}
+{{- $_ := set $hist "storePasswordFile" "/etc/kubediff/history-store-password/password" -}}
+{{- end -}}
+{{- $_ := set $cfg "history" $hist -}}
+{{- end -}}
 {{- if .Values.apiService.enabled -}}
 {{- $_ := set $cfg "apiService" (dict "address" (printf ":%d" (int .Values.apiService.port))) -}}
 {{- end -}}
@@ -120,4 +128,27 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- /* The admission observer's Service for replica .i (pod <fullname>-<i>). */}}
 {{- define "kubediff.observerService" -}}
 {{- printf "%s-observer-%d" (include "kubediff.fullname" .root | trunc 50 | trimSuffix "-") (int .i) -}}
+{{- end -}}
+
+{{- /* history.store: set through the chart's keys, which mount its password and TLS files; a DSN without a password (the schema refuses one too; this check holds with --skip-schema-validation, and names no part of the DSN). */}}
+{{- define "kubediff.checkHistoryStore" -}}
+{{- $store := .Values.history.store -}}
+{{- $cfgHist := default dict .Values.config.history -}}
+{{- if or $cfgHist.store $cfgHist.storePasswordFile -}}
+{{- fail "config.history.store and config.history.storePasswordFile: set history.store.dsn and history.store.password.existingSecret instead; the chart mounts the password and TLS files" -}}
+{{- end -}}
+{{- if regexMatch "password=|^postgres(ql)?://[^/?#@]*:[^/?#]*@" $store.dsn -}}
+{{- fail "history.store.dsn holds a password, which the rendered ConfigMap would show to anyone who may read it: put it in a Secret and name it in history.store.password.existingSecret" -}}
+{{- end -}}
+{{- if not $store.dsn -}}
+{{- if $store.password.existingSecret -}}
+{{- fail "history.store.password.existingSecret is set without history.store.dsn" -}}
+{{- end -}}
+{{- if or $store.tls.existingSecret $store.tls.sslMode $store.tls.clientCertificate -}}
+{{- fail "history.store.tls is set without history.store.dsn" -}}
+{{- end -}}
+{{- end -}}
+{{- if and $store.tls.clientCertificate (not $store.tls.existingSecret) -}}
+{{- fail "history.store.tls.clientCertificate takes tls.crt and tls.key from history.store.tls.existingSecret: set it" -}}
+{{- end -}}
 {{- end -}}
