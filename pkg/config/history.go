@@ -62,6 +62,9 @@ func (c Config) CheckStore() error {
 		}
 		return nil
 	}
+	if retention, maxBytes, err := h.Bounds(); err == nil && (retention == 0 || maxBytes == 0) {
+		return errors.New("history.store (--history-store) is set with the history off (history.retention or history.maxBytes is 0): the database is written from the history, so nothing would reach it")
+	}
 	return CheckDSN(h.Store)
 }
 
