@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubediff/kubediff/internal/app"
+	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/history/historyapi"
 	"github.com/kubediff/kubediff/pkg/history/pgstore"
 )
@@ -22,17 +23,22 @@ func openHistoryStore(cmd *cobra.Command) (historyapi.Source, func(), error) {
 	if reader == nil || err != nil {
 		return nil, nil, err
 	}
-	cfg, err := loadConfigWithArgs(cmd, nil)
-	if err != nil {
-		closeStore()
-		return nil, nil, err
-	}
-	rules, err := app.DiffRules(cfg)
+	rules, err := configRules(cmd)
 	if err != nil {
 		closeStore()
 		return nil, nil, err
 	}
 	return historyapi.Local{Reader: reader, Rules: rules}, closeStore, nil
+}
+
+// configRules are the diff rules the flags and config give: what the
+// history's states lack (a restore's check, blame's view).
+func configRules(cmd *cobra.Command) (*diff.Differ, error) {
+	cfg, err := loadConfigWithArgs(cmd, nil)
+	if err != nil {
+		return nil, err
+	}
+	return app.DiffRules(cfg)
 }
 
 // openStoreReader opens the reader of one cluster's history in

@@ -17,7 +17,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubediff/kubediff/internal/app"
 	"github.com/kubediff/kubediff/pkg/history/historyapi"
 	"github.com/kubediff/kubediff/pkg/history/historyui"
 )
@@ -62,12 +61,7 @@ func uiHandler(cmd *cobra.Command, stderr io.Writer) (http.Handler, func(), erro
 		if err != nil {
 			return nil, nil, err
 		}
-		cfg, err := loadConfigWithArgs(cmd, nil)
-		if err != nil {
-			closeStore()
-			return nil, nil, err
-		}
-		rules, err := app.DiffRules(cfg)
+		rules, err := configRules(cmd)
 		if err != nil {
 			closeStore()
 			return nil, nil, err

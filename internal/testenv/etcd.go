@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/kubediff/kubediff/internal/testpg"
 )
 
 // Etcd is an etcd of its own, empty when started: the store of a cluster
@@ -98,14 +99,8 @@ func (s *APIServer) UseEtcd(url string) {
 	}
 }
 
-func freePort() int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+// freePort is a port on 127.0.0.1 nothing listens on now (0: none).
+func freePort() int { return testpg.FreePort() }
 
 // Revision returns the etcd's current revision (what the API server calls
 // a resourceVersion).

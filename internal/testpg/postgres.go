@@ -86,7 +86,7 @@ func StartPostgresWithPassword(t testing.TB, password string) *Postgres {
 	if out, err := runAs(initdb, cred).CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
-	p := &Postgres{Port: freePort(), bin: bin, dir: dir, cred: cred}
+	p := &Postgres{Port: FreePort(), bin: bin, dir: dir, cred: cred}
 	if p.Port == 0 {
 		t.Fatal("no free port on 127.0.0.1")
 	}
@@ -242,8 +242,8 @@ func unpacked(b []byte) []byte {
 	return out
 }
 
-// freePort is a port on 127.0.0.1 nothing listens on now (0: none).
-func freePort() int {
+// FreePort is a port on 127.0.0.1 nothing listens on now (0: none).
+func FreePort() int {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0

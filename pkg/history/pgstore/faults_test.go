@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kubediff/kubediff/internal/testpg"
+	"github.com/kubediff/kubediff/internal/testsync"
 	"github.com/kubediff/kubediff/pkg/history"
 	"github.com/kubediff/kubediff/pkg/history/historytest"
 	"github.com/kubediff/kubediff/pkg/history/pgstore"
@@ -96,13 +97,10 @@ func TestTwoWritersOfOneClusterKeepEachRecordOnce(t *testing.T) {
 func TestRowsWaitWhileTheDatabaseIsDown(t *testing.T) {
 	store, pg := openStore(t)
 	spool := newSpool(t)
-	var logs syncBuffer
+	var logs testsync.Buffer
 	shipper := &pgstore.Shipper{Store: store, Spool: spool, Writer: pgstore.Writer{Cluster: "c1", Instance: "i1"},
 		Log: slog.New(slog.NewTextHandler(&logs, nil)), Every: 20 * time.Millisecond}
-	ctx, cancel := context.WithCancel(bg)
-	done := make(chan struct{})
-	go func() { shipper.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	runShipper(t, shipper)
 	write(t, spool, historytest.T0, historytest.Entry("default", "a", "", "1", 1, ""))
 	waitFor(t, "the first record in the database", func() bool { return stats(t, store.Cluster("c1")).Records == 1 })
 
@@ -195,30 +193,7 @@ func TestImportTwiceKeepsOnce(t *testing.T) {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for end := time.Now().Add(2 * time.Minute); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
-}
-
-// syncBuffer is a log written by the shipper while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	testsync.Eventually(t, what, 2*time.Minute, cond)
 }
 
 // A database that turns read-only (a failover's standby, a full disk's
@@ -241,14 +216,11 @@ func TestRowsWaitWhileTheDatabaseIsReadOnly(t *testing.T) {
 		}
 	}
 	spool := newSpool(t)
-	var logs syncBuffer
+	var logs testsync.Buffer
 	shipper := &pgstore.Shipper{Store: store, Spool: spool, Writer: pgstore.Writer{Cluster: "c1", Instance: "i1"},
 		Log: slog.New(slog.NewTextHandler(&logs, nil)), Every: 20 * time.Millisecond}
 	setReadOnly(true)
-	ctx, cancel := context.WithCancel(bg)
-	done := make(chan struct{})
-	go func() { shipper.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	runShipper(t, shipper)
 	for n := 1; n <= 10; n++ {
 		write(t, spool, historytest.T0, historytest.Entry("default", "a", "1", "2", float64(n), ""))
 	}
@@ -284,13 +256,10 @@ func TestRowsWaitWhileThePasswordIsWrong(t *testing.T) {
 		return pgstore.Open(ctx, pg.DSN, pgstore.Options{Password: strings.TrimSpace(string(pw))})
 	}
 	spool := newSpool(t)
-	var logs syncBuffer
+	var logs testsync.Buffer
 	shipper := &pgstore.Shipper{Connect: connect, Spool: spool, Writer: pgstore.Writer{Cluster: "c1", Instance: "i1"},
 		Log: slog.New(slog.NewTextHandler(&logs, nil)), Every: 20 * time.Millisecond}
-	ctx, cancel := context.WithCancel(bg)
-	done := make(chan struct{})
-	go func() { shipper.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	runShipper(t, shipper)
 	write(t, spool, historytest.T0, historytest.Entry("default", "a", "", "1", 1, ""))
 	waitFor(t, "the refusal logged", func() bool { return strings.Contains(logs.String(), "password authentication failed") })
 	if strings.Contains(logs.String(), "wrong-staple-guess") || strings.Contains(logs.String(), "right-horse") {
@@ -307,4 +276,12 @@ func TestRowsWaitWhileThePasswordIsWrong(t *testing.T) {
 	if n := strings.Count(logs.String(), "\n"); n != 2 {
 		t.Errorf("%d log lines, want 2:\n%s", n, logs.String())
 	}
+}
+
+// runShipper runs the shipper until the test ends.
+func runShipper(t *testing.T, shipper *pgstore.Shipper) {
+	ctx, cancel := context.WithCancel(bg)
+	done := make(chan struct{})
+	go func() { shipper.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
 }
