@@ -19,16 +19,33 @@ import (
 // without a store unless --server or --via-apiserver asks a running
 // kubediff instead.
 func openHistoryStore(cmd *cobra.Command) (historyapi.Source, func(), error) {
-	reader, closeStore, err := openStoreReader(cmd)
+	reader, store, err := openStoreReader(cmd)
 	if reader == nil || err != nil {
 		return nil, nil, err
 	}
 	rules, err := configRules(cmd)
 	if err != nil {
-		closeStore()
+		store.Close()
 		return nil, nil, err
 	}
-	return historyapi.Local{Reader: reader, Rules: rules}, closeStore, nil
+	return storeSource{Local: historyapi.Local{Reader: reader, Rules: rules}, store: store}, store.Close, nil
+}
+
+// storeSource is a history store's history, one cluster's or a fleet's,
+// that can also answer for one cluster of it by name (MCP's cluster
+// argument).
+type storeSource struct {
+	historyapi.Local
+	store *pgstore.Store
+}
+
+// Cluster is the history of the cluster name (or id) means.
+func (s storeSource) Cluster(ctx context.Context, name string) (historyapi.Source, error) {
+	id, err := storeCluster(ctx, s.store, name)
+	if err != nil {
+		return nil, err
+	}
+	return historyapi.Local{Reader: s.store.Cluster(id), Rules: s.Rules}, nil
 }
 
 // configRules are the diff rules the flags and config give: what the
@@ -42,9 +59,10 @@ func configRules(cmd *cobra.Command) (*diff.Differ, error) {
 }
 
 // openStoreReader opens the reader of one cluster's history in
-// history.store; nil without a store, or when --server or
-// --via-apiserver asks a running kubediff instead.
-func openStoreReader(cmd *cobra.Command) (*pgstore.Reader, func(), error) {
+// history.store (a fleet's, for the commands that list records); nil
+// without a store, or when --server or --via-apiserver asks a running
+// kubediff instead. Close the store when done.
+func openStoreReader(cmd *cobra.Command) (*pgstore.Reader, *pgstore.Store, error) {
 	server, _ := cmd.Flags().GetString("server")
 	via, _ := cmd.Flags().GetBool("via-apiserver")
 	if server != "" || via {
@@ -67,14 +85,14 @@ func openStoreReader(cmd *cobra.Command) (*pgstore.Reader, func(), error) {
 		store.Close()
 		return nil, nil, err
 	}
-	return reader, store.Close, nil
+	return reader, store, nil
 }
 
 // storeReader reads the cluster name means; without one, the only
-// cluster the database holds, or, for `history` and the page, which list
-// records, every cluster's together.
+// cluster the database holds, or, for `history`, the page and MCP, which
+// list records, every cluster's together.
 func storeReader(cmd *cobra.Command, store *pgstore.Store, name string) (*pgstore.Reader, error) {
-	if name == "" && (cmd.Name() == "history" || cmd.Name() == "ui") {
+	if name == "" && (cmd.Name() == "history" || cmd.Name() == "ui" || cmd.Name() == "mcp") {
 		clusters, err := store.Clusters(cmd.Context())
 		if err != nil {
 			return nil, err

@@ -36,6 +36,9 @@ their Kubernetes RBAC lets them list.`,
 			if remote, ok := src.(*historyapi.Remote); ok {
 				opts.Health = remoteHealth(remote)
 			}
+			if fleet, ok := src.(storeSource); ok {
+				opts.Cluster = fleet.Cluster
+			}
 			server := historymcp.NewServer(opts)
 			return server.Run(cmd.Context(), &historymcp.LineTransport{In: os.Stdin, Out: stdout})
 		},

@@ -57,20 +57,20 @@ its command line).`,
 func uiHandler(cmd *cobra.Command, stderr io.Writer) (http.Handler, func(), error) {
 	mux := http.NewServeMux()
 	historyui.Register(mux)
-	if reader, closeStore, err := openStoreReader(cmd); reader != nil || err != nil {
+	if reader, store, err := openStoreReader(cmd); reader != nil || err != nil {
 		if err != nil {
 			return nil, nil, err
 		}
 		rules, err := configRules(cmd)
 		if err != nil {
-			closeStore()
+			store.Close()
 			return nil, nil, err
 		}
 		// Read with the database's credentials: no Kubernetes RBAC.
 		api := historyapi.NewHandler(reader, nil)
 		api.SetRules(rules)
 		api.Register(mux)
-		return mux, closeStore, nil
+		return mux, store.Close, nil
 	}
 	remote, dir, err := historyFlags(cmd, stderr)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/kubediff/kubediff/internal/testenv"
 	"github.com/kubediff/kubediff/internal/testpg"
 	"github.com/kubediff/kubediff/pkg/record"
@@ -243,5 +245,27 @@ func TestTwoClustersAndTwoReplicasShareOneDatabase(t *testing.T) {
 	}
 	if out, code := cliOutput(t, "get", "cm", "settings", "-n", ns, "--history-store", pg.DSN); code != 2 || !strings.Contains(out, "--cluster") {
 		t.Errorf("get without --cluster on a database of two clusters (exit %d): %s", code, out)
+	}
+	fleetOverMCP(t, pg.DSN, ns)
+}
+
+// fleetOverMCP: an assistant, through the SDK's client, lists both
+// clusters' changes together and asks one cluster's object by the
+// cluster argument; asked without it, it is told to name one.
+func fleetOverMCP(t *testing.T, dsn, ns string) {
+	t.Helper()
+	relay := startMCPRelay(t, "--history-store", dsn)
+	if got := listChanges(t, relay.session, ns); len(got) < 6 {
+		t.Errorf("list_changes of the fleet: %d changes, want both clusters' 6: %+v", len(got), got)
+	}
+	at := callTool(t, relay.session, "object_at", map[string]any{"type": "cm", "name": "settings", "namespace": ns, "cluster": "beta"}, nil)
+	if !strings.Contains(at, `level: "1"`) {
+		t.Errorf("object_at of beta's ConfigMap:\n%s", at)
+	}
+	res, err := relay.session.CallTool(bg, &mcp.CallToolParams{Name: "object_at", Arguments: map[string]any{"type": "cm", "name": "settings", "namespace": ns}})
+	if err != nil || !res.IsError {
+		t.Errorf("object_at without a cluster on a fleet: %v, %+v", err, res)
+	} else if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "cluster") {
+		t.Errorf("object_at without a cluster says: %s", text)
 	}
 }

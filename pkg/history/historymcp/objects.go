@@ -22,6 +22,10 @@ type objectAtInput struct {
 }
 
 func (t tools) objectAt(ctx context.Context, _ *mcp.CallToolRequest, in objectAtInput) (*mcp.CallToolResult, any, error) {
+	t, err := t.in(ctx, in.Cluster)
+	if err != nil {
+		return nil, nil, err
+	}
 	id, at, err := t.objectMoment(ctx, in.objectInput, in.At)
 	if err != nil {
 		return nil, nil, err
@@ -57,6 +61,10 @@ type objectDiffInput struct {
 func (t tools) objectDiff(ctx context.Context, _ *mcp.CallToolRequest, in objectDiffInput) (*mcp.CallToolResult, any, error) {
 	if in.From == "" {
 		return nil, nil, errors.New("from is needed")
+	}
+	t, err := t.in(ctx, in.Cluster)
+	if err != nil {
+		return nil, nil, err
 	}
 	from, err := t.moment("from", in.From)
 	if err != nil {

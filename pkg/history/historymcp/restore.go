@@ -13,6 +13,10 @@ import (
 )
 
 func (t tools) objectBlame(ctx context.Context, _ *mcp.CallToolRequest, in objectAtInput) (*mcp.CallToolResult, any, error) {
+	t, err := t.in(ctx, in.Cluster)
+	if err != nil {
+		return nil, nil, err
+	}
 	id, at, err := t.objectMoment(ctx, in.objectInput, in.At)
 	if err != nil {
 		return nil, nil, err
@@ -39,6 +43,10 @@ type restoreInput struct {
 func (t tools) restorePreview(ctx context.Context, _ *mcp.CallToolRequest, in restoreInput) (*mcp.CallToolResult, any, error) {
 	if in.At == "" {
 		return nil, nil, errors.New("at is needed")
+	}
+	t, err := t.in(ctx, in.Cluster)
+	if err != nil {
+		return nil, nil, err
 	}
 	id, at, err := t.objectMoment(ctx, in.objectInput, in.At)
 	if err != nil {

@@ -8,6 +8,7 @@ package historymcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,6 +28,10 @@ type Options struct {
 	Now func() time.Time
 	// Health, for a running kubediff, says how its watches are doing.
 	Health func(context.Context) ([]watcher.TargetState, error)
+	// Cluster, for a history store of several clusters, is the history of
+	// the cluster a tool's cluster argument names (nil: Source is one
+	// cluster's). Source then lists every cluster's records together.
+	Cluster func(ctx context.Context, name string) (historyapi.Source, error)
 }
 
 // NewServer returns an MCP server with kubediff's history tools.
@@ -39,7 +44,7 @@ func NewServer(o Options) *mcp.Server {
 			"with secrets redacted. Start with list_changes for a time window (default: the last hour), then " +
 			"object_changes, object_at, object_diff and object_blame for one object; restore_preview shows how to put one back. Times are RFC 3339 or a duration ago such as 15m.",
 	})
-	t := tools{src: o.Source, now: o.Now, health: o.Health}
+	t := tools{src: o.Source, now: o.Now, health: o.Health, cluster: o.Cluster}
 	mcp.AddTool(s, &mcp.Tool{Name: "list_changes", Annotations: readOnly, Title: "Changes in a time window",
 		Description: "Changes kubediff recorded in a time window, oldest first, optionally filtered by namespace, type, name, " +
 			"the field manager or the user who made them, the release that applied them (Helm, Argo CD, Flux), the rules they matched, or a changed field; " +
@@ -76,9 +81,27 @@ var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false
 
 // tools are the handlers, over one history.
 type tools struct {
-	src    historyapi.Source
-	now    func() time.Time
-	health func(context.Context) ([]watcher.TargetState, error) // nil for a state dir
+	src     historyapi.Source
+	now     func() time.Time
+	health  func(context.Context) ([]watcher.TargetState, error) // nil for a state dir
+	cluster func(ctx context.Context, name string) (historyapi.Source, error)
+}
+
+// in is t reading the history of the cluster a tool's argument names
+// ("": the history t reads).
+func (t tools) in(ctx context.Context, cluster string) (tools, error) {
+	if cluster == "" {
+		return t, nil
+	}
+	if t.cluster == nil {
+		return t, errors.New("cluster: this history is one cluster's; leave cluster out")
+	}
+	src, err := t.cluster(ctx, cluster)
+	if err != nil {
+		return t, fmt.Errorf("cluster: %w", err)
+	}
+	t.src = src
+	return t, nil
 }
 
 // window reads a from/until pair, from defaulting to an hour ago.

@@ -29,6 +29,7 @@ type listInput struct {
 	Field     string `json:"field,omitempty" jsonschema:"only changes to a field whose path contains this: spec.replicas, image"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"most records to read (default 50, at most 500)"`
 	Cursor    string `json:"cursor,omitempty" jsonschema:"next, from the previous page"`
+	Cluster   string `json:"cluster,omitempty" jsonschema:"of a history store holding several clusters: the cluster to read (default: every cluster's changes together)"`
 }
 
 type listOutput struct {
@@ -72,6 +73,10 @@ const (
 )
 
 func (t tools) listChanges(ctx context.Context, _ *mcp.CallToolRequest, in listInput) (*mcp.CallToolResult, listOutput, error) {
+	t, err := t.in(ctx, in.Cluster)
+	if err != nil {
+		return nil, listOutput{}, err
+	}
 	q, err := t.query(ctx, in.From, in.Until, in.Namespace, in.Type, in.Name)
 	if err != nil {
 		return nil, listOutput{}, err
@@ -240,6 +245,7 @@ type objectInput struct {
 	Type      string `json:"type" jsonschema:"the object's type, as kubectl names it: deploy, configmaps, certificates.cert-manager.io"`
 	Name      string `json:"name" jsonschema:"the object's name"`
 	Namespace string `json:"namespace,omitempty" jsonschema:"the object's namespace (for a namespaced type)"`
+	Cluster   string `json:"cluster,omitempty" jsonschema:"of a history store holding several clusters: the object's cluster (needed there: an object is one cluster's)"`
 }
 
 type objectChangesInput struct {
@@ -292,6 +298,10 @@ type fieldChange struct {
 func (t tools) objectChanges(ctx context.Context, _ *mcp.CallToolRequest, in objectChangesInput) (*mcp.CallToolResult, objectChangesOutput, error) {
 	if in.Type == "" || in.Name == "" {
 		return nil, objectChangesOutput{}, fmt.Errorf("type and name are needed")
+	}
+	t, err := t.in(ctx, in.Cluster)
+	if err != nil {
+		return nil, objectChangesOutput{}, err
 	}
 	q, err := t.query(ctx, in.From, in.Until, in.Namespace, in.Type, in.Name)
 	if err != nil {
