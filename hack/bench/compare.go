@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+
+	"github.com/kubediff/kubediff/internal/testpg"
 )
 
 // Compare mode (-compare): kubediff variants (another binary, environment
@@ -47,6 +49,13 @@ func (b *bench) compare() error {
 	vs := b.o.variants
 	if len(vs) == 0 {
 		vs = variants{{name: "kubediff"}}
+	}
+	if b.o.postgres {
+		stop, err := withPostgres(vs)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	cpu, syncs, syncCPU := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
 	p50, p99, peak := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
@@ -230,3 +239,24 @@ func median(xs []float64) float64 {
 
 // env is os.Environ with extra variables.
 func withEnv(extra []string) []string { return append(os.Environ(), extra...) }
+
+// withPostgres starts a PostgreSQL for the variants' history store and
+// puts its DSN where their args say $PGDSN.
+func withPostgres(vs variants) (stop func(), err error) {
+	dir, err := os.MkdirTemp("", "kubediff-bench-postgres-")
+	if err != nil {
+		return nil, err
+	}
+	pg, err := testpg.New(dir, "")
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	for i := range vs {
+		for j, a := range vs[i].args {
+			vs[i].args[j] = strings.ReplaceAll(a, "$PGDSN", pg.DSN)
+		}
+	}
+	step("PostgreSQL on " + pg.DSN)
+	return func() { pg.Stop(); _ = os.RemoveAll(dir) }, nil
+}

@@ -59,6 +59,8 @@ type options struct {
 	// historyQueries is -history-queries: query loops against the
 	// history API beside the live stream (historyload.go).
 	historyQueries int
+	// postgres starts a PostgreSQL for the variants (compare.go).
+	postgres bool
 }
 
 func main() {
@@ -83,6 +85,7 @@ func main() {
 	flag.IntVar(&o.idleMinutes, "idle-minutes", 10, "with -types, minutes kubediff stays idle watching every type")
 	flag.IntVar(&o.fleet, "fleet", 0, "fleet mode: two clusters with this many ConfigMaps each, watched by one kubediff with both contexts and by one kubediff per context")
 	flag.IntVar(&o.historyQueries, "history-queries", 0, "history-load mode: kubediff (or each -variant, side by side) with --state-dir; each of -rounds applies min(-updates, -side-updates) paced updates without history queries, then again for each kubediff while this many loops query its history API; prints each one's write→emit p99 both ways and their ratio")
+	flag.BoolVar(&o.postgres, "postgres", false, "with -compare, start Debian's PostgreSQL 15 (make postgres) in a temporary directory and put its DSN where a -variant's args say $PGDSN (--history-store $PGDSN)")
 	flag.IntVar(&o.globNamespaces, "namespaces-glob", 0, "with -types, then create this many namespaces team-N and time kubediff -n 'team-*' to watching")
 	flag.Parse()
 	switch {

@@ -60,42 +60,52 @@ func StartPostgres(t testing.TB) *Postgres {
 // every connection.
 func StartPostgresWithPassword(t testing.TB, password string) *Postgres {
 	t.Helper()
-	bin := PostgresBinDir()
-	if _, err := os.Stat(filepath.Join(bin, "postgres")); err != nil {
-		t.Fatalf("PostgreSQL 15 is not installed in %s: run `make postgres`", bin)
-	}
 	dir, err := os.MkdirTemp("", "kubediff-postgres-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	cred, err := unprivileged(dir)
+	p, err := New(dir, password)
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := filepath.Join(dir, "data")
-	args := []string{"-D", data, "-U", "kubediff", "--auth=trust", "-E", "UTF8", "--no-sync"}
+	t.Cleanup(p.Stop)
+	return p
+}
+
+// New makes a database in dir (the caller's, which it removes after
+// Stop) and starts its server, outside a test (the benchmark's). A
+// password other than "" is asked of TCP connections (SCRAM).
+func New(dir, password string) (*Postgres, error) {
+	bin := PostgresBinDir()
+	if _, err := os.Stat(filepath.Join(bin, "postgres")); err != nil {
+		return nil, fmt.Errorf("PostgreSQL 15 is not installed in %s: run `make postgres`", bin)
+	}
+	cred, err := unprivileged(dir)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"-D", filepath.Join(dir, "data"), "-U", "kubediff", "--auth=trust", "-E", "UTF8", "--no-sync"}
 	if password != "" {
 		pwfile := filepath.Join(dir, "password")
 		if err := os.WriteFile(pwfile, []byte(password+"\n"), 0o644); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		args = append(args, "--auth-host=scram-sha-256", "--pwfile="+pwfile)
 	}
-	initdb := exec.Command(filepath.Join(bin, "initdb"), args...)
-	if out, err := runAs(initdb, cred).CombinedOutput(); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
+	if out, err := runAs(exec.Command(filepath.Join(bin, "initdb"), args...), cred).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("initdb: %w\n%s", err, out)
 	}
 	p := &Postgres{Port: FreePort(), bin: bin, dir: dir, cred: cred}
 	if p.Port == 0 {
-		t.Fatal("no free port on 127.0.0.1")
+		return nil, errors.New("no free port on 127.0.0.1")
 	}
 	p.DSN = fmt.Sprintf("postgres://kubediff@127.0.0.1:%d/postgres?sslmode=disable", p.Port)
-	t.Cleanup(p.Stop)
 	if err := p.Start(); err != nil {
-		t.Fatal(err)
+		p.Stop()
+		return nil, err
 	}
-	return p
+	return p, nil
 }
 
 // Start starts the server (again, after Stop: the same data, the same
@@ -145,6 +155,9 @@ func (p *Postgres) waitReady() error {
 // Stop stops the server quickly (SIGINT: PostgreSQL's fast shutdown,
 // which ends every connection); stopped already, it does nothing.
 func (p *Postgres) Stop() {
+	if p.exited == nil {
+		return // never started
+	}
 	select {
 	case <-p.exited:
 		return
