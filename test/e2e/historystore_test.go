@@ -269,3 +269,28 @@ func fleetOverMCP(t *testing.T, dsn, ns string) {
 		t.Errorf("object_at without a cluster says: %s", text)
 	}
 }
+
+// TestImportAStateDirOnce: `kubediff history import` copies a state dir
+// kept without a store into the database, which then answers as the
+// state dir does; a second import writes nothing twice; a state dir a
+// kubediff runs with is refused, naming what to do.
+func TestImportAStateDirOnce(t *testing.T) {
+	pg := testpg.StartPostgres(t)
+	ns, dir := stateDirWithOneRecord(t)
+	for range 2 {
+		out, code := cliOutput(t, "history", "import", "--state-dir", dir, "--history-store", pg.DSN, "--cluster", "laptop")
+		if code != 0 || !strings.Contains(out, "imported") {
+			t.Fatalf("import (exit %d): %s", code, out)
+		}
+	}
+	fromDir, _ := cliOutput(t, "history", "-n", ns, "--state-dir", dir)
+	fromDB, code := cliOutput(t, "history", "-n", ns, "--history-store", pg.DSN, "--cluster", "laptop")
+	if code != 0 || fromDB != fromDir || strings.Count(fromDB, "\n") != 1 {
+		t.Errorf("history after two imports (exit %d):\n%s\nfrom the state dir:\n%s", code, fromDB, fromDir)
+	}
+	running := startBinary(t, "watch", "-n", ns, "--state-dir", dir)
+	if out, code := cliOutput(t, "history", "import", "--state-dir", dir, "--history-store", pg.DSN); code != 1 || !strings.Contains(out, "stop it first") {
+		t.Errorf("import of a state dir in use (exit %d): %s", code, out)
+	}
+	running.shutdown()
+}
