@@ -111,6 +111,18 @@ func run(t *testing.T, meta string, steps []step) ([]string, *bytes.Buffer) {
 // runWith is run with Argo CD's ignoreDifferences.
 func runWith(t *testing.T, meta string, steps []step, ignores *ArgoIgnores) ([]string, *bytes.Buffer) {
 	t.Helper()
+	recs, logs := play(t, meta, steps, ignores)
+	got := make([]string, len(recs))
+	for i, rec := range recs {
+		got[i] = summary(rec.GitOps)
+	}
+	return got, logs
+}
+
+// play plays steps as runWith does and returns the records, each with
+// its GitOps fact.
+func play(t *testing.T, meta string, steps []step, ignores *ArgoIgnores) ([]record.Change, *bytes.Buffer) {
+	t.Helper()
 	d, err := diff.New(diff.Options{Rules: diff.Rules{Defaults: diff.AllDefaults}})
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +138,7 @@ func runWith(t *testing.T, meta string, steps []step, ignores *ArgoIgnores) ([]s
 	m["name"], m["namespace"], m["uid"] = "web", "shop", "u1"
 	var old *unstructured.Unstructured
 	start := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
-	var got []string
+	var got []record.Change
 	for i, s := range steps {
 		obj := deploymentAt(old, m, i+1)
 		if s.change != nil {
@@ -145,7 +157,7 @@ func runWith(t *testing.T, meta string, steps []step, ignores *ArgoIgnores) ([]s
 		}
 		rec.Time = record.Timestamp(start.Add(time.Duration(i) * 2500 * time.Millisecond))
 		cls.Classify(old, obj, &rec)
-		got = append(got, summary(rec.GitOps))
+		got = append(got, rec)
 		old = obj
 	}
 	return got, &logs
