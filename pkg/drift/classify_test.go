@@ -111,7 +111,7 @@ func run(t *testing.T, meta string, steps []step) ([]string, *bytes.Buffer) {
 // runWith is run with Argo CD's ignoreDifferences.
 func runWith(t *testing.T, meta string, steps []step, ignores *ArgoIgnores) ([]string, *bytes.Buffer) {
 	t.Helper()
-	recs, logs := play(t, meta, steps, ignores)
+	recs, logs := play(t, meta, steps, ignores, nil)
 	got := make([]string, len(recs))
 	for i, rec := range recs {
 		got[i] = summary(rec.GitOps)
@@ -120,8 +120,9 @@ func runWith(t *testing.T, meta string, steps []step, ignores *ArgoIgnores) ([]s
 }
 
 // play plays steps as runWith does and returns the records, each with
-// its GitOps fact.
-func play(t *testing.T, meta string, steps []step, ignores *ArgoIgnores) ([]record.Change, *bytes.Buffer) {
+// its GitOps fact; transitions (nil: none) is told of drift opening and
+// ending.
+func play(t *testing.T, meta string, steps []step, ignores *ArgoIgnores, transitions func(Transition)) ([]record.Change, *bytes.Buffer) {
 	t.Helper()
 	d, err := diff.New(diff.Options{Rules: diff.Rules{Defaults: diff.AllDefaults}})
 	if err != nil {
@@ -130,6 +131,9 @@ func play(t *testing.T, meta string, steps []step, ignores *ArgoIgnores) ([]reco
 	var logs bytes.Buffer
 	book := NewAppliedBook()
 	cls := New(slog.New(slog.NewTextHandler(&logs, nil)), book, ignores)
+	if transitions != nil {
+		cls.OnTransition(transitions)
+	}
 	redact := redacting(t, d, deployments)
 	var m map[string]any
 	if err := json.Unmarshal([]byte(meta), &m); err != nil {

@@ -2,6 +2,7 @@ package drift
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -84,7 +85,7 @@ func TestLedgerFollowsDriftThroughRecords(t *testing.T) {
 		ended: owner + `Deployment/web spec.template.spec.containers[0].image="nginx:1.27"→"nginx:1.28" ended by u1/3/updated`,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			recs, _ := play(t, argoMarks, tc.steps, nil)
+			recs, _ := play(t, argoMarks, tc.steps, nil, nil)
 			l := NewLedger()
 			for i, rec := range recs {
 				l.Add(rec)
@@ -123,5 +124,39 @@ func TestLedgerDeletionAndWindow(t *testing.T) {
 	}
 	if got := l.Ended(at.Add(21 * time.Second)); len(got) != 0 {
 		t.Errorf("came back since 21s: %s, want nothing", driftText(got))
+	}
+}
+
+// The Classifier tells when an object's drift opens and when it ends
+// (the metric of open drift follows it): once each, however many fields
+// drifted, and an object deleted or let go by the memory's bound ends
+// its drift.
+func TestTransitionsOpenAndEndOnce(t *testing.T) {
+	argo := []any{entry("argocd-controller", "", ownsEverthing)}
+	argoAfterScale := []any{entry("argocd-controller", "", merge(argoTracking, ownsTemplate)), entry("kubectl-edit", "", map[string]any{"f:spec": map[string]any{"f:replicas": map[string]any{}}})}
+	var told []string
+	tell := func(tr Transition) { told = append(told, fmt.Sprintf("%s %s %v", tr.Namespace, tr.Owner, tr.Open)) }
+	play(t, argoMarks, []step{
+		{manager: "argocd-controller", entries: argo},
+		{manager: "kubectl-edit", change: scale(5), entries: argoAfterScale},
+		{manager: "kubectl-edit", change: image("nginx:1.28"), entries: argoAfterScale},
+		{manager: "argocd-controller", change: scale(3), entries: argoAfterScale}, // declares replicas anew: the image stays
+		{manager: "argocd-controller", change: image("nginx:1.27"), entries: argo},
+	}, nil, tell)
+	if want := "shop argocd:Application/shop true; shop argocd:Application/shop false"; strings.Join(told, "; ") != want {
+		t.Errorf("told %q, want %q", strings.Join(told, "; "), want)
+	}
+
+	told = nil
+	cls := New(nil, nil, nil)
+	cls.OnTransition(tell)
+	cls.objects.max = 1
+	for _, uid := range []string{"a", "b"} {
+		st := cls.objects.ensure(uid)
+		st.open = &openDrift{namespace: "ns-" + uid, owner: "helm:shop/web", fields: map[string]any{"/spec/replicas": int64(2)}}
+	}
+	cls.Classify(nil, nil, &record.Change{UID: "b", Type: record.Deleted})
+	if want := "ns-a helm:shop/web false; ns-b helm:shop/web false"; strings.Join(told, "; ") != want {
+		t.Errorf("let go, then deleted: told %q, want %q", strings.Join(told, "; "), want)
 	}
 }
