@@ -51,11 +51,15 @@ func newDriftOpen(clusterIsConstant bool) *driftOpen {
 // DriftOpened counts an object of namespace whose drift from owner's
 // declared state opened, in cluster (ignored when every metric carries
 // the cluster already).
-func (m *Metrics) DriftOpened(cluster, namespace, owner string) { m.driftOpen.add(cluster, namespace, owner, 1) }
+func (m *Metrics) DriftOpened(cluster, namespace, owner string) {
+	m.driftOpen.add(cluster, namespace, owner, 1)
+}
 
 // DriftEnded takes back what DriftOpened counted: the drift was put
 // back, or its object is gone.
-func (m *Metrics) DriftEnded(cluster, namespace, owner string) { m.driftOpen.add(cluster, namespace, owner, -1) }
+func (m *Metrics) DriftEnded(cluster, namespace, owner string) {
+	m.driftOpen.add(cluster, namespace, owner, -1)
+}
 
 func (d *driftOpen) add(cluster, namespace, owner string, delta int) {
 	p := driftPair{cluster, namespace, owner}
