@@ -40,6 +40,7 @@ Without -n, every namespace.`,
   kubediff history --user alice --since 24h -o text
   kubediff history --rule 'rbac-*' --severity warning --since 7d -o text
   kubediff history --release shop/web --since 24h -o text
+  kubediff history --drift -n shop --since 7d -o text
   kubediff history configmaps --server http://127.0.0.1:8080 --since 30m`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format, _ := cmd.Flags().GetString("output"); format != "json" && format != "text" {
@@ -74,13 +75,14 @@ Without -n, every namespace.`,
 	f.String("severity", "", "only records whose rules' severity is at least this: info, warning, critical")
 	f.String("events", history.EventsWarnings, "Kubernetes Events listed among the changes of the objects they are about (and their owners'): all, warnings, none (docs/why.md)")
 	f.String("release", "", "only changes of objects this release applied: a Helm release, Argo CD Application, Flux Kustomization or HelmRelease, by NAME or NAMESPACE/NAME (docs/why.md)")
+	f.Bool("drift", false, "only changes made outside their object's GitOps owner (Argo CD, Flux, Helm) and the writes that put them back (docs/drift.md)")
 	f.String("since", "", "only records of the last DURATION (such as 15m, 2h, 7d)")
 	f.String("from", "", "only records from TIME (RFC 3339, a length of time ago such as 15m or 7d, or now)")
 	f.String("until", "", "only records until TIME (RFC 3339, a length of time ago such as 15m or 7d, or now)")
 	f.StringP("output", "o", "json", "json (as 'watch -o json') or text (as 'watch -o text'); default: text on a terminal, else json")
 	f.String("color", "auto", "colour in text output: auto, always, never")
 	f.Bool("fold", true, "in text output, fold a controller's burst (a rollout's Pods) into one line, as watch did; --fold=false prints every record")
-	markUnbound(cmd, "namespace", "all-namespaces", "user", "rule", "severity", "events", "release", "since", "from", "until", "output", "color", "fold")
+	markUnbound(cmd, "namespace", "all-namespaces", "user", "rule", "severity", "events", "release", "drift", "since", "from", "until", "output", "color", "fold")
 	cmd.AddCommand(newHistoryImportCommand(out))
 	return cmd
 }
@@ -298,6 +300,7 @@ func historyQuery(cmd *cobra.Command, src historyapi.Source, args []string) (his
 	q.Rule, _ = cmd.Flags().GetString("rule")
 	q.Severity, _ = cmd.Flags().GetString("severity")
 	q.Release, _ = cmd.Flags().GetString("release")
+	q.Drift, _ = cmd.Flags().GetBool("drift")
 	if err := historyapi.CheckReleaseFilter(q.Release); err != nil {
 		return q, usageError{fmt.Errorf("--%w", err)}
 	}

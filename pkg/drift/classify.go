@@ -37,6 +37,41 @@ type Classifier struct {
 	lastApplied LastApplied
 	// ignores are Argo CD Applications' ignoreDifferences (nil: none).
 	ignores *ArgoIgnores
+	// transitions is told when an object's drift opens or ends (nil:
+	// no one), under mu.
+	transitions func(Transition)
+}
+
+// Transition says that an object's drift opened (Open) or ended: put
+// back, its object deleted, or forgotten when the memory's bound let
+// the object go. Namespace is the object's; Owner its owner as
+// OwnerLabel names it.
+type Transition struct {
+	Namespace, Owner string
+	Open             bool
+}
+
+// OnTransition has f told of every Transition, in order, while the
+// Classifier's lock is held: f must be quick and must not call the
+// Classifier. Call it before the first Classify.
+func (c *Classifier) OnTransition(f func(Transition)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.transitions = f
+	c.objects.evicted = func(st *objectState) { c.ended(st.open) }
+}
+
+// opened and ended tell of an open drift's start and end.
+func (c *Classifier) opened(d *openDrift) {
+	if c.transitions != nil && d != nil {
+		c.transitions(Transition{Namespace: d.namespace, Owner: d.owner, Open: true})
+	}
+}
+
+func (c *Classifier) ended(d *openDrift) {
+	if c.transitions != nil && d != nil {
+		c.transitions(Transition{Namespace: d.namespace, Owner: d.owner})
+	}
 }
 
 // LastApplied is the declared state an object's
@@ -71,6 +106,9 @@ func (c *Classifier) Classify(oldObj, newObj *unstructured.Unstructured, rec *re
 	}
 	if rec.Type == record.Deleted {
 		c.mu.Lock()
+		if st := c.objects.get(rec.UID); st != nil {
+			c.ended(st.open)
+		}
 		c.objects.forget(rec.UID)
 		c.mu.Unlock()
 		if c.lastApplied != nil {
@@ -142,6 +180,7 @@ func (c *Classifier) sync(o owner, newObj *unstructured.Unstructured, rec *recor
 		if len(open.fields) == 0 {
 			g.Reverts, g.DriftSeconds = open.id, seconds(time.Time(rec.Time).Sub(open.since))
 			st.open = nil
+			c.ended(open)
 		}
 	}
 	st.declared = withoutStatus(newObj.Object)

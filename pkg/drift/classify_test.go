@@ -111,6 +111,19 @@ func run(t *testing.T, meta string, steps []step) ([]string, *bytes.Buffer) {
 // runWith is run with Argo CD's ignoreDifferences.
 func runWith(t *testing.T, meta string, steps []step, ignores *ArgoIgnores) ([]string, *bytes.Buffer) {
 	t.Helper()
+	recs, logs := play(t, meta, steps, ignores, nil)
+	got := make([]string, len(recs))
+	for i, rec := range recs {
+		got[i] = summary(rec.GitOps)
+	}
+	return got, logs
+}
+
+// play plays steps as runWith does and returns the records, each with
+// its GitOps fact; transitions (nil: none) is told of drift opening and
+// ending.
+func play(t *testing.T, meta string, steps []step, ignores *ArgoIgnores, transitions func(Transition)) ([]record.Change, *bytes.Buffer) {
+	t.Helper()
 	d, err := diff.New(diff.Options{Rules: diff.Rules{Defaults: diff.AllDefaults}})
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +131,9 @@ func runWith(t *testing.T, meta string, steps []step, ignores *ArgoIgnores) ([]s
 	var logs bytes.Buffer
 	book := NewAppliedBook()
 	cls := New(slog.New(slog.NewTextHandler(&logs, nil)), book, ignores)
+	if transitions != nil {
+		cls.OnTransition(transitions)
+	}
 	redact := redacting(t, d, deployments)
 	var m map[string]any
 	if err := json.Unmarshal([]byte(meta), &m); err != nil {
@@ -126,7 +142,7 @@ func runWith(t *testing.T, meta string, steps []step, ignores *ArgoIgnores) ([]s
 	m["name"], m["namespace"], m["uid"] = "web", "shop", "u1"
 	var old *unstructured.Unstructured
 	start := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
-	var got []string
+	var got []record.Change
 	for i, s := range steps {
 		obj := deploymentAt(old, m, i+1)
 		if s.change != nil {
@@ -145,7 +161,7 @@ func runWith(t *testing.T, meta string, steps []step, ignores *ArgoIgnores) ([]s
 		}
 		rec.Time = record.Timestamp(start.Add(time.Duration(i) * 2500 * time.Millisecond))
 		cls.Classify(old, obj, &rec)
-		got = append(got, summary(rec.GitOps))
+		got = append(got, rec)
 		old = obj
 	}
 	return got, &logs

@@ -28,6 +28,9 @@ type objectState struct {
 type openDrift struct {
 	id    string    // the record that started it
 	since time.Time // that record's time
+	// namespace and owner are the object's namespace and its owner
+	// (OwnerLabel), for the metric of open drift (Transition).
+	namespace, owner string
 	// fields are the drifted fields' pointers and declared values
 	// (absent for a field added outside the declared state).
 	fields map[string]any
@@ -39,6 +42,8 @@ type memory struct {
 	objects map[string]*objectState
 	order   *list.List // of *objectState, the most recently used at the front
 	max     int
+	// evicted is told of each state the bound let go (nil: no one).
+	evicted func(*objectState)
 }
 
 func newMemory(max int) *memory {
@@ -65,7 +70,11 @@ func (m *memory) ensure(uid string) *objectState {
 	for m.order.Len() > m.max {
 		oldest := m.order.Back()
 		m.order.Remove(oldest)
-		delete(m.objects, oldest.Value.(*objectState).uid)
+		gone := oldest.Value.(*objectState)
+		delete(m.objects, gone.uid)
+		if m.evicted != nil {
+			m.evicted(gone)
+		}
 	}
 	return st
 }

@@ -42,7 +42,12 @@ func (c *Classifier) outside(o owner, oldObj, newObj *unstructured.Unstructured,
 	}
 	if wasOpen && len(st.open.fields) == 0 {
 		g.Reverts, g.DriftSeconds = st.open.id, seconds(time.Time(rec.Time).Sub(st.open.since))
+		c.ended(st.open)
 		st.open = nil
+	}
+	if !wasOpen && st != nil && st.open != nil {
+		st.open.namespace, st.open.owner = rec.Namespace, OwnerLabel(*g)
+		c.opened(st.open)
 	}
 	return g
 }

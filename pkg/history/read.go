@@ -72,6 +72,10 @@ type Query struct {
 	// Release, when set, keeps the records of objects that release
 	// applied (record.Release.Named: its name or namespace/name).
 	Release string
+	// Drift, when set, keeps the records made outside their object's
+	// GitOps owner (gitops.via outside) and those that put such drift
+	// back (gitops.reverts): the drift and its end, docs/drift.md.
+	Drift   bool
 	Visible *Grants
 }
 
@@ -179,7 +183,7 @@ func (b *readBuckets) line(k []byte) []byte {
 func (b *readBuckets) wanted(k []byte, q Query) bool {
 	if v := b.records.Get(k); v != nil {
 		id, line, _ := bytes.Cut(v, []byte{0})
-		return len(line) > 0 && q.selects(change.ObjectID(id)) && q.madeBy(line) && q.judged(line) && q.released(line)
+		return len(line) > 0 && q.selects(change.ObjectID(id)) && q.lists(line)
 	}
 	if b.events == nil {
 		return false
@@ -189,7 +193,14 @@ func (b *readBuckets) wanted(k []byte, q Query) bool {
 		return false
 	}
 	h, line := decodeEvent(v)
-	return q.listsEvent(line) && q.selectsEvent(h.ids) && q.madeBy(line) && q.judged(line) && q.released(line)
+	return q.listsEvent(line) && q.selectsEvent(h.ids) && q.lists(line)
+}
+
+// lists says whether q's filters on what a record (or event) says keep
+// the kept JSON line: its user, rules, release and drift. Both stores
+// decide with it (Query.Lists).
+func (q Query) lists(line []byte) bool {
+	return q.madeBy(line) && q.judged(line) && q.released(line) && q.drifted(line)
 }
 
 // scan yields the keys of every record and event from start to end, in
@@ -394,6 +405,27 @@ func (q Query) released(line []byte) bool {
 		Release *record.Release `json:"release"`
 	}
 	return json.Unmarshal(line, &c) == nil && c.Release.Named(q.Release)
+}
+
+// gitopsKey is how a kept record's JSON says how it stands to its
+// object's GitOps owner: a record without it is passed over without
+// being decoded.
+var gitopsKey = []byte(`"gitops":{`)
+
+// drifted says whether the record (a kept JSON line) drifted from its
+// object's declared state or put such drift back, or q asks for
+// neither. An event never does.
+func (q Query) drifted(line []byte) bool {
+	if !q.Drift {
+		return true
+	}
+	if !bytes.Contains(line, gitopsKey) {
+		return false
+	}
+	var c struct {
+		GitOps *record.GitOps `json:"gitops"`
+	}
+	return json.Unmarshal(line, &c) == nil && c.GitOps != nil && (c.GitOps.Via == record.ViaOutside || c.GitOps.Reverts != "")
 }
 
 // rulesKey is how a kept record's JSON names the rules it matched: a

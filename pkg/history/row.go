@@ -64,9 +64,9 @@ func (r Row) Seq() uint64 { return binary.BigEndian.Uint64(r.Key[8:]) }
 func (q Query) Lists(r Row) bool {
 	switch r.Kind {
 	case RowRecord:
-		return len(r.Line) > 0 && q.selects(r.Object) && q.madeBy(r.Line) && q.judged(r.Line) && q.released(r.Line)
+		return len(r.Line) > 0 && q.selects(r.Object) && q.lists(r.Line)
 	case RowEvent:
-		return q.listsEvent(r.Line) && q.selectsEvent(r.EventIDs) && q.madeBy(r.Line) && q.judged(r.Line) && q.released(r.Line)
+		return q.listsEvent(r.Line) && q.selectsEvent(r.EventIDs) && q.lists(r.Line)
 	}
 	return false
 }

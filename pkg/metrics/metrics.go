@@ -61,6 +61,10 @@ type Metrics struct {
 	// object's marks (docs/why.md): "unknown" says kubediff does not see
 	// the release's Secrets or Applications.
 	ReleaseRecords *prometheus.CounterVec
+	// driftOpen is kubediff_drift_open (DriftOpened, DriftEnded) and
+	// driftTotal kubediff_drift_total (CountDrift): docs/drift.md.
+	driftOpen  *driftOpen
+	driftTotal *prometheus.CounterVec
 
 	namespaces topLabels
 }
@@ -152,11 +156,13 @@ func newOn(reg *prometheus.Registry, registerer prometheus.Registerer, clusterIs
 		ReleaseRecords: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kubediff_release_records_total", Help: "Change records naming the release their object belongs to, by tool and state: known (its revision, commit or chart) or unknown (its name alone).",
 		}, []string{"tool", "state"}),
+		driftOpen:  newDriftOpen(clusterIsConstant),
+		driftTotal: newDriftTotal(),
 		namespaces: newTopLabels(maxNamespaceLabels),
 	}
 	m.APIServerConnected.Set(1)
 	registerer.MustRegister(m.EventsObserved, m.RecordsEmitted, m.WatchesRunning, m.LastSync, m.Leader, m.APIServerConnected,
-		m.changes, m.ruleMatches, m.RuleFailures, m.ReleaseRecords)
+		m.changes, m.ruleMatches, m.RuleFailures, m.ReleaseRecords, m.driftOpen.gauge, m.driftTotal)
 	return m
 }
 

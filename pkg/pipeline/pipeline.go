@@ -135,7 +135,7 @@ func New(o Options) *Pipeline {
 	var next emitter = keep{history: o.History, cluster: &p.cluster, next: gate}
 	next = judge{rules: o.Rules, namespaces: p.namespaces, cluster: &p.cluster, metrics: o.Metrics, next: next}
 	p.applied, p.argoIgnores = drift.NewAppliedBook(), drift.NewArgoIgnores(o.Log)
-	next = gitops{classifier: drift.New(o.Log, p.applied, p.argoIgnores), next: next}
+	next = newGitops(drift.New(o.Log, p.applied, p.argoIgnores), o.Metrics, &p.cluster, next)
 	if o.Identities != nil || o.Releases != nil {
 		p.identify = newIdentify(nil, o.IdentityWait, next, o.Holds)
 		next = p.identify

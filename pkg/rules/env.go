@@ -123,6 +123,12 @@ func recordDeclType() *apiservercel.DeclType {
 	release := object("kubediff.Release", field("tool", str), field("kind", str), field("namespace", str), field("name", str),
 		field("revision", apiservercel.IntType), field("status", str), field("chart", str), field("appVersion", str),
 		field("gitRevision", str), field("startedAt", str), field("finishedAt", str))
+	drifted := object("kubediff.DriftedField", field("path", str), field("field", str), field("declared", apiservercel.DynType),
+		field("undeclared", apiservercel.BoolType), field("before", apiservercel.DynType), field("now", apiservercel.DynType),
+		field("truncated", apiservercel.BoolType))
+	gitops := object("kubediff.GitOps", field("via", str), field("tool", str), field("kind", str), field("namespace", str),
+		field("name", str), field("declaredFrom", str), field("drift", apiservercel.NewListType(drifted, maxChanges)),
+		field("reverts", str), field("driftSeconds", apiservercel.DoubleType))
 	return object("kubediff.Record",
 		field("type", str), field("apiVersion", str), field("kind", str), field("resource", str),
 		field("namespace", str), field("name", str), field("uid", str), field("resourceVersion", str),
@@ -136,6 +142,7 @@ func recordDeclType() *apiservercel.DeclType {
 			field("subresource", str), field("time", str))),
 		field("user", user),
 		field("release", release),
+		field("gitops", gitops),
 		field("cluster", object("kubediff.Cluster", field("name", str), field("id", str))),
 		field("access", apiservercel.NewListType(str, maxSentences)),
 		field("rbac", rbacDeclType(field, object)),

@@ -221,6 +221,9 @@ func recordValue(c *record.Change) map[string]any {
 	if r := c.Release; r != nil {
 		v["release"] = releaseValue(r)
 	}
+	if g := c.GitOps; g != nil {
+		v["gitops"] = gitopsValue(g)
+	}
 	if cl := c.Cluster; cl != nil {
 		v["cluster"] = map[string]any{"name": cl.Name, "id": cl.ID}
 	}

@@ -26,6 +26,10 @@ type PackRule struct {
 	Spec `json:",inline"`
 	// Description says in a sentence what the rule catches.
 	Description string `json:"description"`
+	// NamespacesRequired says the rule is enabled only with namespaces
+	// (drift-in-namespace: about the namespaces a team guards, and in
+	// every namespace another rule of the pack already).
+	NamespacesRequired bool `json:"namespacesRequired,omitempty"`
 }
 
 // Pack returns the built-in rules, by name.
@@ -137,6 +141,10 @@ func withPack(specs []Spec, enabled []PackEntry) ([]Spec, []error) {
 		i := slices.IndexFunc(pack, func(r PackRule) bool { return r.Name == e.Name })
 		if i < 0 {
 			errs = append(errs, fmt.Errorf("rulePack: %q is not a built-in rule (%s)", e.Name, strings.Join(PackNames(), ", ")))
+			continue
+		}
+		if pack[i].NamespacesRequired && len(e.Namespaces) == 0 {
+			errs = append(errs, fmt.Errorf("rulePack: %s needs the namespaces it is about: {name: %s, namespaces: [GLOB, ...]}", e.Name, e.Name))
 			continue
 		}
 		spec := pack[i].Spec

@@ -3,6 +3,7 @@ package rules
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -147,5 +148,57 @@ func TestPackNamespaceDeletionIsOneAlert(t *testing.T) {
 		if _, v := judged(t, set, tc.ev); !slices.Equal(v.Rules, tc.want) || (tc.want != nil && v.Summary != "Namespace shop deleted, and every object in it") {
 			t.Errorf("a Namespace %s: verdict %+v, want rules %v with the summary", tc.name, v, tc.want)
 		}
+	}
+}
+
+// The drift rules match a change made outside the object's GitOps owner
+// (record.gitops.via outside), never the owner's own write nor the one
+// that puts the drift back, nor a change of an object no GitOps tool
+// owns; drift-in-namespace only in the namespaces it is given, which it
+// requires. The summary names the owner and the drifted fields.
+func TestPackDriftRulesMatchOutsideChanges(t *testing.T) {
+	var entries []PackEntry
+	if err := json.Unmarshal([]byte(`["drift-outside-gitops", {"name": "drift-in-namespace", "namespaces": ["prod-*"]}]`), &entries); err != nil {
+		t.Fatal(err)
+	}
+	set, err := Compile(nil, entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployments := schemaResource("apps", "v1", "deployments", "Deployment")
+	web := func(ns string, replicas int) *unstructured.Unstructured {
+		return object(t, `{apiVersion: apps/v1, kind: Deployment, metadata: {name: web, namespace: `+ns+`, resourceVersion: "1"}, spec: {replicas: `+strconv.Itoa(replicas)+`}}`)
+	}
+	owner := record.GitOps{Tool: record.ToolArgoCD, Kind: "Application", Namespace: "argocd", Name: "shop"}
+	outside, sync, putBack := owner, owner, owner
+	outside.Via, outside.Drift = record.ViaOutside, []record.DriftedField{{Path: "/spec/replicas", Field: "spec.replicas", Declared: int64(2), Before: int64(2), Now: int64(5)}}
+	sync.Via = record.ViaSync
+	putBack.Via, putBack.Reverts, putBack.DriftSeconds = record.ViaSync, "u/1/updated", 2.4
+	for _, tc := range []struct {
+		name   string
+		ns     string
+		gitops *record.GitOps
+		want   []string
+	}{
+		{"outside, in prod", "prod-eu", &outside, []string{"drift-in-namespace", "drift-outside-gitops"}},
+		{"outside, in dev", "dev", &outside, []string{"drift-outside-gitops"}},
+		{"the owner's sync", "prod-eu", &sync, nil},
+		{"the sync that puts it back", "prod-eu", &putBack, nil},
+		{"no GitOps owner", "prod-eu", nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := change.Event{Type: change.Updated, Resource: deployments, Old: web(tc.ns, 2), New: web(tc.ns, 5)}
+			_, v := judgedAs(t, set, ev, func(c *record.Change) { c.GitOps = tc.gitops })
+			rules := slices.Sorted(slices.Values(v.Rules))
+			if !slices.Equal(rules, tc.want) {
+				t.Errorf("rules %v, want %v", rules, tc.want)
+			}
+			if want := "Deployment " + tc.ns + "/web changed outside argocd Application argocd/shop: spec.replicas"; tc.want != nil && v.Summary != want {
+				t.Errorf("summary %q, want %q", v.Summary, want)
+			}
+		})
+	}
+	if _, err := Compile(nil, PackNamed("drift-in-namespace")); err == nil || !strings.Contains(err.Error(), "drift-in-namespace needs the namespaces it is about") {
+		t.Errorf("drift-in-namespace without namespaces: %v", err)
 	}
 }

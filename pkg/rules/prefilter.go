@@ -179,7 +179,7 @@ func stringFunc(call ast.CallExpr) func(string) bool {
 }
 
 // presence reads has(record.user), has(record.manager), has(record.owner),
-// has(record.release) and has(record.cluster).
+// has(record.release), has(record.gitops) and has(record.cluster).
 func presence(e ast.Expr) func(*record.Change) bool {
 	sel := e.AsSelect()
 	if !sel.IsTestOnly() || sel.Operand().Kind() != ast.IdentKind || sel.Operand().AsIdent() != "record" {
@@ -190,6 +190,8 @@ func presence(e ast.Expr) func(*record.Change) bool {
 		return func(c *record.Change) bool { return c.User != nil }
 	case "release":
 		return func(c *record.Change) bool { return c.Release != nil }
+	case "gitops":
+		return func(c *record.Change) bool { return c.GitOps != nil }
 	case "manager":
 		return func(c *record.Change) bool { return c.Manager != nil }
 	case "owner":

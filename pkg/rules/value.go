@@ -35,6 +35,9 @@ func celRecord(c *record.Change, old, new map[string]any) ref.Val {
 	if c.Release != nil {
 		m[keyRelease] = celRelease(c.Release)
 	}
+	if c.GitOps != nil {
+		m[keyGitOps] = celGitOps(c.GitOps)
+	}
 	if cl := c.Cluster; cl != nil {
 		m[keyCluster] = strings2(keyName, cl.Name, keyID, cl.ID)
 	}
@@ -72,6 +75,23 @@ func releaseValue(r *record.Release) map[string]any {
 		"startedAt": r.StartedAt, "finishedAt": r.FinishedAt}
 }
 
+// celGitOps is how the change stands to its GitOps owner as rules see
+// it: every field, "" or 0 when unset, drift an empty list.
+func celGitOps(g *record.GitOps) ref.Val {
+	return types.NewStringInterfaceMap(types.DefaultTypeAdapter, gitopsValue(g))
+}
+
+// gitopsValue is the GitOps fact as rules and summaries read it.
+func gitopsValue(g *record.GitOps) map[string]any {
+	drift := make([]any, len(g.Drift))
+	for i, f := range g.Drift {
+		drift[i] = map[string]any{"path": f.Path, "field": f.Field, "declared": f.Declared, "undeclared": f.Undeclared,
+			"before": f.Before, "now": f.Now, "truncated": f.Truncated}
+	}
+	return map[string]any{"via": g.Via, "tool": g.Tool, "kind": g.Kind, "namespace": g.Namespace, "name": g.Name,
+		"declaredFrom": g.DeclaredFrom, "drift": drift, "reverts": g.Reverts, "driftSeconds": g.DriftSeconds}
+}
+
 func strings2(k1 ref.Val, v1 string, k2 ref.Val, v2 string) ref.Val {
 	return types.NewRefValMap(types.DefaultTypeAdapter, map[ref.Val]ref.Val{k1: types.String(v1), k2: types.String(v2)})
 }
@@ -97,7 +117,7 @@ var (
 	keyOwner, keyManager, keyUser, keyCluster         = types.String("owner"), types.String("manager"), types.String("user"), types.String("cluster")
 	keyOperation, keySubresource, keyTime, keyGroups  = types.String("operation"), types.String("subresource"), types.String("time"), types.String("groups")
 	keyServiceAccount, keyID, keyAccess, keyRBAC      = types.String("serviceAccount"), types.String("id"), types.String("access"), types.String("rbac")
-	keyRelease, keyNamespaceDeleting                  = types.String("release"), types.String("namespaceDeleting")
+	keyRelease, keyNamespaceDeleting, keyGitOps       = types.String("release"), types.String("namespaceDeleting"), types.String("gitops")
 	keyOp, keyPath, keyField, keyFrom, keyTo          = types.String("op"), types.String("path"), types.String("field"), types.String("from"), types.String("to")
 )
 
@@ -149,6 +169,8 @@ func (r *lazyRecord) Find(key ref.Val) (ref.Val, bool) {
 		return optional(c.User != nil, func() ref.Val { return celUser(c.User) })
 	case "release":
 		return optional(c.Release != nil, func() ref.Val { return celRelease(c.Release) })
+	case "gitops":
+		return optional(c.GitOps != nil, func() ref.Val { return celGitOps(c.GitOps) })
 	case "access":
 		return types.NewStringList(types.DefaultTypeAdapter, stringsOrEmpty(c.Access)), true
 	case "rbac":

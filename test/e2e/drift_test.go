@@ -3,9 +3,12 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/kubediff/kubediff/pkg/drift"
 	"github.com/kubediff/kubediff/pkg/record"
 )
 
@@ -191,4 +194,90 @@ spec:
 		t.Errorf("a scale Argo CD ignores says %s, want no gitops", jsonOf(g))
 	}
 	checkVia(t, recs[2], record.ViaOutside, record.GitOps{Tool: record.ToolArgoCD, Kind: "Application", Namespace: ns, Name: "shop"})
+}
+
+// TestDriftCommandAndMetricFollowTheSelfHeal: after an outside `kubectl
+// scale` of a Deployment Argo CD (imitated) applied, `kubediff drift`
+// (reading the running kubediff's state dir) lists it under its
+// Application with the declared and current replicas, `history --drift`
+// lists the outside record, and kubediff_drift_open counts it; after the
+// imitated self-heal, drift lists nothing, --since lists it as put back,
+// and the metric is 0.
+func TestDriftCommandAndMetricFollowTheSelfHeal(t *testing.T) {
+	ns := newNamespace(t)
+	dir := filepath.Join(t.TempDir(), "state")
+	w := startWatch(t, "-n", ns, "--state-dir", dir)
+	w.logOnFailure()
+	applyAsArgoCD(t, ns)
+	kubectl(t, "", "-n", ns, "scale", "deployment/web", "--replicas=5")
+	outside := w.waitRecords("Deployment", ns, "web", 2)[1]
+	owner := "argocd:Application/" + ns + "/shop"
+	metric := regexp.MustCompile(`kubediff_drift_open\{[^}]*namespace="` + ns + `",owner="` + regexp.QuoteMeta(owner) + `"\} (\d+)\n`)
+	openNow := func() string {
+		_, body := get(t, httpAddress(t, w)+"/metrics")
+		if m := metric.FindStringSubmatch(body); m != nil {
+			return m[1]
+		}
+		return "none"
+	}
+	// The history is written by the state dir's flush, once a second.
+	var out string
+	eventually(t, "kubediff drift to list web", func() bool {
+		out, _ = cliOutput(t, "drift", "-n", ns, "--state-dir", dir, "-o", "json")
+		return strings.Contains(out, `"name":"web"`)
+	})
+	groups := driftGroups(t, out)
+	if len(groups) != 1 || groups[0].Owner.Name != "shop" || len(groups[0].Drifted) != 1 || groups[0].Drifted[0].Record != outside.ID {
+		t.Fatalf("drift: %s, want Deployment web under Application shop, drifted by %s", out, outside.ID)
+	}
+	if f := groups[0].Drifted[0].Fields; len(f) != 1 || f[0].Field != "spec.replicas" || jsonOf(f[0].Declared) != "2" || jsonOf(f[0].Now) != "5" {
+		t.Errorf("drifted fields %s, want spec.replicas declared 2, now 5", jsonOf(f))
+	}
+	if text, _ := cliOutput(t, "drift", "-n", ns, "--state-dir", dir, "-o", "text"); !strings.Contains(text, "Argo CD app "+ns+"/shop\n  Deployment "+ns+"/web, drifted since ") ||
+		!strings.Contains(text, "    ≠ spec.replicas: declared 2, now 5\n") {
+		t.Errorf("drift -o text:\n%s", text)
+	}
+	if hist, _ := cliOutput(t, "history", "-n", ns, "--drift", "--state-dir", dir); strings.Count(hist, "\n") != 1 || !strings.Contains(hist, outside.ID) {
+		t.Errorf("history --drift: want the outside record alone:\n%s", hist)
+	}
+	if got := openNow(); got != "1" {
+		t.Errorf("kubediff_drift_open = %s, want 1", got)
+	}
+
+	applyAsArgoCD(t, ns) // the self-heal
+	heal := w.waitRecords("Deployment", ns, "web", 3)[2]
+	if heal.GitOps == nil || heal.GitOps.Reverts != outside.ID {
+		t.Fatalf("the self-heal says %s, want it to revert %s", jsonOf(heal.GitOps), outside.ID)
+	}
+	eventually(t, "kubediff drift to list nothing", func() bool {
+		out, _ = cliOutput(t, "drift", "-n", ns, "--state-dir", dir, "-o", "json")
+		return out == ""
+	})
+	if got := openNow(); got != "0" {
+		t.Errorf("after the self-heal kubediff_drift_open = %s, want 0", got)
+	}
+	out, _ = cliOutput(t, "drift", "-n", ns, "--since", "10m", "--state-dir", dir, "-o", "json")
+	if groups := driftGroups(t, out); len(groups) != 1 || len(groups[0].Drifted) != 0 || len(groups[0].PutBack) != 1 || groups[0].PutBack[0].EndedBy != heal.ID {
+		t.Errorf("drift --since 10m: %s, want web put back by %s", out, heal.ID)
+	}
+}
+
+// driftGroup is a line of `kubediff drift -o json`.
+type driftGroup struct {
+	Owner   record.GitOps `json:"owner"`
+	Drifted []drift.Drift `json:"drifted"`
+	PutBack []drift.Drift `json:"putBack"`
+}
+
+func driftGroups(t *testing.T, out string) []driftGroup {
+	t.Helper()
+	var groups []driftGroup
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var g driftGroup
+		if err := json.Unmarshal([]byte(line), &g); err != nil {
+			t.Fatalf("kubediff drift printed %q: %v", out, err)
+		}
+		groups = append(groups, g)
+	}
+	return groups
 }

@@ -111,6 +111,9 @@ func (r *Remote) Records(ctx context.Context, q history.Query) (history.Page, er
 	setIf(v, "severity", q.Severity)
 	setIf(v, "events", q.Events)
 	setIf(v, "release", q.Release)
+	if q.Drift {
+		v.Set("drift", "true")
+	}
 	setIf(v, "after", q.After)
 	setTime(v, "from", q.From)
 	setTime(v, "until", q.Until)

@@ -413,7 +413,8 @@ func (h *Handler) types(w http.ResponseWriter, r *http.Request, _ *authnv1.UserI
 }
 
 // parseQuery reads a records query: select (repeatable), namespace,
-// user, rule, severity, events, release, from, until, limit, after.
+// user, rule, severity, events, release, drift, from, until, limit,
+// after.
 func parseQuery(r *http.Request) (history.Query, error) {
 	v, err := queryOf(r)
 	if err != nil {
@@ -434,6 +435,9 @@ func parseQuery(r *http.Request) (history.Query, error) {
 		return q, err
 	}
 	if err := CheckReleaseFilter(q.Release); err != nil {
+		return q, err
+	}
+	if q.Drift, err = boolParam(v.Get("drift"), "drift"); err != nil {
 		return q, err
 	}
 	if q.After != "" {

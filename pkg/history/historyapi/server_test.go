@@ -194,6 +194,7 @@ func TestBadQueriesAre400(t *testing.T) {
 		{"an unknown severity", "severity=high"},
 		{"a release that is no name", "release=Web%20App"},
 		{"a release in two namespaces", "release=a/b/c"},
+		{"a drift that is no switch", "drift=yes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := authz.reviewCount()
@@ -324,6 +325,41 @@ func TestRecordsOfARelease(t *testing.T) {
 	page, err := remote.Records(context.Background(), history.Query{Namespace: "mine", Release: "web"})
 	if err != nil || len(page.Records) != 1 {
 		t.Errorf("the client's query for release web: %d records, %v; want 1", len(page.Records), err)
+	}
+}
+
+// drift=true keeps the records made outside their GitOps owner and
+// those that put them back, as far as the caller may see them; the
+// command line's client sends it.
+func TestRecordsOfDrift(t *testing.T) {
+	authz := viewerOf("mine")
+	via := func(e journal.Entry, via, reverts string) journal.Entry {
+		e.Change.GitOps = &record.GitOps{Via: via, Tool: record.ToolFlux, Kind: "Kustomization", Namespace: "flux-system", Name: "apps", Reverts: reverts}
+		return e
+	}
+	base, _, _ := apiServer(t, authz,
+		via(entry("mine", "a", 1, nil, map[string]any{"k": "1"}), record.ViaSync, ""),
+		via(entry("mine", "b", 2, nil, map[string]any{"k": "2"}), record.ViaOutside, ""),
+		via(entry("theirs", "c", 3, nil, map[string]any{"k": "3"}), record.ViaOutside, ""),
+		via(entry("mine", "d", 4, nil, map[string]any{"k": "4"}), record.ViaSync, "b-id"),
+		entry("mine", "e", 5, nil, map[string]any{"k": "5"}))
+	for query, want := range map[string]string{"drift=true": "[b d]", "drift=false": "[a b d e]", "": "[a b d e]"} {
+		code, body := get(t, base+RecordsPath+"?"+query, "viewer-token")
+		var names []string
+		for _, c := range changesIn(t, body) {
+			names = append(names, c.Name)
+		}
+		if code != http.StatusOK || fmt.Sprint(names) != want {
+			t.Errorf("%s: %d %v, want %s", query, code, names, want)
+		}
+	}
+	remote, err := NewRemote(base, &rest.Config{BearerToken: "viewer-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := remote.Records(context.Background(), history.Query{Namespace: "mine", Drift: true})
+	if err != nil || len(page.Records) != 2 {
+		t.Errorf("the client's drift query: %d records, %v; want 2", len(page.Records), err)
 	}
 }
 

@@ -140,3 +140,16 @@ func CheckEvents(events string) error {
 	}
 	return fmt.Errorf("events: %q is not one of all, warnings, none", events)
 }
+
+// boolParam reads a query parameter that is a switch: true, false or
+// absent (false). Anything else is refused, so that a misspelt drift=yes
+// is not read as "all records".
+func boolParam(s, name string) (bool, error) {
+	switch s {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	}
+	return false, fmt.Errorf("%s %q: want true or false", name, truncate(s))
+}

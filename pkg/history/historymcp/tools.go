@@ -27,6 +27,7 @@ type listInput struct {
 	Severity  string `json:"severity,omitempty" jsonschema:"only changes whose rules' severity is at least this: info, warning, critical"`
 	Release   string `json:"release,omitempty" jsonschema:"only changes of objects this release applied: a Helm release, Argo CD Application, Flux Kustomization or HelmRelease, by NAME or NAMESPACE/NAME"`
 	Field     string `json:"field,omitempty" jsonschema:"only changes to a field whose path contains this: spec.replicas, image"`
+	Drift     bool   `json:"drift,omitempty" jsonschema:"only changes made outside their object's GitOps owner (Argo CD, Flux, Helm), drift from what Git or the chart declares, and the writes that put them back"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"most records to read (default 50, at most 500)"`
 	Cursor    string `json:"cursor,omitempty" jsonschema:"next, from the previous page"`
 	Cluster   string `json:"cluster,omitempty" jsonschema:"of a history store holding several clusters: the cluster to read (default: every cluster's changes together)"`
@@ -52,6 +53,7 @@ type entry struct {
 	Summary   string          `json:"summary,omitempty" jsonschema:"the most severe rule's summary of the change"`
 	Access    []string        `json:"access,omitempty" jsonschema:"for a Role, ClusterRole or binding: what access the change gave or took away, in sentences, the most dangerous first"`
 	Release   *record.Release `json:"release,omitempty" jsonschema:"the release or sync the object belongs to, as it stood when the change was made: tool (helm, argocd, flux), kind, namespace, name, Helm revision, status, chart, appVersion, gitRevision"`
+	GitOps    *record.GitOps  `json:"gitops,omitempty" jsonschema:"how the change stands to the object's GitOps owner: via sync (the owner's write) or outside (drift), the owner (tool, kind, namespace, name), each drifted field with its declared value, value before and now, and for a write that put drift back the outside change it reverts and driftSeconds"`
 	Event     string          `json:"event,omitempty" jsonschema:"for type event: what a Kubernetes Event said about the object, as Type Reason: message (×count)"`
 	Burst     *burst          `json:"burst,omitempty"`
 }
@@ -87,7 +89,7 @@ func (t tools) listChanges(ctx context.Context, _ *mcp.CallToolRequest, in listI
 	if err := historyapi.CheckReleaseFilter(in.Release); err != nil {
 		return nil, listOutput{}, err
 	}
-	q.After, q.User, q.Rule, q.Severity, q.Release = in.Cursor, in.User, in.Rule, in.Severity, in.Release
+	q.After, q.User, q.Rule, q.Severity, q.Release, q.Drift = in.Cursor, in.User, in.Rule, in.Severity, in.Release, in.Drift
 	recs, next, err := t.read(ctx, q, limitOf(in.Limit), func(c record.Change) bool {
 		return (in.Manager == "" || c.Manager != nil && strings.Contains(c.Manager.Name, in.Manager)) &&
 			(in.Field == "" || strings.Contains(c.Changed, in.Field))
@@ -157,7 +159,7 @@ func fold(recs []record.Change) []entry {
 	open := map[string]int{} // owner → index of its entry in out
 	objects := map[int]map[string]bool{}
 	for _, c := range recs {
-		if c.Owner != nil && c.Type != record.EventRecord {
+		if c.Owner != nil && c.Type != record.EventRecord && c.GitOps == nil { // drift stays its own entry
 			key := c.Namespace + "/" + c.Owner.String()
 			if i, ok := open[key]; ok && time.Time(c.Time).Sub(parseTime(out[i].Time)) <= burstGap {
 				out[i] = joined(out[i], c)
@@ -180,7 +182,7 @@ func fold(recs []record.Change) []entry {
 
 func single(c record.Change) entry {
 	e := entry{Time: c.Time.String(), Type: c.Type, Kind: c.Kind, Namespace: c.Namespace, Name: c.Name, Fields: c.Changed,
-		Rules: c.Rules, Severity: c.Severity, Summary: c.Summary, Access: c.Access, Release: c.Release}
+		Rules: c.Rules, Severity: c.Severity, Summary: c.Summary, Access: c.Access, Release: c.Release, GitOps: c.GitOps}
 	if c.Manager != nil {
 		e.By = c.Manager.Name
 	}

@@ -47,6 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"PagesAndCursors", pagesAndCursors},
 		{"BadWindowsAndTokens", badWindowsAndTokens},
 		{"FiltersByNamespaceUserAndType", filters},
+		{"DriftAndItsPutBack", driftAndPutBack},
 		{"VisibilityPerNamespace", visibilityPerNamespace},
 		{"EventsFoldedAndListedUnderOwners", eventsFolded},
 		{"StepsAndBlame", stepsAndBlame},
@@ -276,6 +277,34 @@ func filters(t *testing.T, h Harness) {
 		if got := records(t, h, c.q); len(got) != c.want {
 			t.Errorf("%s: %d records (%v), want %d", c.name, len(got), ids(got), c.want)
 		}
+	}
+}
+
+// Drifted is e made outside the GitOps owner (via outside), or by it
+// (via sync) putting back the drift that reverts ("": none) started.
+func Drifted(e journal.Entry, via, reverts string) journal.Entry {
+	e.Change.GitOps = &record.GitOps{Via: via, Tool: record.ToolArgoCD, Kind: "Application", Namespace: "argocd", Name: "shop", Reverts: reverts}
+	if via == record.ViaOutside {
+		e.Change.GitOps.Drift = []record.DriftedField{{Path: "/data/level", Field: "data.level", Declared: "1", Before: "1", Now: "2"}}
+	}
+	return e
+}
+
+// driftAndPutBack: a drift query lists the outside change and the sync
+// that put it back, not the owner's other writes nor changes of objects
+// no GitOps tool owns.
+func driftAndPutBack(t *testing.T, h Harness) {
+	h.Write(t, T0)
+	sync := Drifted(Entry("default", "settings", "", "1", 1, ""), record.ViaSync, "")
+	outside := Drifted(Entry("default", "settings", "1", "2", 2, "alice"), record.ViaOutside, "")
+	back := Drifted(Entry("default", "settings", "2", "1", 3, ""), record.ViaSync, outside.Change.ID)
+	h.Write(t, minute(3), sync, outside, back, Entry("other", "plain", "", "a", 4, "alice"))
+	got := records(t, h, history.Query{Drift: true})
+	if want := []string{outside.Change.ID, back.Change.ID}; !slices.Equal(ids(got), want) {
+		t.Errorf("drift: %v, want the outside change and its put-back %v", ids(got), want)
+	}
+	if got := records(t, h, history.Query{Drift: true, User: "alice"}); len(got) != 1 || got[0].GitOps.Via != record.ViaOutside {
+		t.Errorf("drift by alice: %v, want the outside change alone", ids(got))
 	}
 }
 
