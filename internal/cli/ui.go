@@ -17,8 +17,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubediff/kubediff/pkg/diff"
 	"github.com/kubediff/kubediff/pkg/history/historyapi"
 	"github.com/kubediff/kubediff/pkg/history/historyui"
+	"github.com/kubediff/kubediff/pkg/history/pgstore"
 )
 
 func newUICommand(stdout, stderr io.Writer) *cobra.Command {
@@ -67,9 +69,7 @@ func uiHandler(cmd *cobra.Command, stderr io.Writer) (http.Handler, func(), erro
 			return nil, nil, err
 		}
 		// Read with the database's credentials: no Kubernetes RBAC.
-		api := historyapi.NewHandler(reader, nil)
-		api.SetRules(rules)
-		api.Register(mux)
+		mux.Handle("/api/", &storeAPI{store: store, rules: rules, all: apiMux(reader, rules), byID: map[string]http.Handler{}})
 		return mux, store.Close, nil
 	}
 	remote, dir, err := historyFlags(cmd, stderr)
@@ -169,4 +169,50 @@ func openBrowser(url string) (remove func(), err error) {
 	}
 	go func() { _ = opening.Wait() }() // xdg-open returns at once; reap it
 	return remove, nil
+}
+
+// storeAPI serves the history API of a history store to the page: the
+// records of the cluster ?cluster= names, else of every cluster the
+// reader reads (a fleet's page: rows name their clusters and link to
+// them).
+type storeAPI struct {
+	store *pgstore.Store
+	rules *diff.Differ
+	all   http.Handler
+	mu    sync.Mutex
+	byID  map[string]http.Handler
+}
+
+func (a *storeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("cluster")
+	if name == "" {
+		a.all.ServeHTTP(w, r)
+		return
+	}
+	id, err := storeCluster(r.Context(), a.store, name)
+	if err != nil {
+		historyapi.WriteError(w, http.StatusNotFound, "NotFound", err)
+		return
+	}
+	a.mu.Lock()
+	h := a.byID[id]
+	if h == nil {
+		h = apiMux(a.store.Cluster(id), a.rules)
+		a.byID[id] = h
+	}
+	a.mu.Unlock()
+	q := r.URL.Query()
+	q.Del("cluster") // the cluster's API knows no other
+	r2 := r.Clone(r.Context())
+	r2.URL.RawQuery = q.Encode()
+	h.ServeHTTP(w, r2)
+}
+
+// apiMux serves the history API over reader, without access checks.
+func apiMux(reader historyapi.Store, rules *diff.Differ) http.Handler {
+	mux := http.NewServeMux()
+	api := historyapi.NewHandler(reader, nil)
+	api.SetRules(rules)
+	api.Register(mux)
+	return mux
 }

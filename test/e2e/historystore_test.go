@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kubediff/kubediff/internal/testenv"
@@ -247,6 +249,35 @@ func TestTwoClustersAndTwoReplicasShareOneDatabase(t *testing.T) {
 		t.Errorf("get without --cluster on a database of two clusters (exit %d): %s", code, out)
 	}
 	fleetOverMCP(t, pg.DSN, ns)
+	fleetPage(t, pg.DSN, ns)
+}
+
+// fleetPage: `kubediff ui --history-store` in Chromium shows both
+// clusters' ConfigMap as two rows naming their clusters; filtered to
+// beta, beta's alone; a row opens its own cluster's object page.
+func fleetPage(t *testing.T, dsn, ns string) {
+	t.Helper()
+	browser := newBrowser(t)
+	page := startUI(t, "--history-store", dsn)
+	base := strings.TrimSuffix(page, regexp.MustCompile(`/open\?.*$`).FindString(page))
+	inBrowser(t, browser, "the fleet's timeline", chromedp.Navigate(page), chromedp.Navigate(base+"/?namespace="+ns+"&from=30m"),
+		chromedp.WaitVisible(chromedp.CSS(".legend")))
+	text := mainText(t, browser)
+	for _, want := range []string{"settings ConfigMap · " + ns + " · alpha", "settings ConfigMap · " + ns + " · beta"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the fleet's timeline lacks %q:\n%s", want, text)
+		}
+	}
+	screenshot(t, browser, "fleet")
+	inBrowser(t, browser, "filtered to beta", chromedp.Navigate(base+"/?namespace="+ns+"&from=30m&cluster=beta"), chromedp.WaitVisible(chromedp.CSS(".legend")))
+	if text = mainText(t, browser); !strings.Contains(text, "2 changes") || strings.Contains(text, "alpha") {
+		t.Errorf("filtered to beta:\n%s", text)
+	}
+	inBrowser(t, browser, "beta's object page", chromedp.Navigate(base+"/?namespace="+ns+"&from=30m"), chromedp.WaitVisible(chromedp.CSS(".legend")),
+		chromedp.Click(chromedp.CSS(`a.label[href*="cluster=beta"]`)), chromedp.WaitVisible(chromedp.CSS(".record")))
+	if text = mainText(t, browser); strings.Count(text, "updated") != 1 {
+		t.Errorf("beta's object page should hold its one update:\n%s", text)
+	}
 }
 
 // fleetOverMCP: an assistant, through the SDK's client, lists both

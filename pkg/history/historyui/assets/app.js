@@ -10,6 +10,10 @@ const home = cluster ? "./?" + new URLSearchParams({ cluster }) : "./";
 const tokenKey = cluster ? "kubediff-token:" + cluster : "kubediff-token";
 document.getElementById("home").href = home;
 const main = document.getElementById("main");
+// A history store's page without a cluster lists every cluster's changes:
+// each row then names its cluster, and links to it.
+let manyClusters = false;
+const clusterOf = (c) => (c.cluster && c.cluster.name) || "";
 const maxRecords = 5000; // a window's records drawn at most
 
 // el makes an element with attributes and children (strings become text).
@@ -114,6 +118,7 @@ async function timeline() {
     (!name || kind || c.name === name) && (!manager || (c.manager && c.manager.name.includes(manager))) &&
     (!field || (c.changed || "").includes(field)));
   if (!recs.length) return show(el("p", { class: "status" }, `No changes from ${clock(from)} to ${clock(until)}.`));
+  manyClusters = !cluster && new Set(recs.map(clusterOf)).size > 1;
   const groups = group(recs);
   show(legend(recs, from, until), axis(from, until), ...groups.map((g) => drawGroup(g, from, until)));
 }
@@ -161,18 +166,18 @@ function axis(from, until) {
   return el("div", { class: "axis", "aria-hidden": "true" }, el("span", {}, "object"), el("span", {}, "#"), el("div", { class: "ticks" }, ticks));
 }
 
-const keyOf = (kind, ns, name) => `${kind}\u0000${ns}\u0000${name}`;
+const keyOf = (cl, kind, ns, name) => `${cl}\u0000${kind}\u0000${ns}\u0000${name}`;
 
 // group gathers each object's records under its top owner (a Deployment
 // with its ReplicaSets and their Pods), as far as the records tell.
 function group(recs) {
   const objects = new Map();
   for (const c of recs) {
-    const k = keyOf(c.kind, c.namespace, c.name);
-    if (!objects.has(k)) objects.set(k, { kind: c.kind, namespace: c.namespace, name: c.name, resource: c.resource, apiVersion: c.apiVersion, owner: null, records: [] });
+    const cl = clusterOf(c), k = keyOf(cl, c.kind, c.namespace, c.name);
+    if (!objects.has(k)) objects.set(k, { cluster: cl, kind: c.kind, namespace: c.namespace, name: c.name, resource: c.resource, apiVersion: c.apiVersion, owner: null, records: [] });
     const o = objects.get(k);
     o.records.push(c);
-    if (c.owner) o.owner = keyOf(c.owner.kind, c.namespace, c.owner.name);
+    if (c.owner) o.owner = keyOf(cl, c.owner.kind, c.namespace, c.owner.name);
   }
   const root = (k, seen = new Set()) => {
     const o = objects.get(k);
@@ -194,7 +199,8 @@ function objectLink(o) {
   const group = o.apiVersion.includes("/") ? "." + o.apiVersion.split("/")[0] : "";
   const q = new URLSearchParams({ object: `${o.resource}${group}/${o.name}` });
   if (o.namespace) q.set("namespace", o.namespace);
-  if (cluster) q.set("cluster", cluster);
+  const cl = cluster || (manyClusters ? o.cluster : "");
+  if (cl) q.set("cluster", cl);
   return "?" + q;
 }
 
@@ -233,6 +239,8 @@ function by(c) {
 const judged = (c) => (c.rules && c.rules.length ? `[${c.severity}: ${c.rules.join(", ")}]` : "");
 
 const objectName = (o) => `${o.kind} ${o.namespace ? o.namespace + "/" : ""}${o.name}`;
+// where says, in a row, the object's namespace and, of a fleet, its cluster.
+const where = (o) => `${o.namespace ? " · " + o.namespace : ""}${manyClusters && o.cluster ? " · " + o.cluster : ""}`;
 
 function lane(recs, from, until, href, burst) {
   const span = until - from || 1;
@@ -248,7 +256,7 @@ function lane(recs, from, until, href, burst) {
 
 function row(o, from, until, cls) {
   return el("div", { class: "row " + (cls || "") },
-    el("a", { class: "label", href: objectLink(o), title: objectName(o) }, o.name, el("span", { class: "dim" }, ` ${o.kind}${o.namespace ? " · " + o.namespace : ""}`)),
+    el("a", { class: "label", href: objectLink(o), title: objectName(o) }, o.name, el("span", { class: "dim" }, ` ${o.kind}${where(o)}`)),
     el("span", { class: "count", title: "changes" }, String(o.records.length)),
     lane(o.records, from, until, () => objectLink(o)));
 }
@@ -257,12 +265,12 @@ function row(o, from, until, cls) {
 // under one row that opens (a controller's burst).
 function drawGroup(g, from, until) {
   if (g.members.length === 1) return row(g.members[0], from, until);
-  const [kind, ns, name] = g.key.split("\u0000");
+  const [cl, kind, ns, name] = g.key.split("\u0000");
   const all = g.members.flatMap((o) => o.records).sort((a, b) => Date.parse(a.time) - Date.parse(b.time));
   const children = g.members.map((o) => row(o, from, until, "child"));
   const owner = `${kind} ${ns ? ns + "/" : ""}${name}`;
   const summary = el("summary", { class: "row", title: `${owner}: ${g.members.length} objects, ${all.length} changes` },
-    el("span", { class: "label" }, name, el("span", { class: "dim" }, ` ${kind}${ns ? " · " + ns : ""} · ${g.members.length} objects, ${all.length} changes`)),
+    el("span", { class: "label" }, name, el("span", { class: "dim" }, ` ${kind}${where({ namespace: ns, cluster: cl })} · ${g.members.length} objects, ${all.length} changes`)),
     el("span", { class: "count" }, String(all.length)),
     lane(all, from, until, () => "#", true));
   return el("details", {}, summary, children);
