@@ -143,6 +143,7 @@ func loadConfigWithArgs(cmd *cobra.Command, args []string) (config.Config, error
 	if err := applyArgs(&cfg, args); err != nil {
 		return config.Config{}, err
 	}
+	applyDefaultStateDir(cmd, v, &cfg)
 	if !v.InConfig("output") && !outputChosen(cmd) && toTerminal(cmd.OutOrStdout()) {
 		cfg.Output = config.OutputText
 	}

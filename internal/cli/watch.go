@@ -33,7 +33,7 @@ kubectl accepts, or single objects (filtered by the API server).`,
 			if err != nil {
 				return err
 			}
-			return watchWithReload(cmd, cfg, out, stderr)
+			return watchWithDefaultState(cmd, cfg, out, stderr)
 		},
 	}
 	addSelectionFlags(cmd)
@@ -55,7 +55,7 @@ kubectl accepts, or single objects (filtered by the API server).`,
 	f.String("api-service-address", "", "serve the history as the aggregated API history.kubediff.io on this TLS address, for the API server to forward to (needs --state-dir; docs/history.md)")
 	f.String("http-address", d.HTTPAddress, "address serving /healthz, /readyz and /metrics, loopback only by default (in a pod, :8080 lets probes and Prometheus reach it); empty turns it off")
 	f.Bool("compress-cache", d.CompressCache, "keep cached objects compressed with a dictionary per type (about a third of the memory, about 2 µs an update); --compress-cache=false keeps plain JSON")
-	f.String("state-dir", d.State.Dir, "keep what kubediff saw in this directory, so that after a restart it reports what changed while it was down")
+	f.String("state-dir", d.State.Dir, "keep the history, and what kubediff saw, in this directory: after a restart it reports what changed while it was down (default: $XDG_STATE_HOME/kubediff or ~/.local/state/kubediff, one per context, none in a Pod; '' keeps none)")
 	f.String("cluster-name", "", "name of the cluster on every record (default: the kubeconfig context's name; none in a pod)")
 	f.Bool("all-contexts", false, "watch every context of the kubeconfig, side by side (as --context given for each)")
 	f.String("history-retention", d.History.Retention, "with --state-dir, how long the history keeps records (such as 7d or 36h; 0 turns history off)")

@@ -130,6 +130,11 @@ type Config struct {
 type StateConfig struct {
 	// Dir is the state directory; empty keeps state in memory only.
 	Dir string `mapstructure:"dir"`
+	// Default says Dir is the default state dir for people, set by the
+	// command line when no flag, environment variable or config key
+	// named one: a watch that finds it in use carries on without it, and
+	// the messages about it say it was not asked for.
+	Default bool `mapstructure:"-"`
 }
 
 // HistoryConfig bounds the history kept in the state dir.
