@@ -247,6 +247,9 @@ type DefaultRules struct {
 	ConditionDetails   bool `mapstructure:"conditionDetails"`
 	Endpoints          bool `mapstructure:"endpoints"`
 	CRDLifecycle       bool `mapstructure:"crdLifecycle"`
+	// HelmStorage hides Helm's own records of its releases (release
+	// Secrets and ConfigMaps); --show-helm-storage shows them.
+	HelmStorage bool `mapstructure:"helmStorage"`
 	// Events leaves Event objects unwatched unless resources names them.
 	Events bool `mapstructure:"events"`
 }
@@ -289,6 +292,7 @@ func (d DefaultRules) switches() []ruleSwitch {
 		{"bookkeeping", d.Bookkeeping}, {"statusTimestamps", d.StatusTimestamps}, {"leaseRenewals", d.LeaseRenewals},
 		{"deploymentRevision", d.DeploymentRevision}, {"podLifecycle", d.PodLifecycle}, {"workloadStatus", d.WorkloadStatus},
 		{"conditionDetails", d.ConditionDetails}, {"crdLifecycle", d.CRDLifecycle}, {"endpoints", d.Endpoints},
+		{"helmStorage", d.HelmStorage},
 	}
 }
 
@@ -330,7 +334,7 @@ func Default() Config {
 		Events: EventsWarnings,
 		Diff: DiffConfig{
 			Defaults: DefaultRules{Bookkeeping: true, LeaseRenewals: true, DeploymentRevision: true, StatusTimestamps: true,
-				PodLifecycle: true, WorkloadStatus: true, ConditionDetails: true, CRDLifecycle: true, Endpoints: true, Events: true},
+				PodLifecycle: true, WorkloadStatus: true, ConditionDetails: true, CRDLifecycle: true, Endpoints: true, HelmStorage: true, Events: true},
 			Redact: RedactConfig{Keys: slices.Clone(DefaultRedactKeys)},
 			Style:  StyleCompact,
 		},
