@@ -134,3 +134,21 @@ func TestWatchKeepsTheHistoryInTheDefaultStateDir(t *testing.T) {
 		t.Errorf("--state-dir '' still kept a history: %s", stderr.String())
 	}
 }
+
+// With no cluster answering, completion offers the types the default
+// state dir's history knows, as it does those of --state-dir.
+func TestCompletionReadsTheDefaultStateDir(t *testing.T) {
+	root := useDefaultStateDir(t)
+	dir := filepath.Join(root, "clusters", "c")
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(stateDirWithHistory(t), dir); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	Run(context.Background(), []string{"__complete", "get", "--kubeconfig", unreachableKubeconfig(t), "configm"}, &stdout, &stderr)
+	if !strings.Contains(stdout.String(), "configmaps") {
+		t.Errorf("completing a type from the default state dir offers:\n%s\nstderr: %s", stdout.String(), stderr.String())
+	}
+}
