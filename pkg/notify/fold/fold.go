@@ -29,6 +29,12 @@ const (
 	Max = time.Minute
 	// Tick is how often a sink should ask for due bursts.
 	Tick = 500 * time.Millisecond
+	// Settle is how long a Deployment's burst must be quiet once its
+	// rollout has ended with every step it implies (the Deployment says
+	// it rolled out, and each Pod its ReplicaSets' scale-downs remove is
+	// deleted): no step is to come, so its line prints then, not Quiet
+	// after its last step.
+	Settle = 2 * time.Second
 )
 
 // Folder holds the records of owned objects in bursts, one per top owner.
@@ -38,6 +44,10 @@ type Folder struct {
 	// outcome says how the top owner's rollout ended at a moment (nil:
 	// not known): SetOutcome.
 	outcome Outcome
+	// early lets a burst whose rollout ended be due after Settle (ended).
+	// Live folding only: a replay's outcome is a history read, which
+	// would be made for each open burst at each record.
+	early bool
 
 	mu sync.Mutex
 	// owners maps an object ("Kind/namespace/name") to its owner's key,
@@ -91,8 +101,12 @@ func (f *Folder) SetOutcome(o Outcome) {
 	f.outcome = o
 }
 
-// New returns an empty Folder.
-func New() *Folder { return NewWithClock(time.Now) }
+// New returns an empty Folder for records as they come.
+func New() *Folder {
+	f := NewWithClock(time.Now)
+	f.early = true
+	return f
+}
 
 // NewWithClock returns an empty Folder that reads the time from now: a
 // replay of kept records (kubediff history -o text) folds by the records'
@@ -119,6 +133,12 @@ func (f *Folder) Add(c record.Change) bool {
 		delete(f.owners, objectKey(c.Kind, c.Namespace, c.Name)) // the map stays as small as the cluster
 	}
 	if root == "" {
+		if c.Type != record.EventRecord {
+			// The owner itself changed (an upgrade after an install):
+			// what its controllers do next is a new burst, not late
+			// steps of the last one.
+			delete(f.folds, objectKey(c.Kind, c.Namespace, c.Name))
+		}
 		return false
 	}
 	b := f.bursts[root]
@@ -175,7 +195,7 @@ func (f *Folder) Due(all bool) []*Burst {
 	now := f.now()
 	var due []*Burst
 	for root, b := range f.bursts {
-		if all || now.Sub(b.last) >= Quiet || now.Sub(b.first) >= Max {
+		if all || now.Sub(b.last) >= Quiet || now.Sub(b.first) >= Max || f.ended(b, now) {
 			b.Outcome = f.outcomeOf(b)
 			due = append(due, b)
 			delete(f.bursts, root)
@@ -257,6 +277,54 @@ func (f *Folder) outcomeOf(b *Burst) string {
 		return "stalled: " + e.Reason + ": " + e.Message
 	}
 	return ""
+}
+
+// ended reports whether b is a Deployment's burst whose rollout has
+// ended with every step it implies, quiet for Settle. The caller holds
+// mu.
+func (f *Folder) ended(b *Burst, now time.Time) bool {
+	if !f.early || f.outcome == nil || now.Sub(b.last) < Settle || b.podsToGo() > 0 {
+		return false
+	}
+	kind, name := b.Owner()
+	namespace, name, _ := strings.Cut(name, "/")
+	return kind == "Deployment" && strings.HasPrefix(f.outcome(kind, namespace, name, now), "rolled out")
+}
+
+// podsToGo is how many Pods the burst's ReplicaSet scale-downs remove
+// that it has no deletion of yet: a rollout whose Deployment says it
+// rolled out still has old Pods terminating, whose deletions come later.
+func (b *Burst) podsToGo() int64 {
+	var n int64
+	for _, c := range b.Records {
+		switch {
+		case c.Kind == "ReplicaSet" && c.Type == record.Updated:
+			for _, fc := range c.Changes {
+				from, fromOK := count(fc.From)
+				to, toOK := count(fc.To)
+				if fc.Path == "/spec/replicas" && fromOK && toOK && to < from {
+					n += from - to
+				}
+			}
+		case c.Kind == "Pod" && c.Type == record.Deleted:
+			n--
+		}
+	}
+	return n
+}
+
+// count reads a replica count as a record carries it: int64 as diffed,
+// float64 as decoded from JSON (a kept record).
+func count(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case float64:
+		return int64(n), true
+	}
+	return 0, false
 }
 
 // Folded reports whether the burst shows as one line: enough changes
