@@ -29,12 +29,6 @@ const (
 	Max = time.Minute
 	// Tick is how often a sink should ask for due bursts.
 	Tick = 500 * time.Millisecond
-	// Settle is how long a Deployment's burst must be quiet once its
-	// rollout has ended with every step it implies (the Deployment says
-	// it rolled out, and each Pod its ReplicaSets' scale-downs remove is
-	// deleted): no step is to come, so its line prints then, not Quiet
-	// after its last step.
-	Settle = 2 * time.Second
 )
 
 // Folder holds the records of owned objects in bursts, one per top owner.
@@ -44,10 +38,10 @@ type Folder struct {
 	// outcome says how the top owner's rollout ended at a moment (nil:
 	// not known): SetOutcome.
 	outcome Outcome
-	// early lets a burst whose rollout ended be due after Settle (ended).
-	// Live folding only: a replay's outcome is a history read, which
-	// would be made for each open burst at each record.
-	early bool
+	// live lets a rolled-out Deployment's burst wait for its old Pods
+	// (settled). Live folding only: a replay's outcome is a history read,
+	// which would be made for each open burst at each record.
+	live bool
 
 	mu sync.Mutex
 	// owners maps an object ("Kind/namespace/name") to its owner's key,
@@ -104,7 +98,7 @@ func (f *Folder) SetOutcome(o Outcome) {
 // New returns an empty Folder for records as they come.
 func New() *Folder {
 	f := NewWithClock(time.Now)
-	f.early = true
+	f.live = true
 	return f
 }
 
@@ -195,7 +189,7 @@ func (f *Folder) Due(all bool) []*Burst {
 	now := f.now()
 	var due []*Burst
 	for root, b := range f.bursts {
-		if all || now.Sub(b.last) >= Quiet || now.Sub(b.first) >= Max || f.ended(b, now) {
+		if all || now.Sub(b.first) >= Max || f.settled(b, now) {
 			b.Outcome = f.outcomeOf(b)
 			due = append(due, b)
 			delete(f.bursts, root)
@@ -279,16 +273,26 @@ func (f *Folder) outcomeOf(b *Burst) string {
 	return ""
 }
 
-// ended reports whether b is a Deployment's burst whose rollout has
-// ended with every step it implies, quiet for Settle. The caller holds
-// mu.
-func (f *Folder) ended(b *Burst, now time.Time) bool {
-	if !f.early || f.outcome == nil || now.Sub(b.last) < Settle || b.podsToGo() > 0 {
+// settled reports whether b has had its steps: quiet for Quiet, unless
+// its Deployment says it rolled out while Pods its ReplicaSets'
+// scale-downs remove are not deleted yet (terminating, their grace period
+// often longer than Quiet): then it waits for them, up to Max, so that
+// the rollout is one line rather than one and its late steps. Only a
+// burst with a ReplicaSet's record can say what is to go. It cannot say
+// sooner that nothing is: the pipeline holds a controller's updates (a
+// ReplicaSet's scale-down) up to 12 s to merge them, so they may come
+// after a rollout's new Pods. The caller holds mu.
+func (f *Folder) settled(b *Burst, now time.Time) bool {
+	if now.Sub(b.last) < Quiet {
 		return false
+	}
+	if !f.live || f.outcome == nil || b.podsToGo() <= 0 ||
+		!slices.ContainsFunc(b.Records, func(c record.Change) bool { return c.Kind == "ReplicaSet" }) {
+		return true
 	}
 	kind, name := b.Owner()
 	namespace, name, _ := strings.Cut(name, "/")
-	return kind == "Deployment" && strings.HasPrefix(f.outcome(kind, namespace, name, now), "rolled out")
+	return kind != "Deployment" || !strings.HasPrefix(f.outcome(kind, namespace, name, now), "rolled out")
 }
 
 // podsToGo is how many Pods the burst's ReplicaSet scale-downs remove

@@ -103,12 +103,12 @@ func TestLateStepsContinueTheirOwnersFold(t *testing.T) {
 	}
 }
 
-// A rollout's burst is due Settle after its last step once the
-// Deployment says it rolled out and every Pod its scale-downs remove is
-// deleted, instead of Quiet after: while an old Pod is still to go, or
-// while the Deployment does not say so (under way, or stalled, which may
-// yet change), it waits for Quiet as any burst.
-func TestRolloutIsDueWhenItEnded(t *testing.T) {
+// A rolled-out Deployment's burst whose old Pods are still terminating
+// after Quiet waits for their deletions (up to Max), so that the rollout
+// prints as one line; with every old Pod deleted, with no ReplicaSet's
+// record to say what is to go, or while the Deployment does not say it
+// rolled out (under way, or stalled), it is due after Quiet as any burst.
+func TestRolloutWaitsForItsOldPods(t *testing.T) {
 	clock := time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)
 	outcome := "rolled out 2/2"
 	f := New()
@@ -129,34 +129,54 @@ func TestRolloutIsDueWhenItEnded(t *testing.T) {
 		owned(record.Updated, "ReplicaSet", "web-old", "Deployment", "web", scaledDown),
 		owned(record.Deleted, "Pod", "web-old-a", "ReplicaSet", "web-old"),
 	}
+	lastPod := owned(record.Deleted, "Pod", "web-old-b", "ReplicaSet", "web-old")
+	start := clock
 	for _, c := range steps {
 		f.Add(c)
 	}
-	clock = clock.Add(Settle)
+	clock = clock.Add(Quiet)
 	if due := f.Due(false); len(due) != 0 {
-		t.Fatal("due while an old Pod was still to be deleted")
+		t.Fatal("due after Quiet while an old Pod was still to be deleted")
 	}
-	f.Add(owned(record.Deleted, "Pod", "web-old-b", "ReplicaSet", "web-old"))
-	clock = clock.Add(Settle - time.Millisecond)
+	clock = clock.Add(20 * time.Second)
+	f.Add(lastPod)
+	clock = clock.Add(Quiet - time.Millisecond)
 	if due := f.Due(false); len(due) != 0 {
-		t.Fatal("due before it was quiet for Settle")
+		t.Fatal("due before its last step was Quiet ago")
 	}
 	clock = clock.Add(time.Millisecond)
 	due := f.Due(false)
 	if len(due) != 1 || due[0].Outcome != "rolled out 2/2" || due[0].Summary() != "ReplicaSet 1 added, 1 updated (spec.replicas); Pod 2 added, 2 deleted" {
-		t.Fatalf("the ended rollout, quiet for Settle: %d due %+v", len(due), due)
+		t.Fatalf("the rollout with its last old Pod: %d due %+v", len(due), due)
+	}
+	if clock.Sub(start) >= Max {
+		t.Fatalf("the test waited past Max (%s): it shows nothing", clock.Sub(start))
 	}
 
+	start = clock
+	for _, c := range steps {
+		f.Add(c)
+	}
+	clock = start.Add(Max - time.Millisecond)
+	if due := f.Due(false); len(due) != 0 {
+		t.Fatal("a rolled-out burst whose old Pod never went was due before Max")
+	}
+	clock = start.Add(Max)
+	if due := f.Due(false); len(due) != 1 {
+		t.Fatal("a rolled-out burst whose old Pod never went was not due after Max")
+	}
+
+	f.Add(steps[4]) // a scale-down's first Pod deletion, before its ReplicaSet's record
+	clock = clock.Add(Quiet)
+	if due := f.Due(false); len(due) != 1 {
+		t.Fatal("Pod deletions without a ReplicaSet's record were not due after Quiet")
+	}
 	for _, o := range []string{"", "stalled: FailedCreate: exceeded quota"} {
 		outcome = o
-		for _, c := range steps[:3] {
+		for _, c := range steps {
 			f.Add(c)
 		}
-		clock = clock.Add(Quiet - time.Millisecond)
-		if due := f.Due(false); len(due) != 0 {
-			t.Fatalf("outcome %q: due before Quiet", o)
-		}
-		clock = clock.Add(time.Millisecond)
+		clock = clock.Add(Quiet)
 		if due := f.Due(false); len(due) != 1 {
 			t.Fatalf("outcome %q: not due after Quiet", o)
 		}
