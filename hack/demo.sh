@@ -38,7 +38,9 @@ $kubectl apply -f hack/demo/widgets-crd.yaml >/dev/null
 $kubectl wait --for condition=established crd/widgets.demo.kubediff.io >/dev/null
 
 echo "» kubediff watch -o text" >&2
-bin/kubediff watch -o text --http-address "" 2> >(tee "$tmp/kubediff.log" >&2) &
+# --state-dir '': the local cluster goes when the demo ends; its history
+# has no place in your default state dir.
+bin/kubediff watch -o text --http-address "" --state-dir '' 2> >(tee "$tmp/kubediff.log" >&2) &
 pids+=($!)
 for _ in $(seq 1 120); do grep -q 'msg=watching' "$tmp/kubediff.log" 2>/dev/null && break; sleep 0.5; done
 

@@ -64,6 +64,9 @@ type options struct {
 }
 
 func main() {
+	// The kubediffs measured keep a state dir only where a measure names
+	// one (--state-dir), never the default in the home of whoever runs it.
+	os.Setenv("KUBEDIFF_STATE_DIR", "")
 	var o options
 	quick := flag.Bool("quick", false, "quick mode: under two minutes")
 	scale := flag.Bool("scale", false, "scale mode: 300,000 objects over 100 namespaces, 500 updates/s for 60 s, then as fast as the server takes them (about 20 minutes)")

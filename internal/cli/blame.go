@@ -21,8 +21,8 @@ since the history began says "older than the history"; a line a quiet
 change made (a status counter, which makes no record) says so. Like diff,
 it leaves out what the built-in quiet rules ignore; --all shows every
 field kept. Exits 1 when the object did not exist then.`,
-		Example: `  kubediff blame cm/settings -n shop --state-dir /var/lib/kubediff
-  kubediff blame deploy/web -n shop --at 2026-11-23T14:01:30Z --server http://127.0.0.1:8080
+		Example: `  kubediff blame cm/settings -n shop
+  kubediff blame deploy/web -n shop --at 1m --server http://127.0.0.1:8080
   kubediff blame deploy/web -n shop -o json --server http://127.0.0.1:8080 | jq '.lines[] | select(.user == "alice")'`,
 		Args: objectArg,
 		RunE: func(cmd *cobra.Command, args []string) error {

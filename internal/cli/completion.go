@@ -103,7 +103,8 @@ func completeTypes(cmd *cobra.Command, _ []string, toComplete string) ([]string,
 }
 
 // knownTypes are the types discovery finds, or with no cluster answering
-// those the history in --state-dir knows.
+// those the history in the state dir knows (--state-dir, else as the
+// config and the default name it).
 func knownTypes(ctx context.Context, cmd *cobra.Command, cl *app.Clients) []discovery.Resource {
 	if cl != nil {
 		if catalog, err := discovery.New(cl.Discovery).Resources(ctx); err == nil && len(catalog.Watchable) > 0 {
@@ -111,6 +112,9 @@ func knownTypes(ctx context.Context, cmd *cobra.Command, cl *app.Clients) []disc
 		}
 	}
 	dir, _ := cmd.Flags().GetString("state-dir")
+	if cfg, err := loadConfigWithArgs(cmd, nil); dir == "" && err == nil {
+		dir = cfg.State.Dir
+	}
 	if dir == "" {
 		return nil
 	}

@@ -145,6 +145,11 @@ func loadConfigWithArgs(cmd *cobra.Command, args []string) (config.Config, error
 	if err := applyArgs(&cfg, args); err != nil {
 		return config.Config{}, err
 	}
+	applyDefaultStateDir(cmd, v, &cfg)
+	if fl := cmd.Flags().Lookup("show-helm-storage"); fl != nil && fl.Changed {
+		// A flag to show what a default rule hides: the rule's key inverted.
+		cfg.Diff.Defaults.HelmStorage = fl.Value.String() != "true"
+	}
 	if !v.InConfig("output") && !outputChosen(cmd) && toTerminal(cmd.OutOrStdout()) {
 		cfg.Output = config.OutputText
 	}

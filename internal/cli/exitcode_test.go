@@ -53,7 +53,7 @@ func TestExitCodesTellUsageFromRuntimeFailures(t *testing.T) {
 		{"malformed http address", []string{"watch", "--http-address", "8080"}, exitUsage, `httpAddress (--http-address): "8080" is not host:port`},
 		{"cluster not answering", []string{"watch", "--kubeconfig", unreachable}, exitError, "connection refused"},
 		{"cluster not answering, resources", []string{"resources", "--kubeconfig", unreachable}, exitError, "connection refused"},
-		{"state dir in use by another kubediff", []string{"watch", "--kubeconfig", unreachable, "--state-dir", lockedDir}, exitError, "in use by another kubediff"},
+		{"state dir in use by another kubediff", []string{"watch", "--kubeconfig", unreachable, "--state-dir", lockedDir}, exitError, "in use by a running kubediff"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -31,12 +32,12 @@ func newHistoryCommand(out, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "history [TYPE[,TYPE...] | TYPE/NAME... | TYPE NAME...]",
 		Short: "Print the changes kubediff kept, oldest first",
-		Long: `Print the records kubediff kept in its history (a state dir's, or a running
-kubediff's with --server), oldest first, exactly as 'kubediff watch' printed
+		Long: `Print the records kubediff kept in its history (a state dir's, by default the
+one 'kubediff watch' keeps, or a running kubediff's with --server), oldest first, exactly as 'kubediff watch' printed
 them. Types go by any name kubectl accepts; without one, every type.
 Without -n, every namespace.`,
-		Example: `  kubediff history --state-dir /var/lib/kubediff --since 1h
-  kubediff history deploy/web -n shop --from 2026-11-23T13:45:00Z --until 2026-11-23T14:05:00Z -o text
+		Example: `  kubediff history --since 1h
+  kubediff history deploy web -n shop --from 2h --until now -o text
   kubediff history --user alice --since 24h -o text
   kubediff history --rule 'rbac-*' --severity warning --since 7d -o text
   kubediff history --release shop/web --since 24h -o text
@@ -95,8 +96,9 @@ func newGetCommand(out, stderr io.Writer) *cobra.Command {
 it cached then (fields the rules ignore left out, secrets redacted), from
 its history.
 Exits 1 when the object did not exist then.`,
-		Example: `  kubediff get deploy/web -n shop --at 2026-11-23T14:01:30Z --state-dir /var/lib/kubediff
-  kubediff get cm/settings --at 2h --server http://127.0.0.1:8080 -o json`,
+		Example: `  kubediff get deploy web -n shop
+  kubediff get deploy/web -n shop --at 1m --state-dir "$HOME/.local/state/kubediff/clusters/$(kubectl config current-context)"
+  kubediff get cm/settings -n shop --at 1m --server http://127.0.0.1:8080 -o json`,
 		Args: objectArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, done, err := openHistory(cmd, stderr)
@@ -143,8 +145,8 @@ exist at one of them shows as all added or all removed. Like watch, it
 leaves out what the built-in quiet rules ignore (managedFields,
 resourceVersion, generation, heartbeat times); --all shows every field
 kept.`,
-		Example: `  kubediff diff deploy/web -n shop --from 2026-11-23T13:00:00Z --to 2026-11-23T14:05:00Z --state-dir /var/lib/kubediff
-  kubediff diff cm/settings --from 1h --server http://127.0.0.1:8080`,
+		Example: `  kubediff diff deploy/web -n shop --from 1m
+  kubediff diff cm/settings -n shop --from 1m --to now --server http://127.0.0.1:8080`,
 		Args: objectArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, done, err := openHistory(cmd, stderr)
@@ -193,7 +195,7 @@ func oneObject(args []string) (string, error) {
 
 // addHistorySourceFlags adds where the history is read.
 func addHistorySourceFlags(cmd *cobra.Command) {
-	cmd.Flags().String("state-dir", "", "read the history in this state dir, while the kubediff writing it runs or after (also the config's state.dir, or KUBEDIFF_STATE_DIR)")
+	cmd.Flags().String("state-dir", "", "read the history in this state dir, while the kubediff writing it runs or after (also KUBEDIFF_STATE_DIR or the config's state.dir; default: the one watch keeps, $XDG_STATE_HOME/kubediff or ~/.local/state/kubediff, the current context's)")
 	cmd.Flags().String("server", "", "ask a running kubediff at its --http-address (http://HOST:PORT) as your kubeconfig's user")
 	cmd.Flags().Bool("via-apiserver", false, "ask the kubediff serving the aggregated API "+apiservice.Group+" through your cluster's API server, as your kubeconfig's user whatever its credentials (client certificates, exec plugins, tokens)")
 	cmd.Flags().String("cluster", "", "of a kubediff watching several contexts, the one whose history to read (required with a token there): the kubeconfig context of that name gives the credentials (--context: another), and with --state-dir its directory; with --history-store, the cluster's name or id in the database")
@@ -226,7 +228,11 @@ func openStateDir(cmd *cobra.Command, dir string) (app.StateDir, error) {
 	if err != nil {
 		return app.StateDir{}, err
 	}
-	return app.OpenStateDir(dir, rules)
+	src, err := app.OpenStateDir(dir, rules)
+	if err != nil && cfg.State.Default && dir == cfg.State.Dir && errors.Is(err, fs.ErrNotExist) {
+		return src, fmt.Errorf("no history yet in the default state dir %s, where `kubediff watch` keeps one for this context: run it first, or say where the history is: %s, or --server URL", dir, stateDirSources)
+	}
+	return src, err
 }
 
 // historyFlags reads where the history is: a running kubediff, asked as
@@ -264,9 +270,9 @@ func historyFlags(cmd *cobra.Command, stderr io.Writer) (remote *historyapi.Remo
 		return remote, "", nil
 	}
 	if cfg.State.Dir == "" {
-		return nil, "", usageError{errors.New("say where the history is: --state-dir DIR or KUBEDIFF_STATE_DIR (a state dir, read while the kubediff writing it runs or after), or --server URL (a running kubediff, asked as your kubeconfig's user)")}
+		return nil, "", usageError{fmt.Errorf("say where the history is: %s (a state dir, read while the kubediff writing it runs or after; default %s), or --server URL (a running kubediff, asked as your kubeconfig's user)", stateDirSources, defaultStateRootText())}
 	}
-	if cluster != "" {
+	if cluster != "" && !cfg.State.Default { // the default is the cluster's already
 		return nil, app.ClusterStateDir(cfg.State.Dir, cluster), nil
 	}
 	return nil, cfg.State.Dir, nil

@@ -120,14 +120,14 @@ func TestGetLeavesOutManagedFields(t *testing.T) {
 }
 
 // The history is found through KUBEDIFF_STATE_DIR as through
-// --state-dir, and without either the error names both ways, and that a
+// --state-dir, and with it empty (no state dir) the error names both ways, and that a
 // state dir is read while its kubediff runs too.
 func TestTheStateDirFromTheEnvironment(t *testing.T) {
 	dir := stateDirWithHistory(t)
 	t.Setenv("KUBEDIFF_STATE_DIR", "")
 	var stdout, stderr bytes.Buffer
 	if code := Run(context.Background(), []string{"get", "cm", "settings", "-n", "default"}, &stdout, &stderr); code != exitUsage ||
-		!strings.Contains(stderr.String(), "--state-dir DIR or KUBEDIFF_STATE_DIR") || !strings.Contains(stderr.String(), "while the kubediff writing it runs") {
+		!strings.Contains(stderr.String(), "--state-dir DIR, KUBEDIFF_STATE_DIR") || !strings.Contains(stderr.String(), "while the kubediff writing it runs") {
 		t.Errorf("no history named: exit %d, stderr %q", code, stderr.String())
 	}
 	t.Setenv("KUBEDIFF_STATE_DIR", dir)

@@ -20,10 +20,11 @@ func newMCPCommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Serve kubediff's history to an AI assistant over the Model Context Protocol,
 on stdin and stdout: the changes of a time window, one object's changes, an
 object at a moment, the difference between two moments, and the types
-kubediff knows. It reads a state dir (while its kubediff runs or after) or asks
+kubediff knows. It reads a state dir (while its kubediff runs or after; by
+default the one 'kubediff watch' keeps) or asks
 a running kubediff (--server) as your kubeconfig's user, who sees only what
 their Kubernetes RBAC lets them list.`,
-		Example: `  kubediff mcp --state-dir /var/lib/kubediff
+		Example: `  kubediff mcp
   kubediff mcp --server http://127.0.0.1:8080`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -45,8 +45,8 @@ kubediff-restore, which takes over the fields it sets from other managers.
 Fields others added since, which the manifest does not set (an env var
 from kubectl set env), stay: they are listed with who set them, before
 the question and after the apply.`,
-		Example: `  kubediff restore deploy/web -n shop --at 2026-11-23T14:01:30Z --state-dir /var/lib/kubediff > web.yaml
-  kubediff restore cm/settings -n shop --at 10m --server http://127.0.0.1:8080 --apply`,
+		Example: `  kubediff restore deploy/web -n shop --at 1m > web.yaml
+  kubediff restore cm/settings -n shop --at 1m --server http://127.0.0.1:8080 --apply`,
 		Args: objectArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, _ := cmd.Flags().GetString("output")

@@ -30,7 +30,7 @@ shows, and whether it is on with the current config. Turn a rule off
 with diff.defaults.<rule>: false, or for some types only with
 diff.defaultsOff. Your own rules (diff.ignorePaths, diff.ignore) come on
 top.`,
-		Example: `  kubediff rules --config /etc/kubediff/config.yaml
+		Example: `  kubediff rules --config config.example.yaml
   kubediff rules -o json | jq '.rules[] | select(.enabled) | .name'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

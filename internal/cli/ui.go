@@ -29,12 +29,13 @@ func newUICommand(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Open the timeline page of kubediff's history in a browser",
 		Long: `Serve the timeline page on 127.0.0.1 for you alone: of a running kubediff
 (--server), whose API it calls with your kubeconfig's credentials so that you
-see what your RBAC lets you list, or of a state dir (--state-dir). It prints
+see what your RBAC lets you list, or of a state dir (--state-dir; by default
+the one 'kubediff watch' keeps). It prints
 a URL that lets one browser in, once, within 2 minutes, and opens a browser
 when there is one (through a file only you can read: never with a secret on
 its command line).`,
-		Example: `  kubediff ui --server http://127.0.0.1:8080
-  kubediff ui --state-dir /var/lib/kubediff --no-browser`,
+		Example: `  kubediff ui
+  kubediff ui --server http://127.0.0.1:8080 --no-browser`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			handler, done, err := uiHandler(cmd, stderr)

@@ -20,7 +20,7 @@ var watchFlagGroups = []struct {
 	flags []string
 }{
 	{"What to watch and how to print it", []string{"output", "color", "namespace", "all-namespaces", "exclude-namespace",
-		"resources", "exclude-resources", "selector", "field-selector", "events", "fold", "diff-style", "patch", "ignore-path"}},
+		"resources", "exclude-resources", "selector", "field-selector", "events", "fold", "diff-style", "patch", "ignore-path", "show-helm-storage"}},
 	{"Which cluster", []string{"kubeconfig", "context", "all-contexts", "cluster-name", "config"}},
 	{"History (docs/history.md)", []string{"state-dir", "history-retention", "history-max-bytes", "history-events-retention", "history-store", "history-store-password-file"}},
 	{"Who made each change (docs/identity.md)", []string{"identity-wait", "audit-webhook-address", "audit-webhook-cert-file",

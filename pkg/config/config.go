@@ -130,6 +130,11 @@ type Config struct {
 type StateConfig struct {
 	// Dir is the state directory; empty keeps state in memory only.
 	Dir string `mapstructure:"dir"`
+	// Default says Dir is the default state dir for people, set by the
+	// command line when no flag, environment variable or config key
+	// named one: a watch that finds it in use carries on without it, and
+	// the messages about it say it was not asked for.
+	Default bool `mapstructure:"-"`
 }
 
 // HistoryConfig bounds the history kept in the state dir.
@@ -248,6 +253,9 @@ type DefaultRules struct {
 	ConditionDetails   bool `mapstructure:"conditionDetails"`
 	Endpoints          bool `mapstructure:"endpoints"`
 	CRDLifecycle       bool `mapstructure:"crdLifecycle"`
+	// HelmStorage hides Helm's own records of its releases (release
+	// Secrets and ConfigMaps); --show-helm-storage shows them.
+	HelmStorage bool `mapstructure:"helmStorage"`
 	// Events leaves Event objects unwatched unless resources names them.
 	Events bool `mapstructure:"events"`
 }
@@ -290,6 +298,7 @@ func (d DefaultRules) switches() []ruleSwitch {
 		{"bookkeeping", d.Bookkeeping}, {"statusTimestamps", d.StatusTimestamps}, {"leaseRenewals", d.LeaseRenewals},
 		{"deploymentRevision", d.DeploymentRevision}, {"podLifecycle", d.PodLifecycle}, {"workloadStatus", d.WorkloadStatus},
 		{"conditionDetails", d.ConditionDetails}, {"crdLifecycle", d.CRDLifecycle}, {"endpoints", d.Endpoints},
+		{"helmStorage", d.HelmStorage},
 	}
 }
 
@@ -331,7 +340,7 @@ func Default() Config {
 		Events: EventsWarnings,
 		Diff: DiffConfig{
 			Defaults: DefaultRules{Bookkeeping: true, LeaseRenewals: true, DeploymentRevision: true, StatusTimestamps: true,
-				PodLifecycle: true, WorkloadStatus: true, ConditionDetails: true, CRDLifecycle: true, Endpoints: true, Events: true},
+				PodLifecycle: true, WorkloadStatus: true, ConditionDetails: true, CRDLifecycle: true, Endpoints: true, HelmStorage: true, Events: true},
 			Redact: RedactConfig{Keys: slices.Clone(DefaultRedactKeys)},
 			Style:  StyleCompact,
 		},

@@ -150,6 +150,17 @@ func identity(m manager) manager {
 	return m
 }
 
+// managerName is a field manager's name as records give it. Helm is one
+// tool under two names: what it applies carries the field manager it
+// sets, helm, and what its storage driver writes (the release Secrets)
+// carries client-go's default, its user agent's first word, Helm.
+func managerName(name string) string {
+	if name == "Helm" {
+		return "helm"
+	}
+	return name
+}
+
 func entries(obj map[string]any) []entry {
 	meta, _ := obj["metadata"].(map[string]any)
 	list, _ := meta["managedFields"].([]any)
@@ -164,7 +175,7 @@ func entries(obj map[string]any) []entry {
 		t, _ := m["time"].(string)
 		sub, _ := m["subresource"].(string)
 		owned, _ := m[managedfields.FieldsKey].(map[string]any)
-		out = append(out, entry{manager: manager{Name: name, Operation: op, Time: t, Subresource: sub}, owned: owned})
+		out = append(out, entry{manager: manager{Name: managerName(name), Operation: op, Time: t, Subresource: sub}, owned: owned})
 	}
 	return out
 }

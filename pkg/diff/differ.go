@@ -116,13 +116,18 @@ func defaultPaths() [][]string {
 // (Quiet): the history still keeps the object's new state.
 func (d *Differ) Diff(in change.Event) (record.Change, bool) {
 	c := d.header(in)
-	switch in.Type {
-	case change.Added:
+	// An object a default rule hides (Helm's release storage) has no
+	// record; an update of it is quiet, so the history still has its state.
+	hidden := d.rules.forResource(in.Resource).hides(in.Object().Object)
+	switch {
+	case hidden && in.Type != change.Updated:
+		return record.Change{}, false
+	case in.Type == change.Added:
 		c.Manager = attribute(nil, in.New.Object, nil)
 		c.Access = access(in)
 		c.ID = c.StableID()
 		return c, true
-	case change.Deleted:
+	case in.Type == change.Deleted:
 		if in.FinalStateUnknown {
 			// An empty version also makes a takeover replay it rather
 			// than skip it as already delivered.
@@ -141,7 +146,7 @@ func (d *Differ) Diff(in change.Event) (record.Change, bool) {
 	// 4. Keep what is news: a Pod starting up, a controller's counters
 	// and a condition's details without a status change are not.
 	compared := c.Changes
-	if c.Changes = keepNews(d.rules.forResource(in.Resource).news, oldObj, newObj, compared); len(c.Changes) == 0 {
+	if c.Changes = keepNews(d.rules.forResource(in.Resource).news, oldObj, newObj, compared); len(c.Changes) == 0 || hidden {
 		if len(compared) == 0 {
 			return record.Change{}, false
 		}

@@ -51,6 +51,7 @@ type DefaultRule struct {
 	resources []string // nil: every type (names as kubectl accepts them)
 	paths     []string // ignored JSON Pointers
 	news      func(u *updateView, fc record.FieldChange) bool
+	hidden    func(obj map[string]any) bool // an object none of whose records is reported
 }
 
 // DefaultRules are the built-in rules, in the order docs list them.
@@ -86,6 +87,27 @@ var DefaultRules = []DefaultRule{
 		Hides:     "the endpoints, ports and last-change-trigger-time annotation, which follow their Pods (slices created or deleted still show)",
 		resources: []string{"endpointslices.discovery.k8s.io", "endpoints"}, news: endpointsNews,
 		paths: []string{"/metadata/annotations/endpoints.kubernetes.io~1last-change-trigger-time"}},
+	{Name: "helmStorage", Types: "secrets, configmaps",
+		Hides: "the Secrets (type helm.sh/release.v1) and ConfigMaps in which Helm stores each release's revisions: 2–3 records an install or upgrade " +
+			"(the objects the release applied still show, naming it: by helm (release web rev 7))",
+		resources: []string{"secrets", "configmaps"}, hidden: helmStorage},
+}
+
+// helmStorage tells Helm's own records of a release from the objects
+// it applies: named and labelled as Helm's storage drivers write them
+// (and a Secret of Helm's type), as pkg/release believes them.
+func helmStorage(obj map[string]any) bool {
+	meta, _ := obj["metadata"].(map[string]any)
+	labels, _ := meta["labels"].(map[string]any)
+	name, _ := meta["name"].(string)
+	if labels["owner"] != "helm" || !strings.HasPrefix(name, "sh.helm.release.v1.") {
+		return false
+	}
+	if kind, _ := obj["kind"].(string); kind == "Secret" {
+		typ, _ := obj["type"].(string)
+		return typ == "helm.sh/release.v1"
+	}
+	return true
 }
 
 // ProgressAnnotationPointer is the JSON Pointer segment of the annotation in
@@ -110,8 +132,9 @@ type compiledResourceRule struct {
 
 // typeRules are the rules for one type.
 type typeRules struct {
-	paths pathRules
-	news  []newsFilter
+	paths  pathRules
+	news   []newsFilter
+	hidden []func(obj map[string]any) bool
 }
 
 // compiledRules caches the rules that apply to each type, since the same
@@ -183,9 +206,17 @@ func (c *compiledRules) forResource(r change.Resource) *typeRules {
 		if d.news != nil {
 			tr.news = append(tr.news, newsFilter{rule: d.Name, keep: d.news})
 		}
+		if d.hidden != nil {
+			tr.hidden = append(tr.hidden, d.hidden)
+		}
 	}
 	c.cache.Store(r.GVR, tr)
 	return tr
+}
+
+// hides reports whether a rule hides every record of obj.
+func (tr *typeRules) hides(obj map[string]any) bool {
+	return slices.ContainsFunc(tr.hidden, func(h func(map[string]any) bool) bool { return h(obj) })
 }
 
 func (d DefaultRule) appliesTo(r change.Resource) bool {

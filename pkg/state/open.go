@@ -30,7 +30,7 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 	path := filepath.Join(dir, fileName)
 	db, format, damaged, err := openChecked(path)
 	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, fmt.Errorf("state dir %s: in use by another kubediff (each replica needs its own)", dir)
+		return nil, fmt.Errorf("state dir %s: %w (each replica needs its own)", dir, ErrInUse)
 	}
 	if err != nil && !isDamage(err) {
 		return nil, fmt.Errorf("state dir %s: cannot open %s: %w", dir, fileName, err)

@@ -144,7 +144,7 @@ func TestDamagedForeignOrNewerState(t *testing.T) {
 		s := openBound(t, dir, "c1", &bytes.Buffer{})
 		defer s.Close()
 		_, err := Open(dir, testLog(&bytes.Buffer{}))
-		if err == nil || !strings.Contains(err.Error(), "in use by another kubediff") {
+		if !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), "in use by a running kubediff") {
 			t.Fatalf("err = %v, want in use", err)
 		}
 	})

@@ -88,7 +88,7 @@ sinks:
 	}
 	state := filepath.Join(dir, "state")
 	w := startBinary(t, "watch", "-n", ns, "--config", cfg, "--state-dir", state, "-o", "text", "--diff-style", "unified",
-		"--patch", "--log-level", "debug", "--color", "always")
+		"--patch", "--log-level", "debug", "--color", "always", "--show-helm-storage")
 
 	secret := func(meta, body string) string {
 		return "apiVersion: v1\nkind: Secret\nmetadata: {name: s, " + meta + "}\n" + body + "\n"

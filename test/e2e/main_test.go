@@ -43,6 +43,10 @@ func runMain(m *testing.M) int {
 	// The tests run kubediff in this process, where it would move the
 	// runtime to one P once synced: that is for a process of its own.
 	os.Setenv("GOMAXPROCS", strconv.Itoa(runtime.GOMAXPROCS(0)))
+	// kubediff keeps a history in ~/.local/state by default: the tests'
+	// kubediffs keep one only where a test names it, never in the home of
+	// whoever runs them (an empty KUBEDIFF_STATE_DIR names none).
+	os.Setenv("KUBEDIFF_STATE_DIR", "")
 	var err error
 	env, err = testenv.Start()
 	if err != nil {

@@ -19,9 +19,10 @@ import (
 // (its sh blocks before the first "## " heading), in order, as a person
 // who has never seen kubediff would, against the local control plane as
 // their current kubeconfig context: clone (this checkout, instead of
-// GitHub), build, install into a fresh HOME, watch, watch with a state
-// dir, ask the history while the watcher runs, open the page. Changing
-// the README changes what this test runs.
+// GitHub), build, install into a fresh HOME, watch (keeping its history
+// in the default state dir, under that HOME), ask the history while the
+// watcher runs, open the page, with no other flag. Changing the README
+// changes what this test runs.
 func TestReadmeFirstScreen(t *testing.T) {
 	commands := firstScreenCommands(t)
 	s := &readmeSession{t: t, home: t.TempDir(), dir: t.TempDir(), ns: newNamespace(t)}
@@ -33,13 +34,16 @@ func TestReadmeFirstScreen(t *testing.T) {
 		}
 	}
 	s.stopWatch()
-	for _, want := range []string{"git clone", "make build", "make install", "kubediff watch", "--state-dir", "kubediff history", "kubediff ui"} {
+	for _, want := range []string{"git clone", "make build", "make install", "kubediff watch", "kubediff history", "kubediff ui"} {
 		if !strings.Contains(strings.Join(commands, "\n"), want) {
 			t.Errorf("the README's first screen no longer says %q", want)
 		}
 	}
 	if s.kept == "" {
-		t.Error("no watch with a state dir ran: the first screen does not show history on a laptop")
+		t.Error("no watch ran: the first screen does not show history on a laptop")
+	}
+	if _, err := os.Stat(filepath.Join(s.home, ".local", "state", "kubediff", "clusters")); err != nil {
+		t.Errorf("the watch kept no history in the default state dir: %v", err)
 	}
 }
 
@@ -93,7 +97,14 @@ func (s *readmeSession) environment() []string {
 		s.t.Fatal(err)
 	}
 	caches := strings.Fields(string(goEnv))
-	return append(os.Environ(), "HOME="+s.home, "KUBECONFIG="+env.Kubeconfig,
+	var inherited []string
+	for _, kv := range os.Environ() {
+		// A newcomer's shell names no state dir: the default is theirs.
+		if !strings.HasPrefix(kv, "KUBEDIFF_STATE_DIR=") && !strings.HasPrefix(kv, "XDG_STATE_HOME=") {
+			inherited = append(inherited, kv)
+		}
+	}
+	return append(inherited, "HOME="+s.home, "KUBECONFIG="+env.Kubeconfig,
 		"PATH="+filepath.Join(s.home, ".local", "bin")+":"+opener+":"+os.Getenv("PATH"),
 		"GOCACHE="+caches[0], "GOMODCACHE="+caches[1], "GOPATH="+caches[2])
 }
@@ -124,7 +135,7 @@ func (s *readmeSession) run(command string) {
 		// The watcher writes its history every second: a person reads it
 		// seconds later, the test until it shows.
 		eventually(s.t, command+" to list the change", func() bool {
-			return addedLine(s.ns, s.kept).MatchString(s.shell(command))
+			return printedAdded(s.shell(command), s.ns, s.kept)
 		})
 	default:
 		s.shell(command)
@@ -165,9 +176,9 @@ func (s *readmeSession) startWatch(command string) {
 	name := fmt.Sprintf("first-hour-%d", s.changes)
 	createConfigMap(s.t, s.ns, name)
 	eventually(s.t, command+" to print the change", func() bool {
-		return addedLine(s.ns, name).MatchString(stdout.String())
+		return printedAdded(stdout.String(), s.ns, name)
 	})
-	if strings.Contains(command, "--state-dir") {
+	if !strings.Contains(command, "--state-dir ''") {
 		s.kept = name
 	}
 }
@@ -210,6 +221,20 @@ func (s *readmeSession) openPage(command string) {
 	if code != 200 || (s.kept != "" && !strings.Contains(body, `"name":"`+s.kept+`"`)) {
 		s.t.Errorf("the page's records: %d %s", code, body)
 	}
+}
+
+// printedAdded reports whether out, text or JSON lines (a pipe is no
+// terminal), says the ConfigMap ns/name was added.
+func printedAdded(out, ns, name string) bool {
+	if addedLine(ns, name).MatchString(out) {
+		return true
+	}
+	for line := range strings.Lines(out) {
+		if strings.Contains(line, `"type":"added"`) && strings.Contains(line, `"namespace":"`+ns+`"`) && strings.Contains(line, `"name":"`+name+`"`) {
+			return true
+		}
+	}
+	return false
 }
 
 // addedLine matches the text output's line of a ConfigMap's creation.

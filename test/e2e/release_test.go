@@ -63,12 +63,15 @@ func releaseViewer(t *testing.T, ns string) string {
 // the objects it applied, the revision Helm was applying and its chart
 // (from the release Secret's labels and chart metadata); `history
 // --release` lists those records and no others, in text as watch prints
-// them; the chart's values (a password) appear nowhere.
+// them; the chart's values (a password) appear nowhere. Helm's own
+// release Secrets are not reported unless --show-helm-storage asks, and
+// then name Helm as the objects do: helm.
 func TestHelmUpgradeNamesItsRevisionAndChart(t *testing.T) {
 	ns := newNamespace(t)
 	viewer := releaseViewer(t, ns)
 	w := startWatch(t, "-n", ns, "--state-dir", t.TempDir())
 	w.logOnFailure()
+	storage := startWatch(t, "-n", ns, "--show-helm-storage")
 	chart := writeChart(t, t.TempDir(), "1.4.1")
 	helmIn(t, ns, "install", "web", chart)
 	installed := w.waitRecords("Deployment", ns, "web", 1)[0]
@@ -97,8 +100,18 @@ func TestHelmUpgradeNamesItsRevisionAndChart(t *testing.T) {
 			t.Errorf("the upgrade's %s record names manager %+v, want helm", kind, c.Manager)
 		}
 	}
+	for _, c := range storage.waitRecords("Secret", ns, "sh.helm.release.v1.web.v2", 1) {
+		if c.Manager == nil || c.Manager.Name != "helm" {
+			t.Errorf("with --show-helm-storage, Helm's %s Secret %s names manager %+v, want helm", c.Type, c.Name, c.Manager)
+		}
+	}
 	kubectl(t, "", "create", "configmap", "unrelated", "-n", ns, "--from-literal=k=v")
 	w.waitRecords("ConfigMap", ns, "unrelated", 1)
+	for _, c := range w.records() {
+		if strings.HasPrefix(c.Name, "sh.helm.release.v1.") {
+			t.Errorf("Helm's release storage reported by default: %s %s %s", c.Type, c.Kind, c.Name)
+		}
+	}
 
 	server := httpAddress(t, w)
 	var out string

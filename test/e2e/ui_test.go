@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,10 +54,15 @@ func TestTimelinePageInABrowser(t *testing.T) {
 		}
 	}
 	screenshot(t, browser, "timeline")
-	// The changes crowd the hour's last seconds: zoomed to them, with the
-	// controller's burst opened, every object has a row.
-	inBrowser(t, browser, "zoom", chromedp.Click(chromedp.CSS("a.zoom")), chromedp.WaitVisible(chromedp.CSS(".legend")),
-		chromedp.Click(chromedp.CSS("details > summary")), chromedp.WaitVisible(chromedp.CSS("details .row.child")))
+	// With no window chosen the window is fitted to the changes (seconds
+	// of them), not a fixed hour whose last sliver they would crowd: they
+	// spread over the lanes. With the controller's burst opened, every
+	// object has a row.
+	marks := browserValue(t, browser, "the marks' places", chromedp.Evaluate[[]float64](`[...document.querySelectorAll(".lane .mark")].map((m) => parseFloat(m.style.left))`))
+	if first, last := slices.Min(marks), slices.Max(marks); first > 15 || last < 85 {
+		t.Errorf("the default window does not fit the changes: marks from %.0f%% to %.0f%% of the lanes", first, last)
+	}
+	inBrowser(t, browser, "open the burst", chromedp.Click(chromedp.CSS("details > summary")), chromedp.WaitVisible(chromedp.CSS("details .row.child")))
 	if text = mainText(t, browser); !strings.Contains(text, "web-2 ConfigMap · "+ns) {
 		t.Errorf("the opened burst lacks its objects:\n%s", text)
 	}

@@ -47,6 +47,10 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	// kubediff keeps a history in ~/.local/state by default: the tests'
+	// kubediffs keep one only where a test names it, never in the home of
+	// whoever runs them (an empty KUBEDIFF_STATE_DIR names none).
+	os.Setenv("KUBEDIFF_STATE_DIR", "")
 	if n, err := strconv.Atoi(os.Getenv("KUBEDIFF_IDLE_MINUTES")); err == nil {
 		idleMinutes = n
 	}

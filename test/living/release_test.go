@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +91,10 @@ func TestHelmUpgradeOnALivingCluster(t *testing.T) {
 	helmChart(t, chart, "1.4.2")
 	helm(t, "upgrade", "web", chart, "--namespace", ns, "--set", "image=nginx:1.28")
 	rolledOut()
+	ended := time.Now()
+	folded := regexp.MustCompile(`owned +Deployment ` + regexp.QuoteMeta(ns) + `/web: .*rolled out 3/3`)
+	testsync.Eventually(t, "the upgrade's folded line", 2*time.Minute, func() bool { return folded.MatchString(text.String()[textBefore:]) })
+	t.Logf("the upgrade's folded line printed %s after kubectl rollout status returned", time.Since(ended).Round(100*time.Millisecond))
 	settled()
 	kinds := map[string]int{}
 	for _, c := range testenv.ParseRecords(t, stdout.String())[before:] {
@@ -107,6 +112,12 @@ func TestHelmUpgradeOnALivingCluster(t *testing.T) {
 		}
 	}
 	t.Logf("the upgrade's records: %v\n%s", kinds, text.String()[textBefore:])
+	// The upgrade is a new change of the Deployment: its controllers'
+	// steps fold into one line of their own, not late steps of the
+	// install's.
+	if upgrade := text.String()[textBefore:]; len(folded.FindAllString(upgrade, -1)) != 1 || strings.Contains(upgrade, "late steps") {
+		t.Errorf("the upgrade's rollout is not one folded line of its own:\n%s", upgrade)
+	}
 	line := fmt.Sprintf("updated Deployment %s/web by helm (release web rev 2, chart web-1.4.2)", ns)
 	if !strings.Contains(text.String()[textBefore:], line) {
 		t.Errorf("watch -o text lacks %q:\n%s", line, text.String()[textBefore:])

@@ -38,6 +38,10 @@ type Folder struct {
 	// outcome says how the top owner's rollout ended at a moment (nil:
 	// not known): SetOutcome.
 	outcome Outcome
+	// live lets a rolled-out Deployment's burst wait for its old Pods
+	// (settled). Live folding only: a replay's outcome is a history read,
+	// which would be made for each open burst at each record.
+	live bool
 
 	mu sync.Mutex
 	// owners maps an object ("Kind/namespace/name") to its owner's key,
@@ -91,8 +95,12 @@ func (f *Folder) SetOutcome(o Outcome) {
 	f.outcome = o
 }
 
-// New returns an empty Folder.
-func New() *Folder { return NewWithClock(time.Now) }
+// New returns an empty Folder for records as they come.
+func New() *Folder {
+	f := NewWithClock(time.Now)
+	f.live = true
+	return f
+}
 
 // NewWithClock returns an empty Folder that reads the time from now: a
 // replay of kept records (kubediff history -o text) folds by the records'
@@ -119,6 +127,12 @@ func (f *Folder) Add(c record.Change) bool {
 		delete(f.owners, objectKey(c.Kind, c.Namespace, c.Name)) // the map stays as small as the cluster
 	}
 	if root == "" {
+		if c.Type != record.EventRecord {
+			// The owner itself changed (an upgrade after an install):
+			// what its controllers do next is a new burst, not late
+			// steps of the last one.
+			delete(f.folds, objectKey(c.Kind, c.Namespace, c.Name))
+		}
 		return false
 	}
 	b := f.bursts[root]
@@ -175,7 +189,7 @@ func (f *Folder) Due(all bool) []*Burst {
 	now := f.now()
 	var due []*Burst
 	for root, b := range f.bursts {
-		if all || now.Sub(b.last) >= Quiet || now.Sub(b.first) >= Max {
+		if all || now.Sub(b.first) >= Max || f.settled(b, now) {
 			b.Outcome = f.outcomeOf(b)
 			due = append(due, b)
 			delete(f.bursts, root)
@@ -257,6 +271,64 @@ func (f *Folder) outcomeOf(b *Burst) string {
 		return "stalled: " + e.Reason + ": " + e.Message
 	}
 	return ""
+}
+
+// settled reports whether b has had its steps: quiet for Quiet, unless
+// its Deployment says it rolled out while Pods its ReplicaSets'
+// scale-downs remove are not deleted yet (terminating, their grace period
+// often longer than Quiet): then it waits for them, up to Max, so that
+// the rollout is one line rather than one and its late steps. Only a
+// burst with a ReplicaSet's record can say what is to go. It cannot say
+// sooner that nothing is: the pipeline holds a controller's updates (a
+// ReplicaSet's scale-down) up to 12 s to merge them, so they may come
+// after a rollout's new Pods. The caller holds mu.
+func (f *Folder) settled(b *Burst, now time.Time) bool {
+	if now.Sub(b.last) < Quiet {
+		return false
+	}
+	if !f.live || f.outcome == nil || b.podsToGo() <= 0 ||
+		!slices.ContainsFunc(b.Records, func(c record.Change) bool { return c.Kind == "ReplicaSet" }) {
+		return true
+	}
+	kind, name := b.Owner()
+	namespace, name, _ := strings.Cut(name, "/")
+	return kind != "Deployment" || !strings.HasPrefix(f.outcome(kind, namespace, name, now), "rolled out")
+}
+
+// podsToGo is how many Pods the burst's ReplicaSet scale-downs remove
+// that it has no deletion of yet: a rollout whose Deployment says it
+// rolled out still has old Pods terminating, whose deletions come later.
+func (b *Burst) podsToGo() int64 {
+	var n int64
+	for _, c := range b.Records {
+		switch {
+		case c.Kind == "ReplicaSet" && c.Type == record.Updated:
+			for _, fc := range c.Changes {
+				from, fromOK := count(fc.From)
+				to, toOK := count(fc.To)
+				if fc.Path == "/spec/replicas" && fromOK && toOK && to < from {
+					n += from - to
+				}
+			}
+		case c.Kind == "Pod" && c.Type == record.Deleted:
+			n--
+		}
+	}
+	return n
+}
+
+// count reads a replica count as a record carries it: int64 as diffed,
+// float64 as decoded from JSON (a kept record).
+func count(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case float64:
+		return int64(n), true
+	}
+	return 0, false
 }
 
 // Folded reports whether the burst shows as one line: enough changes

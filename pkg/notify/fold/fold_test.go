@@ -102,3 +102,115 @@ func TestLateStepsContinueTheirOwnersFold(t *testing.T) {
 		t.Fatalf("a deletion past Max after the fold: %+v", due)
 	}
 }
+
+// A rolled-out Deployment's burst whose old Pods are still terminating
+// after Quiet waits for their deletions (up to Max), so that the rollout
+// prints as one line; with every old Pod deleted, with no ReplicaSet's
+// record to say what is to go, or while the Deployment does not say it
+// rolled out (under way, or stalled), it is due after Quiet as any burst.
+func TestRolloutWaitsForItsOldPods(t *testing.T) {
+	clock := time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)
+	outcome := "rolled out 2/2"
+	f := New()
+	f.now = func() time.Time { return clock }
+	f.SetOutcome(func(kind, namespace, name string, _ time.Time) string {
+		if kind != "Deployment" || namespace != "day" || name != "web" {
+			t.Errorf("outcome asked of %s %s/%s, want Deployment day/web", kind, namespace, name)
+		}
+		return outcome
+	})
+	owned := func(typ, kind, name, ownerKind, ownerName string, changes ...record.FieldChange) record.Change {
+		return record.Change{Type: typ, Kind: kind, Namespace: "day", Name: name, Owner: &record.Owner{Kind: ownerKind, Name: ownerName}, Changes: changes}
+	}
+	scaledDown := record.FieldChange{Op: record.OpReplace, Path: "/spec/replicas", Field: "spec.replicas", From: int64(2), To: int64(0)}
+	steps := []record.Change{
+		owned(record.Added, "ReplicaSet", "web-new", "Deployment", "web"),
+		owned(record.Added, "Pod", "web-new-a", "ReplicaSet", "web-new"), owned(record.Added, "Pod", "web-new-b", "ReplicaSet", "web-new"),
+		owned(record.Updated, "ReplicaSet", "web-old", "Deployment", "web", scaledDown),
+		owned(record.Deleted, "Pod", "web-old-a", "ReplicaSet", "web-old"),
+	}
+	lastPod := owned(record.Deleted, "Pod", "web-old-b", "ReplicaSet", "web-old")
+	start := clock
+	for _, c := range steps {
+		f.Add(c)
+	}
+	clock = clock.Add(Quiet)
+	if due := f.Due(false); len(due) != 0 {
+		t.Fatal("due after Quiet while an old Pod was still to be deleted")
+	}
+	clock = clock.Add(20 * time.Second)
+	f.Add(lastPod)
+	clock = clock.Add(Quiet - time.Millisecond)
+	if due := f.Due(false); len(due) != 0 {
+		t.Fatal("due before its last step was Quiet ago")
+	}
+	clock = clock.Add(time.Millisecond)
+	due := f.Due(false)
+	if len(due) != 1 || due[0].Outcome != "rolled out 2/2" || due[0].Summary() != "ReplicaSet 1 added, 1 updated (spec.replicas); Pod 2 added, 2 deleted" {
+		t.Fatalf("the rollout with its last old Pod: %d due %+v", len(due), due)
+	}
+	if clock.Sub(start) >= Max {
+		t.Fatalf("the test waited past Max (%s): it shows nothing", clock.Sub(start))
+	}
+
+	start = clock
+	for _, c := range steps {
+		f.Add(c)
+	}
+	clock = start.Add(Max - time.Millisecond)
+	if due := f.Due(false); len(due) != 0 {
+		t.Fatal("a rolled-out burst whose old Pod never went was due before Max")
+	}
+	clock = start.Add(Max)
+	if due := f.Due(false); len(due) != 1 {
+		t.Fatal("a rolled-out burst whose old Pod never went was not due after Max")
+	}
+
+	f.Add(steps[4]) // a scale-down's first Pod deletion, before its ReplicaSet's record
+	clock = clock.Add(Quiet)
+	if due := f.Due(false); len(due) != 1 {
+		t.Fatal("Pod deletions without a ReplicaSet's record were not due after Quiet")
+	}
+	for _, o := range []string{"", "stalled: FailedCreate: exceeded quota"} {
+		outcome = o
+		for _, c := range steps {
+			f.Add(c)
+		}
+		clock = clock.Add(Quiet)
+		if due := f.Due(false); len(due) != 1 {
+			t.Fatalf("outcome %q: not due after Quiet", o)
+		}
+	}
+}
+
+// A burst that follows a change of its owner itself (an upgrade seconds
+// after an install) is the new change's, not late steps of the fold
+// before it.
+func TestAnOwnersNewChangeStartsANewFold(t *testing.T) {
+	clock := time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)
+	f := NewWithClock(func() time.Time { return clock })
+	pod := func(typ, name string) record.Change {
+		return record.Change{Type: typ, Kind: "Pod", Namespace: "day", Name: name, Time: record.Timestamp(clock),
+			Owner: &record.Owner{Kind: "ReplicaSet", Name: "web-1"}}
+	}
+	f.Add(record.Change{Type: record.Added, Kind: "ReplicaSet", Namespace: "day", Name: "web-1", Time: record.Timestamp(clock),
+		Owner: &record.Owner{Kind: "Deployment", Name: "web"}})
+	for _, name := range []string{"a", "b", "c"} {
+		f.Add(pod(record.Added, name))
+	}
+	clock = clock.Add(Quiet)
+	if due := f.Due(false); len(due) != 1 || !due[0].Folded() {
+		t.Fatalf("the install's burst: %+v", due)
+	}
+	clock = clock.Add(5 * time.Second)
+	if f.Add(record.Change{Type: record.Updated, Kind: "Deployment", Namespace: "day", Name: "web"}) {
+		t.Fatal("the Deployment's own change was held")
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		f.Add(pod(record.Deleted, name))
+	}
+	clock = clock.Add(Quiet)
+	if due := f.Due(false); len(due) != 1 || !time.Time(due[0].Continues).IsZero() {
+		t.Fatalf("the upgrade's burst continues the install's fold: %+v", due)
+	}
+}

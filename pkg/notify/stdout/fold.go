@@ -32,6 +32,11 @@ type FoldingText struct {
 	replay  bool
 	clock   time.Time
 	pending []pendingLine
+
+	// newest is the newest time a line printed so far stands for: a
+	// burst's records printed in full once it settled are older, and say
+	// what they belong to.
+	newest time.Time
 }
 
 // pendingLine is a burst or a record waiting to print at its time.
@@ -77,6 +82,7 @@ func (f *FoldingText) Notify(_ context.Context, c record.Change) error {
 			f.pending = append(f.pending, pendingLine{at: time.Time(c.Time), record: c})
 			return nil
 		}
+		f.newest = latest(f.newest, time.Time(c.Time))
 		if err := f.text.encode(f.text.w, c); err != nil {
 			return err
 		}
@@ -124,20 +130,29 @@ func (f *FoldingText) print(all bool) error {
 
 // write prints one record, or a burst: folded as one line stamped with
 // its first step and saying its span (or the fold it came late to), else
-// its records.
+// its records, each saying the owner it waited under when lines of later
+// moments were printed meanwhile.
 func (f *FoldingText) write(line pendingLine) error {
 	b := line.burst
 	switch {
 	case b == nil:
+		f.newest = latest(f.newest, time.Time(line.record.Time))
 		return f.text.encode(f.text.w, line.record)
 	case !b.Folded():
+		kind, name := b.Owner()
 		for _, c := range b.Records {
-			if err := f.text.encode(f.text.w, c); err != nil {
+			note := ""
+			if c.Type != record.EventRecord && time.Time(c.Time).Before(f.newest) {
+				note = "(late: waited under " + printable(kind) + " " + printable(name) + " until it settled)"
+			}
+			if err := encodeText(f.text.w, c, f.palette, note); err != nil {
 				return err
 			}
 		}
+		f.newest = latest(f.newest, time.Time(b.Last()))
 		return nil
 	}
+	f.newest = latest(f.newest, time.Time(b.Last()))
 	kind, name := b.Owner()
 	p := f.palette
 	when := span(b)
@@ -154,6 +169,13 @@ func (f *FoldingText) write(line pendingLine) error {
 		}
 	}
 	return nil
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // span says when a folded burst's steps happened after its first: until

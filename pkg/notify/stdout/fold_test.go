@@ -108,3 +108,40 @@ func TestWarningFoldsUnderItsOwnerOnce(t *testing.T) {
 		t.Errorf("warning line %q, want it to start %q and count 3", lines[2], want)
 	}
 }
+
+// A burst too small to fold prints its records in full once it settled:
+// after lines of later moments, each says what it waited under; printed
+// before any later line, none does.
+func TestLateRecordsSayWhatTheyBelongTo(t *testing.T) {
+	var out bytes.Buffer
+	sink := NewFoldingText(&out, false)
+	ctx := context.Background()
+	pod := owned("updated", "Pod", "web-1", "ReplicaSet", "web-5d",
+		record.FieldChange{Op: record.OpReplace, Path: "/spec/activeDeadlineSeconds", Field: "spec.activeDeadlineSeconds", From: int64(1), To: int64(2)})
+	later := record.Change{Time: record.Timestamp(time.Time(at).Add(2 * time.Second)), Type: "added", Kind: "ConfigMap", Namespace: "day", Name: "settings"}
+	for _, c := range []record.Change{pod, later} {
+		if err := sink.Notify(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "ConfigMap day/settings") ||
+		!strings.Contains(lines[1], "updated Pod day/web-1") || !strings.HasSuffix(lines[1], " (late: waited under ReplicaSet day/web-5d until it settled)") {
+		t.Fatalf("a late record does not say what it belongs to:\n%s", out.String())
+	}
+
+	out.Reset()
+	sink = NewFoldingText(&out, false)
+	if err := sink.Notify(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "late") {
+		t.Fatalf("a record printed before any later one says it is late:\n%s", out.String())
+	}
+}

@@ -66,7 +66,7 @@ func NewText(w io.Writer, color bool) *Sink {
 		p = ansiPalette
 	}
 	return newSink(w, func(w *bufio.Writer, c record.Change) error {
-		return encodeText(w, c, p)
+		return encodeText(w, c, p, "")
 	})
 }
 
@@ -91,10 +91,10 @@ var ansiPalette = palette{
 	green: "\x1b[32m", yellow: "\x1b[33m", red: "\x1b[31m",
 }
 
-// encodeText writes a record for people. Every string from the cluster
-// goes through printable (see escape.go): the terminal obeys only
-// kubediff's own colours.
-func encodeText(w *bufio.Writer, c record.Change, p palette) error {
+// encodeText writes a record for people, note (if any) at the end of its
+// header line. Every string from the cluster goes through printable (see
+// escape.go): the terminal obeys only kubediff's own colours.
+func encodeText(w *bufio.Writer, c record.Change, p palette, note string) error {
 	if c.Type == record.EventRecord && c.Event != nil {
 		fmt.Fprintf(w, "%s%s%s %s\n", p.dim, c.Time, p.reset, eventLine(c, p))
 		return nil
@@ -122,6 +122,9 @@ func encodeText(w *bufio.Writer, c record.Change, p palette) error {
 	}
 	if j := c.Judgement(); j != "" {
 		by += " " + severityColor(c.Severity, p) + "[" + printable(j) + "]" + p.reset
+	}
+	if note != "" {
+		by += " " + p.dim + note + p.reset
 	}
 	fmt.Fprintf(w, "%s%s%s %s%-7s%s %s%s %s%s%s\n",
 		p.dim, c.Time, p.reset, typeColor, printable(c.Type), p.reset, p.bold, printable(c.Kind), printable(c.ObjectName()), p.reset, by)

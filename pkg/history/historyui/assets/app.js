@@ -105,29 +105,64 @@ function fillFilters() {
   }
 }
 
+// eventsFilter is the Events the page lists, as the filter chose them.
+const eventsFilter = () => params.get("events") || "warnings";
+
+// lookBack is how far back a timeline with no window chosen looks for
+// the newest changes: the last hour, else the last day, else the week.
+const lookBack = [36e5, 864e5, 7 * 864e5];
+
 async function timeline() {
-  const until = moment(params.get("until"), new Date(), "until");
-  const from = moment(params.get("from"), new Date(until - 36e5), "from");
-  const query = [["namespace", params.get("namespace")], ["user", params.get("user")], ["rule", params.get("rule")],
-    ["severity", params.get("severity")], ["release", params.get("release")], ["from", iso(from)], ["until", iso(until)],
-    ["events", params.get("events") || "warnings"]];
+  const chosen = params.get("from") || params.get("until");
+  let until = moment(params.get("until"), new Date(), "until");
+  let from = moment(params.get("from"), new Date(until - lookBack[0]), "from");
   const kind = params.get("kind"), name = params.get("name");
-  if (kind) query.push(["select", (await selector(kind)) + (name ? "/" + name : "")]);
-  const manager = params.get("manager") || "", field = params.get("field") || "";
-  const recs = (await records(query)).filter((c) =>
-    (!name || kind || c.name === name) && (!manager || (c.manager && c.manager.name.includes(manager))) &&
-    (!field || (c.changed || "").includes(field)));
+  const select = kind ? (await selector(kind)) + (name ? "/" + name : "") : "";
+  let recs = await filtered(select, from, until);
+  if (!chosen) {
+    for (const back of lookBack.slice(1)) {
+      if (recs.length) break;
+      from = new Date(until - back);
+      recs = await filtered(select, from, until);
+    }
+    if (recs.length && recs.length < maxRecords) [from, until] = fitted(recs, until);
+  }
   if (!recs.length) return show(el("p", { class: "status" }, `No changes from ${clock(from)} to ${clock(until)}.`));
   manyClusters = !cluster && new Set(recs.map(clusterOf)).size > 1;
   const groups = group(recs);
   show(legend(recs, from, until), axis(from, until), ...groups.map((g) => drawGroup(g, from, until)));
 }
 
+// filtered reads the window's records the filters select.
+async function filtered(select, from, until) {
+  const query = [["namespace", params.get("namespace")], ["user", params.get("user")], ["rule", params.get("rule")],
+    ["severity", params.get("severity")], ["release", params.get("release")], ["from", iso(from)], ["until", iso(until)],
+    ["events", eventsFilter()], ["select", select]];
+  const kind = params.get("kind"), name = params.get("name");
+  const manager = params.get("manager") || "", field = params.get("field") || "";
+  return (await records(query)).filter((c) =>
+    (!name || kind || c.name === name) && (!manager || (c.manager && c.manager.name.includes(manager))) &&
+    (!field || (c.changed || "").includes(field)));
+}
+
+// fitted is a window around the records, a tenth of their span either
+// side (a second for a lone moment), ending no later than until: with no
+// window chosen, the changes fill the page instead of a fixed hour's last
+// sliver.
+function fitted(recs, until) {
+  const times = recs.map((c) => Date.parse(c.time));
+  const first = Math.min(...times), last = Math.max(...times);
+  const pad = last > first ? Math.max(10, (last - first) / 10) : 1000;
+  return [new Date(first - pad), new Date(Math.min(+until, last + pad))];
+}
+
 function legend(recs, from, until) {
   const events = recs.filter((c) => c.event).length;
   const counts = `${recs.length - events} changes${events ? `, ${events} events` : ""}`;
   const named = recs.filter((c) => c.severity).length;
-  return el("div", { class: "legend", role: "note" }, el("strong", {}, `${counts}, ${clock(from)} – ${clock(until)}`),
+  // A window of seconds (fitted to a burst) is told in milliseconds.
+  const when = until - from < 1e4 ? (d) => d.toISOString().replace("T", " ") : clock;
+  return el("div", { class: "legend", role: "note" }, el("strong", {}, `${counts}, ${when(from)} – ${when(until)}`),
     el("span", { class: "added" }, "added"), el("span", { class: "updated" }, "updated"),
     el("span", { class: "deleted" }, "deleted"), el("span", { class: "burst" }, "folded burst"),
     el("span", { class: "event" }, "event"), el("span", { class: "warning" }, "warning"),
@@ -201,6 +236,7 @@ function objectLink(o) {
   if (o.namespace) q.set("namespace", o.namespace);
   const cl = cluster || (manyClusters ? o.cluster : "");
   if (cl) q.set("cluster", cl);
+  if (params.get("events")) q.set("events", params.get("events")); // the object's page lists the Events the timeline did
   return "?" + q;
 }
 
@@ -278,7 +314,7 @@ function drawGroup(g, from, until) {
 
 async function objectPage() {
   const object = params.get("object"), namespace = params.get("namespace") || "";
-  const recs = await records([["select", object], ["namespace", namespace]]);
+  const recs = await records([["select", object], ["namespace", namespace], ["events", eventsFilter()]]);
   const back = el("a", { href: home }, "← timeline");
   if (!recs.length) return show(back, el("p", { class: "status" }, `No changes kept for ${object}.`));
   // Events about the objects it owns are listed too, under their own names.
@@ -289,8 +325,10 @@ async function objectPage() {
   // A deleted object is blamed and restored as it was before its deletion.
   const last = changes[changes.length - 1];
   const when = last && last.type === "deleted" && changes.length > 1 ? changes[changes.length - 2].time : new Date().toISOString();
-  show(back, title, blameSection(object, namespace, when), restoreSection(object, namespace, when, name),
-    compareForm(object, namespace, changes.length ? changes : recs), el("div", { id: "records" }, recs.map((c) => drawRecord(c, name))));
+  // Its changes first, what a person came for; then who last changed
+  // each line, comparing two moments, and restoring one.
+  show(back, title, el("div", { id: "records" }, recs.map((c) => drawRecord(c, name))), blameSection(object, namespace, when),
+    compareForm(object, namespace, changes.length ? changes : recs), restoreSection(object, namespace, when, name));
 }
 
 // momentForm is a form of one moment that runs act with it.
