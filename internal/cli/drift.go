@@ -30,9 +30,8 @@ PostgreSQL's with --history-store), so it knows what kubediff saw:
 drift kubediff did not see, or whose records retention dropped, is not
 listed (docs/drift.md). With --since, also the drift that came back
 since then.`,
-		Example: `  kubediff drift --state-dir /var/lib/kubediff
-  kubediff drift -n shop --since 24h --server http://127.0.0.1:8080 -o text
-  kubediff drift -o json --state-dir /var/lib/kubediff | jq '.drifted[].object.name'`,
+		Example: `  kubediff drift
+  kubediff drift -n shop --since 24h --server http://127.0.0.1:8080 -o text`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format, _ := cmd.Flags().GetString("output"); format != "json" && format != "text" {

@@ -20,8 +20,10 @@ func newHistoryImportCommand(out io.Writer) *cobra.Command {
 stores, into the PostgreSQL database --history-store names, as its
 cluster's. Run it while no kubediff runs with the dir. Entries the
 database holds already are passed over: a second import writes nothing
-twice.`,
-		Example: `  PGPASSWORD=... kubediff history import --state-dir ~/.kubediff --history-store postgres://kubediff@db.example:5432/kubediff --cluster prod`,
+twice. The password comes from --history-store-password-file, PGPASSWORD
+or PGPASSFILE, never the DSN (docs/fleet.md):
+
+  kubediff history import --state-dir DIR --history-store postgres://USER@HOST:5432/DB --cluster NAME`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfigWithArgs(cmd, nil)
