@@ -224,7 +224,11 @@ func openHistory(cmd *cobra.Command, stderr io.Writer) (historyapi.Source, func(
 // openStateDir reads the history in dir under the diff rules the flags
 // and config give (what its states lack).
 func openStateDir(cmd *cobra.Command, dir string) (app.StateDir, error) {
-	rules, err := configRules(cmd)
+	cfg, err := loadConfigWithArgs(cmd, nil)
+	if err != nil {
+		return app.StateDir{}, err
+	}
+	rules, err := app.DiffRules(cfg)
 	if err != nil {
 		return app.StateDir{}, err
 	}

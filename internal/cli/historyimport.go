@@ -24,7 +24,7 @@ twice. The password comes from --history-store-password-file, PGPASSWORD
 or PGPASSFILE, never the DSN (docs/fleet.md):
 
   kubediff history import --state-dir DIR --history-store postgres://USER@HOST:5432/DB --cluster NAME`,
-		Args:    cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfigWithArgs(cmd, nil)
 			if err != nil {

@@ -188,13 +188,27 @@ func readmeBlock(t *testing.T, lang, first string) string {
 // after its first screen, without their comments.
 func readmeExampleCommands(t *testing.T) []string {
 	t.Helper()
+	_, rest := readmeScreens(t)
+	return shCommands(rest)
+}
+
+// readmeScreens are the README before its first "## " heading (the first
+// screen) and after it.
+func readmeScreens(t *testing.T) (first, rest string) {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, _ := strings.Cut(string(data), "\n## ")
+	first, rest, _ = strings.Cut(string(data), "\n## ")
+	return first, rest
+}
+
+// shCommands are the command lines of markdown's sh blocks, without
+// their comments.
+func shCommands(markdown string) []string {
 	var out []string
-	for _, block := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(rest, -1) {
+	for _, block := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(markdown, -1) {
 		for line := range strings.Lines(block[1]) {
 			line, _, _ = strings.Cut(line, "  #")
 			if line = strings.TrimSpace(line); line != "" {

@@ -51,20 +51,8 @@ func TestReadmeFirstScreen(t *testing.T) {
 // README's first "## " heading, without their comments.
 func firstScreenCommands(t *testing.T) []string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	screen, _, _ := strings.Cut(string(data), "\n## ")
-	var out []string
-	for _, block := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(screen, -1) {
-		for line := range strings.Lines(block[1]) {
-			line, _, _ = strings.Cut(line, "  #")
-			if line = strings.TrimSpace(line); line != "" {
-				out = append(out, line)
-			}
-		}
-	}
+	screen, _ := readmeScreens(t)
+	out := shCommands(screen)
 	if len(out) < 5 {
 		t.Fatalf("the README's first screen has %d commands: %q", len(out), out)
 	}
