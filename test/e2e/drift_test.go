@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/kubediff/kubediff/pkg/drift"
 	"github.com/kubediff/kubediff/pkg/record"
 )
@@ -260,6 +262,32 @@ func TestDriftCommandAndMetricFollowTheSelfHeal(t *testing.T) {
 	if groups := driftGroups(t, out); len(groups) != 1 || len(groups[0].Drifted) != 0 || len(groups[0].PutBack) != 1 || groups[0].PutBack[0].EndedBy != heal.ID {
 		t.Errorf("drift --since 10m: %s, want web put back by %s", out, heal.ID)
 	}
+	driftOnThePage(t, ns, dir)
+}
+
+// driftOnThePage: the timeline marks the outside change and the write
+// that put it back, and says how many of each; the Deployment's page
+// says who owns it, what drifted from the declared value, and when it
+// was put back.
+func driftOnThePage(t *testing.T, ns, dir string) {
+	t.Helper()
+	browser := newBrowser(t)
+	page := startUI(t, "--state-dir", dir)
+	base := strings.TrimSuffix(page, regexp.MustCompile(`/open\?.*$`).FindString(page))
+	inBrowser(t, browser, "the timeline", chromedp.Navigate(page), chromedp.Navigate(base+"/?namespace="+ns+"&from=30m"),
+		chromedp.WaitVisible(chromedp.CSS(".mark.outside")), chromedp.WaitVisible(chromedp.CSS(".mark.reverts")))
+	if text := mainText(t, browser); !strings.Contains(text, "outside GitOps (1)") || !strings.Contains(text, "put back (1)") {
+		t.Errorf("the timeline's legend:\n%s", text)
+	}
+	screenshot(t, browser, "drift-timeline")
+	inBrowser(t, browser, "the Deployment's page", chromedp.Navigate(base+"/?object=deployments.apps/web&namespace="+ns), chromedp.WaitVisible(chromedp.CSS(".record.outside")))
+	text := mainText(t, browser)
+	for _, want := range []string{"outside Argo CD app " + ns + "/shop", "spec.replicas: declared 2, was 2, now 5", "sync by Argo CD app " + ns + "/shop, put back after"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the Deployment's page lacks %q:\n%s", want, text)
+		}
+	}
+	screenshot(t, browser, "drift-object")
 }
 
 // driftGroup is a line of `kubediff drift -o json`.

@@ -160,13 +160,16 @@ function legend(recs, from, until) {
   const events = recs.filter((c) => c.event).length;
   const counts = `${recs.length - events} changes${events ? `, ${events} events` : ""}`;
   const named = recs.filter((c) => c.severity).length;
+  const outside = recs.filter((c) => drifted(c) === " outside").length, putBack = recs.filter((c) => drifted(c) === " reverts").length;
   // A window of seconds (fitted to a burst) is told in milliseconds.
   const when = until - from < 1e4 ? (d) => d.toISOString().replace("T", " ") : clock;
   return el("div", { class: "legend", role: "note" }, el("strong", {}, `${counts}, ${when(from)} – ${when(until)}`),
     el("span", { class: "added" }, "added"), el("span", { class: "updated" }, "updated"),
     el("span", { class: "deleted" }, "deleted"), el("span", { class: "burst" }, "folded burst"),
     el("span", { class: "event" }, "event"), el("span", { class: "warning" }, "warning"),
-    named ? el("span", { class: "ringed" }, `named by a rule (${named})`) : null, zoomLink(recs, from, until));
+    named ? el("span", { class: "ringed" }, `named by a rule (${named})`) : null,
+    outside ? el("span", { class: "outside" }, `outside GitOps (${outside})`) : null,
+    putBack ? el("span", { class: "reverts" }, `put back (${putBack})`) : null, zoomLink(recs, from, until));
 }
 
 // said is what a Kubernetes Event said about an object: "Warning
@@ -178,7 +181,32 @@ const said = (e) => `${e.type} ${e.reason}${e.message ? ": " + e.message : ""}${
 // rules named the change.
 function markClass(c, burst) {
   if (c.event) return c.event.type === "Warning" ? "event warning" : "event";
-  return (burst ? "burst" : c.type) + (c.severity ? " severity-" + c.severity : "");
+  return (burst ? "burst" : c.type) + (c.severity ? " severity-" + c.severity : "") + drifted(c);
+}
+
+// drifted marks a change outside its object's GitOps owner, and the
+// write that put it back (docs/drift.md).
+const drifted = (c) => (!c.gitops ? "" : c.gitops.via === "outside" ? " outside" : c.gitops.reverts ? " reverts" : "");
+
+// gitopsOwner names the owner as text output does: "Argo CD app shop".
+function gitopsOwner(g) {
+  const name = (g.namespace ? g.namespace + "/" : "") + g.name;
+  return ({ argocd: "Argo CD app ", flux: `Flux ${g.kind} `, helm: "Helm release " }[g.tool] || g.tool + " ") + name;
+}
+
+// gitopsText says how a change was made as text output does: "outside
+// Argo CD app shop", "sync by Argo CD app shop, put back after 2.4s (ID)".
+function gitopsText(g) {
+  if (g.via === "outside") return "outside " + gitopsOwner(g);
+  return `${g.via} by ${gitopsOwner(g)}` + (g.reverts ? `, put back after ${(g.driftSeconds || 0).toFixed(1)}s (${g.reverts})` : "");
+}
+
+// driftText is a drifted field as text output says it: "spec.replicas:
+// declared 2, was 2, now 5".
+function driftText(f) {
+  const v = (x) => (x === undefined || x === null ? "none" : JSON.stringify(x));
+  const declared = f.undeclared ? "none" : f.declared === undefined && !f.truncated ? "unknown" : v(f.declared);
+  return `${f.field}: declared ${declared}, was ${v(f.before)}, now ${v(f.now)}`;
 }
 
 // zoomLink narrows the window to where the changes are, when they crowd
@@ -283,7 +311,7 @@ function lane(recs, from, until, href, burst) {
   return el("div", { class: "lane" }, recs.map((c) => {
     const left = Math.min(100, Math.max(0, ((Date.parse(c.time) - from) / span) * 100));
     const what = c.event ? `${c.time} ${c.kind} ${c.name}: ${said(c.event)}` :
-      `${c.time} ${c.type} ${c.kind} ${c.name}${c.changed ? ": " + c.changed : ""}${by(c) ? " by " + by(c) : ""}${judged(c) ? " " + judged(c) : ""}`;
+      `${c.time} ${c.type} ${c.kind} ${c.name}${c.changed ? ": " + c.changed : ""}${by(c) ? " by " + by(c) : ""}${c.gitops ? " — " + gitopsText(c.gitops) : ""}${judged(c) ? " " + judged(c) : ""}`;
     const mark = el("a", { class: "mark " + markClass(c, burst), href: href(c), title: what, "aria-label": what });
     mark.style.left = left + "%"; // CSSOM: allowed by the page's content security policy
     return mark;
@@ -432,11 +460,14 @@ function drawRecord(c, object) {
   // What access an RBAC change gave or took away, before its fields: it
   // is what a reviewer reads the record for.
   const access = (c.access || []).map((sentence) => el("li", {}, sentence));
-  return el("article", { class: "record" },
+  const drift = ((c.gitops && c.gitops.drift) || []).map((f) => el("li", {}, driftText(f)));
+  return el("article", { class: "record" + drifted(c) },
     el("h3", {}, el("span", { class: c.type }, c.type), ` ${c.time}`, by(c) ? el("span", { class: "dim" }, ` by ${by(c)}`) : null,
+      c.gitops ? el("span", { class: "gitops" }, ` — ${gitopsText(c.gitops)}`) : null,
       judged(c) ? el("span", { class: "severity " + c.severity, title: "the rules this change matched" }, ` ${judged(c)}`) : null),
     c.summary ? el("p", { class: "summary" }, c.summary) : null,
     access.length ? el("ul", { class: "access", "aria-label": "access" }, access) : null,
+    drift.length ? el("ul", { class: "drift", "aria-label": "drifted from the declared state" }, drift) : null,
     fields.length ? el("ul", { class: "fields" }, fields) : null);
 }
 
