@@ -13,6 +13,7 @@ package drift
 
 import (
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -129,9 +130,31 @@ func (c *Classifier) Classify(oldObj, newObj *unstructured.Unstructured, rec *re
 		rec.GitOps = c.sync(o, newObj, rec)
 		return
 	}
-	if rec.Type == record.Updated && oldObj != nil {
+	if rec.Type == record.Updated && oldObj != nil && !fluxLeavesIt(o, newObj) {
 		rec.GitOps = c.outside(o, oldObj, newObj, rec)
 	}
+}
+
+// fluxSSAAnnotation tells kustomize-controller how to apply an object:
+// Ignore (never), IfNotPresent (create it, never update it), Merge
+// (apply its fields, keep those others added).
+const fluxSSAAnnotation = "kustomize.toolkit.fluxcd.io/ssa"
+
+// fluxLeavesIt says whether the object's Kustomization never puts back
+// what others change (ssa: Ignore or IfNotPresent): then no change of it
+// is drift, as Flux itself sees none.
+func fluxLeavesIt(o owner, obj *unstructured.Unstructured) bool {
+	if o.tool != record.ToolFlux || o.kind != "Kustomization" {
+		return false
+	}
+	mode := stringsAt(obj, "annotations").get(fluxSSAAnnotation)
+	return strings.EqualFold(mode, "Ignore") || strings.EqualFold(mode, "IfNotPresent")
+}
+
+// fluxMerges says whether the object's Kustomization keeps the fields
+// others add (ssa: Merge): those are then no drift.
+func fluxMerges(o owner, obj *unstructured.Unstructured) bool {
+	return o.tool == record.ToolFlux && o.kind == "Kustomization" && strings.EqualFold(stringsAt(obj, "annotations").get(fluxSSAAnnotation), "Merge")
 }
 
 // ownerOf is the object's GitOps owner, when its marks name one and the

@@ -267,6 +267,24 @@ func TestClassify(t *testing.T) {
 		},
 		want: []string{"sync by Flux Kustomization flux-system/apps", `outside Flux Kustomization flux-system/apps [sync]; metadata.labels.team: declared "a", was "a", now "b"`},
 	}, {
+		name: "Flux leaves an object with ssa: IfNotPresent alone: no drift",
+		meta: `{"labels":{"kustomize.toolkit.fluxcd.io/name":"apps","kustomize.toolkit.fluxcd.io/namespace":"flux-system","team":"a"},"annotations":{"kustomize.toolkit.fluxcd.io/ssa":"IfNotPresent"}}`,
+		steps: []step{
+			{manager: "kustomize-controller", entries: []any{entry("kustomize-controller", "", ownsLabel)}},
+			{manager: "kubectl-label", change: label("team", "b"), entries: []any{entry("kustomize-controller", "", ownsLabel)}},
+		},
+		want: []string{"sync by Flux Kustomization flux-system/apps", "-"},
+	}, {
+		name: "Flux keeps fields added beside its own with ssa: Merge, and puts back its own",
+		meta: `{"labels":{"kustomize.toolkit.fluxcd.io/name":"apps","kustomize.toolkit.fluxcd.io/namespace":"flux-system","team":"a"},"annotations":{"kustomize.toolkit.fluxcd.io/ssa":"Merge"}}`,
+		steps: []step{
+			{manager: "kustomize-controller", entries: []any{entry("kustomize-controller", "", ownsEverthing)}},
+			{manager: "kubectl-set", change: setEnv("DEBUG", "1"), entries: []any{entry("kustomize-controller", "", ownsEverthing)}},
+			{manager: "kubectl-edit", change: scale(5), entries: []any{entry("kustomize-controller", "", ownsEverthing)}},
+		},
+		want: []string{"sync by Flux Kustomization flux-system/apps", "-",
+			"outside Flux Kustomization flux-system/apps [sync]; spec.replicas: declared 2, was 2, now 5"},
+	}, {
 		name: "an HPA's scaling is not drift",
 		meta: argoMarks,
 		steps: []step{

@@ -27,8 +27,12 @@ func (c *Classifier) outside(o owner, oldObj, newObj *unstructured.Unstructured,
 	source, from := c.source(st, oldObj, rec)
 	g.DeclaredFrom = from
 	wasOpen := st != nil && st.open != nil
+	merges := fluxMerges(o, newObj)
 	for _, fc := range changed {
 		declared := valueOf(st, source, fc.Path)
+		if merges && source != nil && declared == absent {
+			continue // a field Flux keeps beside its own
+		}
 		if source != nil && equal(valueAt(newObj.Object, fc.Path), declared) {
 			if wasOpen {
 				delete(st.open.fields, fc.Path) // put back by hand
@@ -39,6 +43,9 @@ func (c *Classifier) outside(o owner, oldObj, newObj *unstructured.Unstructured,
 		if source != nil {
 			st = c.open(st, rec, fc.Path, declared)
 		}
+	}
+	if merges && len(g.Drift) == 0 && !wasOpen {
+		return nil // only fields Flux keeps changed
 	}
 	if wasOpen && len(st.open.fields) == 0 {
 		g.Reverts, g.DriftSeconds = st.open.id, seconds(time.Time(rec.Time).Sub(st.open.since))
