@@ -37,7 +37,7 @@ type Classifier struct {
 	// the object (nil: not read).
 	lastApplied LastApplied
 	// ignores are Argo CD Applications' ignoreDifferences (nil: none).
-	ignores *ArgoIgnores
+	ignores *Ignores
 	// transitions is told when an object's drift opens or ends (nil:
 	// no one), under mu.
 	transitions func(Transition)
@@ -89,7 +89,7 @@ const maxLogged = 1000
 // New returns a Classifier logging unusable marks to log (nil: none),
 // reading declared states from lastApplied and Argo CD's exceptions from
 // ignores when they are not nil.
-func New(log *slog.Logger, lastApplied LastApplied, ignores *ArgoIgnores) *Classifier {
+func New(log *slog.Logger, lastApplied LastApplied, ignores *Ignores) *Classifier {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

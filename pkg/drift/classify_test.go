@@ -109,7 +109,7 @@ func run(t *testing.T, meta string, steps []step) ([]string, *bytes.Buffer) {
 }
 
 // runWith is run with Argo CD's ignoreDifferences.
-func runWith(t *testing.T, meta string, steps []step, ignores *ArgoIgnores) ([]string, *bytes.Buffer) {
+func runWith(t *testing.T, meta string, steps []step, ignores *Ignores) ([]string, *bytes.Buffer) {
 	t.Helper()
 	recs, logs := play(t, meta, steps, ignores, nil)
 	got := make([]string, len(recs))
@@ -122,7 +122,7 @@ func runWith(t *testing.T, meta string, steps []step, ignores *ArgoIgnores) ([]s
 // play plays steps as runWith does and returns the records, each with
 // its GitOps fact; transitions (nil: none) is told of drift opening and
 // ending.
-func play(t *testing.T, meta string, steps []step, ignores *ArgoIgnores, transitions func(Transition)) ([]record.Change, *bytes.Buffer) {
+func play(t *testing.T, meta string, steps []step, ignores *Ignores, transitions func(Transition)) ([]record.Change, *bytes.Buffer) {
 	t.Helper()
 	d, err := diff.New(diff.Options{Rules: diff.Rules{Defaults: diff.AllDefaults}})
 	if err != nil {
@@ -430,7 +430,7 @@ func TestLastAppliedOfASecretKeepsNoValue(t *testing.T) {
 // expressions, are said once in the log.
 func TestArgoCDIgnoreDifferences(t *testing.T) {
 	var logs bytes.Buffer
-	ignores := NewArgoIgnores(slog.New(slog.NewTextHandler(&logs, nil)))
+	ignores := NewIgnores(slog.New(slog.NewTextHandler(&logs, nil)))
 	app := &unstructured.Unstructured{}
 	if err := app.UnmarshalJSON([]byte(`{"apiVersion":"argoproj.io/v1alpha1","kind":"Application","metadata":{"name":"shop","namespace":"argocd"},
 "spec":{"ignoreDifferences":[{"group":"apps","kind":"Deployment","jsonPointers":["/spec/replicas","spec/paused"],"jqPathExpressions":[".spec.x"]},
@@ -455,9 +455,46 @@ func TestArgoCDIgnoreDifferences(t *testing.T) {
 	if n := strings.Count(logs.String(), "not honoured"); n != 1 || !strings.Contains(logs.String(), "not a JSON pointer: spec/paused") || !strings.Contains(logs.String(), "jqPathExpressions") {
 		t.Errorf("%d log lines, want one naming the broken pointer and jq:\n%s", n, logs.String())
 	}
-	ignores.Forget("argocd", "shop")
+	ignores.Forget("Application", "argocd", "shop")
 	got, _ = runWith(t, argoMarks, []step{{manager: "argocd-controller", entries: argo}, {manager: "kubectl-edit", change: scale(5), entries: argo}}, ignores)
 	if got[1] == "-" {
 		t.Error("a deleted Application's ignoreDifferences still honoured")
+	}
+}
+
+// What a HelmRelease's driftDetection.ignore names is not drift: a path
+// for the objects its target selects, or for every object without a
+// target; the rest still is. A target by selector is said once in the
+// log and not honoured.
+func TestHelmReleaseDriftDetectionIgnore(t *testing.T) {
+	var logs bytes.Buffer
+	ignores := NewIgnores(slog.New(slog.NewTextHandler(&logs, nil)))
+	hr := &unstructured.Unstructured{}
+	if err := hr.UnmarshalJSON([]byte(`{"apiVersion":"helm.toolkit.fluxcd.io/v2","kind":"HelmRelease","metadata":{"name":"web","namespace":"shop"},
+"spec":{"driftDetection":{"mode":"enabled","ignore":[{"paths":["/spec/replicas"],"target":{"kind":"Deployment"}},
+{"paths":["/metadata/labels/team"]},{"paths":["/spec/paused"],"target":{"kind":"Deployment","labelSelector":"a=b"}}]}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	ignores.Observe(hr)
+	meta := `{"labels":{"helm.toolkit.fluxcd.io/name":"web","helm.toolkit.fluxcd.io/namespace":"shop","team":"a"}}`
+	owned := []any{entry("helm-controller", "", merge(ownsEverthing, ownsLabel))}
+	got, _ := runWith(t, meta, []step{
+		{manager: "helm-controller", entries: owned},
+		{manager: "kubectl-edit", change: scale(5), entries: owned},
+		{manager: "kubectl-label", change: label("team", "b"), entries: owned},
+		{manager: "kubectl-edit", change: image("nginx:1.29"), entries: owned},
+	}, ignores)
+	want := []string{"sync by Flux HelmRelease shop/web", "-", "-",
+		`outside Flux HelmRelease shop/web [sync]; spec.template.spec.containers[0].image: declared "nginx:1.27", was "nginx:1.27", now "nginx:1.29"`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("facts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if n := strings.Count(logs.String(), "not honoured"); n != 1 || !strings.Contains(logs.String(), "selector") {
+		t.Errorf("%d log lines, want one naming the selector:\n%s", n, logs.String())
+	}
+	ignores.Forget("HelmRelease", "shop", "web")
+	got, _ = runWith(t, meta, []step{{manager: "helm-controller", entries: owned}, {manager: "kubectl-edit", change: scale(5), entries: owned}}, ignores)
+	if got[1] == "-" {
+		t.Error("a deleted HelmRelease's ignore still honoured")
 	}
 }

@@ -108,9 +108,9 @@ type Pipeline struct {
 	// applied keeps what GitOps-owned objects' last-applied-configuration
 	// declares, read by the cache transform (pkg/drift).
 	applied *drift.AppliedBook
-	// argoIgnores keeps Applications' ignoreDifferences, read by the
+	// gitopsIgnores keeps Applications' ignoreDifferences, read by the
 	// cache transform (pkg/drift).
-	argoIgnores *drift.ArgoIgnores
+	gitopsIgnores *drift.Ignores
 	// namespaces marks deletions made while their namespace was deleted.
 	namespaces *namespaceDeletions
 	gate       *Gate
@@ -134,8 +134,8 @@ func New(o Options) *Pipeline {
 	p.cluster.Store(o.Cluster)
 	var next emitter = keep{history: o.History, cluster: &p.cluster, next: gate}
 	next = judge{rules: o.Rules, namespaces: p.namespaces, cluster: &p.cluster, metrics: o.Metrics, next: next}
-	p.applied, p.argoIgnores = drift.NewAppliedBook(), drift.NewArgoIgnores(o.Log)
-	next = newGitops(drift.New(o.Log, p.applied, p.argoIgnores), o.Metrics, &p.cluster, next)
+	p.applied, p.gitopsIgnores = drift.NewAppliedBook(), drift.NewIgnores(o.Log)
+	next = newGitops(drift.New(o.Log, p.applied, p.gitopsIgnores), o.Metrics, &p.cluster, next)
 	if o.Identities != nil || o.Releases != nil {
 		p.identify = newIdentify(nil, o.IdentityWait, next, o.Holds)
 		next = p.identify
@@ -184,8 +184,8 @@ func (p *Pipeline) Handle(ev watcher.Event) {
 	if p.releases != nil && ev.Type == watcher.Deleted && release.Source(ev.Resource.GVR.Group, ev.Resource.GVR.Resource) {
 		p.releases.Forget(ev.Resource.GVR.Group, ev.Resource.GVR.Resource, ev.Old)
 	}
-	if ev.Type == watcher.Deleted && ev.Old != nil && drift.Application(ev.Resource.GVR.Group, ev.Resource.GVR.Resource) {
-		p.argoIgnores.Forget(ev.Old.GetNamespace(), ev.Old.GetName())
+	if ev.Type == watcher.Deleted && ev.Old != nil && drift.IgnoreSource(ev.Resource.GVR.Group, ev.Resource.GVR.Resource) {
+		p.gitopsIgnores.Forget(ev.Old.GetKind(), ev.Old.GetNamespace(), ev.Old.GetName())
 	}
 	p.namespaces.observe(ev) // before its objects' deletions that come after it
 	// 1. Filter what the server could not, and kubediff's own Leases.
@@ -260,15 +260,15 @@ func (p *Pipeline) CacheTransform(r discovery.Resource) cache.TransformFunc {
 		}
 	}
 	releases := p.releases != nil && release.Source(group, resource)
-	application := drift.Application(group, resource)
+	ignoreSource := drift.IgnoreSource(group, resource)
 	redact := redactWith(transform)
 	return func(obj any) (any, error) {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
 			if releases {
 				p.releases.Observe(group, resource, u)
 			}
-			if application {
-				p.argoIgnores.Observe(u)
+			if ignoreSource {
+				p.gitopsIgnores.Observe(u)
 			}
 			// What a GitOps-owned object's last-applied-configuration
 			// declares, before the transform prunes it (pkg/drift).
