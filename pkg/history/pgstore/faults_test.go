@@ -6,6 +6,8 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -284,4 +286,104 @@ func runShipper(t *testing.T, shipper *pgstore.Shipper) {
 	done := make(chan struct{})
 	go func() { shipper.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
+}
+
+// A full disk under the database: the writes fail (disk_full), the rows
+// wait, one line says so; once there is room again everything waiting
+// is written, in order. kubediff's tables live in a tablespace on a
+// small tmpfs the test mounts (it needs root, as CI runs; PostgreSQL
+// itself runs as nobody) and then grows; the write-ahead log stays on a
+// disk with room, as a server's would when its data volume fills.
+func TestRowsWaitWhileTheDatabaseDiskIsFull(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs for the database's full disk needs root")
+	}
+	pg := testpg.StartPostgres(t)
+	small := smallTablespace(t, pg.DSN)
+	store, err := pgstore.Open(bg, pg.DSN, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	fillDisk(t, pg.DSN)
+	spool := newSpool(t)
+	var logs testsync.Buffer
+	shipper := &pgstore.Shipper{Store: store, Spool: spool, Writer: pgstore.Writer{Cluster: "c1", Instance: "i1"},
+		Log: slog.New(slog.NewTextHandler(&logs, nil)), Every: 20 * time.Millisecond}
+	runShipper(t, shipper)
+	for n := 1; n <= 200; n++ {
+		write(t, spool, historytest.T0, historytest.Entry("default", "a", "1", "2", float64(n), ""))
+	}
+	waitFor(t, "the full disk logged", func() bool { return strings.Contains(logs.String(), "No space left on device") })
+	if spool.waiting() == 0 {
+		t.Fatal("nothing waits while the database's disk is full")
+	}
+	if out, err := exec.Command("mount", "-o", "remount,size=256m", small).CombinedOutput(); err != nil {
+		t.Fatalf("grow the tmpfs: %v: %s", err, out)
+	}
+	waitFor(t, "the waiting records written", func() bool {
+		s, err := store.Cluster("c1").Stats()
+		return err == nil && s.Records == 200
+	})
+	waitFor(t, "the heal logged", func() bool { return strings.Contains(logs.String(), "writing again") })
+	if n := strings.Count(logs.String(), "\n"); n != 2 {
+		t.Errorf("%d log lines, want 2:\n%s", n, logs.String())
+	}
+}
+
+// smallTablespace mounts a 24 MB tmpfs, makes it the database's default
+// tablespace, and returns where it is mounted.
+func smallTablespace(t *testing.T, dsn string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "kubediff-full-disk-") // not t.TempDir(): nobody must reach it
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	nobody, err := user.Lookup("nobody") // PostgreSQL's user under root (testpg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := "size=24m,mode=0700,uid=" + nobody.Uid + ",gid=" + nobody.Gid
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", opts, "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount a tmpfs: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
+	conn, err := pgx.Connect(bg, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(bg)
+	for _, sql := range []string{`CREATE TABLESPACE small LOCATION '` + dir + `'`, `ALTER DATABASE postgres SET default_tablespace = small`} {
+		if _, err := conn.Exec(bg, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// fillDisk fills the database's disk with a table of its own until
+// PostgreSQL says it is full.
+func fillDisk(t *testing.T, dsn string) {
+	t.Helper()
+	conn, err := pgx.Connect(bg, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(bg)
+	if _, err := conn.Exec(bg, `CREATE TABLE filler (b text) TABLESPACE small; ALTER TABLE filler ALTER COLUMN b SET STORAGE PLAIN`); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		_, err := conn.Exec(bg, `INSERT INTO filler SELECT repeat(md5(g::text), 60) FROM generate_series(1, 2000) AS g`)
+		if err != nil {
+			if !strings.Contains(err.Error(), "No space left on device") && !strings.Contains(err.Error(), "53100") {
+				t.Fatalf("filling the disk: %v", err)
+			}
+			return
+		}
+		if i > 10000 {
+			t.Fatal("the disk never filled")
+		}
+	}
 }
