@@ -3,8 +3,11 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -308,4 +311,38 @@ func driftGroups(t *testing.T, out string) []driftGroup {
 		groups = append(groups, g)
 	}
 	return groups
+}
+
+// TestDriftRuleReachesAWebhook: with the pack's drift-outside-gitops on
+// and a team's webhook routed by it, the outside `kubectl scale` of an
+// Argo CD-owned Deployment (its controller's writes imitated) reaches
+// the webhook, naming the rule and the drift; the imitated sync that
+// put it back does not.
+func TestDriftRuleReachesAWebhook(t *testing.T) {
+	ns := newNamespace(t)
+	hook := &webhookReceiver{}
+	srv := httptest.NewServer(hook)
+	defer srv.Close()
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	config := "rulePack: [drift-outside-gitops]\nsinks:\n  - name: team\n    type: webhook\n    url: " + srv.URL + "/hook\n    match:\n      rules: [drift-outside-gitops]\n"
+	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := startBinary(t, "watch", "-n", ns, "--config", cfg)
+	w.logOnFailure()
+	applyAsArgoCD(t, ns)
+	kubectl(t, "", "-n", ns, "scale", "deployment/web", "--replicas=5")
+	w.waitRecords("Deployment", ns, "web", 2)
+	applyAsArgoCD(t, ns) // the self-heal
+	w.waitRecords("Deployment", ns, "web", 3)
+	eventually(t, "the outside change at the webhook", func() bool { return len(hook.records()) >= 1 })
+	kubectl(t, "", "-n", ns, "create", "configmap", "last", "--from-literal=k=v")
+	w.waitRecords("ConfigMap", ns, "last", 1) // what was to reach the webhook did
+	got := hook.records()
+	if len(got) != 1 || got[0].GitOps == nil || got[0].GitOps.Via != record.ViaOutside || !slices.Equal(got[0].Rules, []string{"drift-outside-gitops"}) {
+		t.Fatalf("the webhook got %s, want the outside change alone, naming drift-outside-gitops", jsonOf(got))
+	}
+	if d := got[0].GitOps.Drift; len(d) != 1 || d[0].Field != "spec.replicas" {
+		t.Errorf("the webhook's record names the drift %s, want spec.replicas", jsonOf(d))
+	}
 }
