@@ -248,6 +248,7 @@ func Attributes(c record.Change) []attribute.KeyValue {
 	}
 	attrs = append(attrs, userAttributes(c.User)...)
 	attrs = append(attrs, releaseAttributes(c.Release)...)
+	attrs = append(attrs, gitopsAttributes(c.GitOps)...)
 	if c.Owner != nil {
 		attrs = append(attrs, attribute.String("kubediff.owner", c.Owner.String()))
 	}
@@ -300,6 +301,28 @@ func releaseAttributes(r *record.Release) []attribute.KeyValue {
 	}
 	if r.Revision > 0 {
 		attrs = append(attrs, attribute.Int("kubediff.release.revision", r.Revision))
+	}
+	return attrs
+}
+
+// gitopsAttributes say how a GitOps-owned object's change was made
+// (docs/drift.md): kubediff.gitops.via (sync, outside), .owner ("Argo CD
+// app shop"), the drifted fields (comma-separated, as kubediff.changed)
+// and what a sync put back.
+func gitopsAttributes(g *record.GitOps) []attribute.KeyValue {
+	if g == nil {
+		return nil
+	}
+	attrs := []attribute.KeyValue{attribute.String("kubediff.gitops.via", g.Via), attribute.String("kubediff.gitops.owner", g.Owner())}
+	if len(g.Drift) > 0 {
+		fields := make([]string, len(g.Drift))
+		for i, f := range g.Drift {
+			fields[i] = f.Field
+		}
+		attrs = append(attrs, attribute.String("kubediff.gitops.drift", strings.Join(fields, ",")))
+	}
+	if g.Reverts != "" {
+		attrs = append(attrs, attribute.String("kubediff.gitops.reverts", g.Reverts), attribute.Float64("kubediff.gitops.drift_seconds", g.DriftSeconds))
 	}
 	return attrs
 }
