@@ -73,6 +73,12 @@ func TestDeployManifests(t *testing.T) {
 		}
 	}
 	kubectl(t, "", "apply", "-k", filepath.Join(root, "deploy", "base"))
+	// Gone after the test, cluster-wide objects too: the README's `helm
+	// install` (examples_test.go) must not find them.
+	t.Cleanup(func() {
+		kubectl(t, "", "delete", "-k", filepath.Join(root, "deploy", "base"), "--ignore-not-found", "--wait=false")
+		removeNamespace(t, "kubediff")
+	})
 
 	runsAs(t, "kubediff", "kubediff", "kubediff")
 }

@@ -277,7 +277,8 @@ func driftOnThePage(t *testing.T, ns, dir string) {
 	browser := newBrowser(t)
 	page := startUI(t, "--state-dir", dir)
 	base := strings.TrimSuffix(page, regexp.MustCompile(`/open\?.*$`).FindString(page))
-	inBrowser(t, browser, "the timeline", chromedp.Navigate(page), chromedp.Navigate(base+"/?namespace="+ns+"&from=30m"),
+	inBrowser(t, browser, "the way in", chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS(".legend")))
+	inBrowser(t, browser, "the timeline", chromedp.Navigate(base+"/?namespace="+ns+"&from=30m"),
 		chromedp.WaitVisible(chromedp.CSS(".mark.outside")), chromedp.WaitVisible(chromedp.CSS(".mark.reverts")))
 	if text := mainText(t, browser); !strings.Contains(text, "outside GitOps (1)") || !strings.Contains(text, "put back (1)") {
 		t.Errorf("the timeline's legend:\n%s", text)

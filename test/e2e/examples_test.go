@@ -16,6 +16,7 @@ import (
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -90,6 +91,9 @@ func newExampleShell(t *testing.T) *exampleShell {
 	}
 	s.env = append(inherited, "HOME="+s.home, "PATH="+bin+":"+os.Getenv("PATH"),
 		"KUBECONFIG="+personKubeconfig(t), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
+	// The README creates namespace kubediff: another test's must be gone
+	// first, and this one is gone before the next test runs.
+	removeNamespace(t, "kubediff")
 	for _, ns := range []string{"shop", "prod"} {
 		ensureNamespace(t, ns)
 		createConfigMap(t, ns, "settings")
@@ -98,7 +102,7 @@ func newExampleShell(t *testing.T) *exampleShell {
 	t.Cleanup(func() {
 		_, _ = s.output("helm uninstall kubediff --namespace kubediff", "")
 		for _, ns := range []string{"shop", "prod", "kubediff"} {
-			_ = clients.CoreV1().Namespaces().Delete(bg, ns, metav1.DeleteOptions{})
+			removeNamespace(t, ns)
 		}
 	})
 	return s
@@ -411,4 +415,31 @@ func (s *exampleShell) runUIExample(t *testing.T, command string) {
 	if !strings.HasPrefix(line, "kubediff history: http://127.0.0.1:") {
 		t.Errorf("%s printed %q, not the page's URL\n%s", command, line, stderr.String())
 	}
+}
+
+// removeNamespace empties a namespace and removes it, as the namespace
+// controller would (the e2e control plane runs none): deleting it alone
+// leaves it terminating for ever, and a later test, or the README's
+// `kubectl create namespace kubediff`, could not create it again. Its
+// objects are deleted first: left behind, they would come back with the
+// namespace (cluster_test.go applies deploy/base in kubediff).
+func removeNamespace(t *testing.T, name string) {
+	t.Helper()
+	if _, err := clients.CoreV1().Namespaces().Get(bg, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		return
+	}
+	kubectl(t, "", "-n", name, "delete", "deployments,services,serviceaccounts,roles,rolebindings,configmaps,secrets,leases.coordination.k8s.io",
+		"--all", "--ignore-not-found", "--wait=false")
+	_ = clients.CoreV1().Namespaces().Delete(bg, name, metav1.DeleteOptions{})
+	eventually(t, "namespace "+name+" gone", func() bool {
+		ns, err := clients.CoreV1().Namespaces().Get(bg, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true
+		}
+		if err == nil && len(ns.Spec.Finalizers) > 0 {
+			ns.Spec.Finalizers = nil
+			_, _ = clients.CoreV1().Namespaces().Finalize(bg, ns, metav1.UpdateOptions{})
+		}
+		return false
+	})
 }

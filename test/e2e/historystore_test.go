@@ -96,10 +96,16 @@ func TestHistoryStoreOutlivesThePod(t *testing.T) {
 	if len(recs) != 5 || recs[0].Type != record.Added || !slices.Equal(levels, []string{"2", "3", "4", "5"}) {
 		t.Fatalf("the database's history: %d records, levels %v; want added and 2, 3, 4, 5 each once:\n%s", len(recs), levels, fromDB)
 	}
-	at := time.Time(recs[2].Time).Format(time.RFC3339Nano) // level 3
+	// A moment after a record and before the next (two patches may share
+	// a millisecond): the object as that record left it.
+	i := 1
+	for i < len(recs)-2 && !time.Time(recs[i+1].Time).After(time.Time(recs[i].Time)) {
+		i++
+	}
+	at, level := time.Time(recs[i].Time).Format(time.RFC3339Nano), levels[i-1]
 	getDir, _ := cliOutput(t, "get", "cm", "settings", "-n", ns, "--at", at, "--state-dir", dir)
 	getDB, code := cliOutput(t, "get", "cm", "settings", "-n", ns, "--at", at, "--history-store", pg.DSN)
-	if code != 0 || getDB != getDir || !strings.Contains(getDB, "level: \"3\"") {
+	if code != 0 || getDB != getDir || !strings.Contains(getDB, "level: \""+level+"\"") {
 		t.Errorf("get --at %s: from the database (exit %d):\n%s\nfrom the state dir:\n%s", at, code, getDB, getDir)
 	}
 	steadyDir, _ := cliOutput(t, "get", "cm", "steady", "-n", ns, "--state-dir", dir)
@@ -260,8 +266,8 @@ func fleetPage(t *testing.T, dsn, ns string) {
 	browser := newBrowser(t)
 	page := startUI(t, "--history-store", dsn)
 	base := strings.TrimSuffix(page, regexp.MustCompile(`/open\?.*$`).FindString(page))
-	inBrowser(t, browser, "the fleet's timeline", chromedp.Navigate(page), chromedp.Navigate(base+"/?namespace="+ns+"&from=30m"),
-		chromedp.WaitVisible(chromedp.CSS(".legend")))
+	inBrowser(t, browser, "the way in", chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS(".legend")))
+	inBrowser(t, browser, "the fleet's timeline", chromedp.Navigate(base+"/?namespace="+ns+"&from=30m"), chromedp.WaitVisible(chromedp.CSS(".legend")))
 	text := mainText(t, browser)
 	for _, want := range []string{"settings ConfigMap · " + ns + " · alpha", "settings ConfigMap · " + ns + " · beta"} {
 		if !strings.Contains(text, want) {
