@@ -34,12 +34,6 @@ func (s *Store) TakeOutbox(max int) (rows []history.Row, ack func() error, err e
 	return rows, ack, err
 }
 
-// OutboxLen counts the rows waiting for another store.
-func (s *Store) OutboxLen() (n int) {
-	_ = s.db.View(func(tx *bolt.Tx) error { n = history.OutboxLen(tx); return nil })
-	return n
-}
-
 // Identity returns the cluster the store is bound to (Bind) and the
 // state dir's own id, made at its first call and kept.
 func (s *Store) Identity() (cluster, instance string, err error) {

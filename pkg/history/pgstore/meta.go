@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -151,8 +150,6 @@ func objectKeys(ids []change.ObjectID) []string {
 	}
 	return out
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // ceilMicro is t rounded up to the database's precision, a microsecond:
 // an entry kept at a moment before t is never listed from t.

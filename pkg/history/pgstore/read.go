@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -128,7 +129,7 @@ func (r *Reader) scan(ctx context.Context, q history.Query, from position) ([]en
 		sql += ` AND (object = ANY($6) OR kind = 'e' AND event_ids && $6)`
 		args = append(args, objectKeys(ids))
 	}
-	rows, err := r.s.pool.Query(ctx, sql+` ORDER BY at, pos LIMIT `+itoa(scanChunk), args...)
+	rows, err := r.s.pool.Query(ctx, sql+` ORDER BY at, pos LIMIT `+strconv.Itoa(scanChunk), args...)
 	if err != nil {
 		return nil, err
 	}
