@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -353,7 +354,11 @@ func (s *exampleShell) runExample(t *testing.T, command string) {
 // typed into the terminal.
 func (s *exampleShell) runWatchExample(t *testing.T, command string) {
 	cmd := exec.Command("script", "-qefc", command, "/dev/null")
-	cmd.Dir, cmd.Env = s.dir, s.env
+	// script(1) runs the command in $SHELL, or sh when none is set (as in
+	// CI); sh's -c stays the terminal's foreground and dies of Ctrl-C with
+	// 130 whatever kubediff returns. bash execs the command, as a person's
+	// interactive shell would run it.
+	cmd.Dir, cmd.Env = s.dir, append(slices.Clone(s.env), "SHELL=/bin/bash")
 	keys, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
