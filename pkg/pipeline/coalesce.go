@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -154,17 +155,45 @@ func (co *coalescer) add(ev watcher.Event, c record.Change) {
 			delete(co.releasing, c.UID)
 		}
 	}
-	defer co.mu.Unlock()
 	now := co.now()
 	h := co.held[c.UID]
 	if h == nil {
 		co.seq++
 		holdState(co.holds, &ev)
 		co.held[c.UID] = &heldUpdate{ev: ev, first: c, at: c.Time, start: now, last: now, seq: co.seq, hops: []identity.Hop{hopOf(ev)}, manager: managerName(c)}
+	} else {
+		h.ev.New, h.joined, h.at, h.last, h.manager = ev.New, true, c.Time, now, managerName(c)
+		h.hops = append(h.hops, hopOf(ev))
+	}
+	co.mu.Unlock()
+	co.releaseEndedRollout(ev, c)
+}
+
+// releaseEndedRollout releases at once what is held of a workload whose
+// rollout ev ends (its status says it rolled out or stalled): its own
+// update and those of the objects under it. Their steps are over, so
+// holding them for the quiet period would only print the rollout's
+// summary that much later than the rollout ended.
+func (co *coalescer) releaseEndedRollout(ev watcher.Event, c record.Change) {
+	if c.Owner != nil || ev.Old == nil || ev.New == nil || !rollout.UnderWay(ev.Old) || rollout.Outcome(ev.New) == "" {
 		return
 	}
-	h.ev.New, h.joined, h.at, h.last, h.manager = ev.New, true, c.Time, now, managerName(c)
-	h.hops = append(h.hops, hopOf(ev))
+	co.flush(func(h *heldUpdate) bool {
+		return h.first.UID == c.UID || h.first.Namespace == c.Namespace && under(h.first.Owner, c.Kind, c.Name)
+	})
+}
+
+// under says whether an object with owner o is the workload kind/name's:
+// its own (a ReplicaSet, a StatefulSet's Pod), or, for a Deployment, one
+// of its ReplicaSets' (named after it).
+func under(o *record.Owner, kind, name string) bool {
+	switch {
+	case o == nil:
+		return false
+	case o.Kind == kind && o.Name == name:
+		return true
+	}
+	return kind == "Deployment" && o.Kind == "ReplicaSet" && strings.HasPrefix(o.Name, name+"-")
 }
 
 // apart says whether writes by managers a and b must not be joined: one
@@ -214,6 +243,7 @@ func (co *coalescer) quiet(ev watcher.Event, c record.Change) {
 		h.ev.New = ev.New
 		h.hops = append(h.hops, hopOf(ev))
 		co.mu.Unlock()
+		co.releaseEndedRollout(ev, c)
 		return
 	}
 	releasing := co.releasing[c.UID]

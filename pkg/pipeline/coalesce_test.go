@@ -23,10 +23,15 @@ import (
 var replicaSets = discovery.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, Kind: "ReplicaSet", Namespaced: true}
 
 func replicaSet(uid string, rv int, replicas int64) *unstructured.Unstructured {
+	return replicaSetOf("web", uid, rv, replicas)
+}
+
+// replicaSetOf is Deployment deployment's ReplicaSet deployment-uid.
+func replicaSetOf(deployment, uid string, rv int, replicas int64) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "ReplicaSet",
-		"metadata": map[string]any{"name": "web-" + uid, "namespace": "day", "uid": uid, "resourceVersion": fmt.Sprint(rv),
-			"ownerReferences": []any{map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "d", "controller": true}}},
+		"metadata": map[string]any{"name": deployment + "-" + uid, "namespace": "day", "uid": uid, "resourceVersion": fmt.Sprint(rv),
+			"ownerReferences": []any{map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": deployment, "uid": "d-" + deployment, "controller": true}}},
 		"spec": map[string]any{"replicas": replicas},
 	}}
 }
@@ -303,6 +308,39 @@ func TestCoalescerWaitsOutAWorkloadsRollout(t *testing.T) {
 
 	s.scale("rs", 3, 2) // an owned ReplicaSet, under way: the quiet period
 	at(coalesceQuiet, 4)
+}
+
+// When a Deployment's status says its rollout ended, what is held of it
+// and of its ReplicaSets goes on at once: the rollout's summary prints
+// when the rollout ends, not a quiet period later. Another Deployment's
+// ReplicaSet stays held.
+func TestCoalescerReleasesARolloutWhenItEnds(t *testing.T) {
+	s, out := newStepper(t)
+	s.co.now = func() time.Time { return time.Unix(0, 0) } // no time passes
+	s.scale("new", 0, 10)
+	s.scale("old", 10, 0)
+	ev := watcher.Event{Event: change.Event{Type: change.Updated, Resource: replicaSets, Old: replicaSetOf("api", "x", 1, 2), New: replicaSetOf("api", "x", 2, 3)}}
+	c, _ := s.differ.Diff(ev.Event)
+	s.co.add(ev, c)
+	update := func(old, new *unstructured.Unstructured) {
+		ev := watcher.Event{Event: change.Event{Type: change.Updated, Resource: deployments, Old: old, New: new}}
+		c, _ := s.differ.Diff(ev.Event)
+		s.co.add(ev, c)
+	}
+	update(deployment(1, 8, "False"), deployment(2, 9, "False"))
+	if got := out.list(); len(got) != 0 {
+		t.Fatalf("under way, emitted %v", got)
+	}
+	update(deployment(2, 9, "False"), deployment(3, 10, "True"))
+	got := strings.Join(out.list(), "\n")
+	for _, want := range []string{"updated web-new spec.replicas 0→10", "updated web-old spec.replicas 10→0", "updated web "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the rollout ended; %q is not released at once:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "api-x") {
+		t.Errorf("another Deployment's ReplicaSet was released with it:\n%s", got)
+	}
 }
 
 // A GitOps owner's self-heal seconds after a person's edit of an owned

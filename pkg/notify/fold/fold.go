@@ -29,6 +29,11 @@ const (
 	Max = time.Minute
 	// Tick is how often a sink should ask for due bursts.
 	Tick = 500 * time.Millisecond
+	// Ended is how long a rollout's burst waits once its Deployment says
+	// the rollout ended, and after its last record: the pipeline releases
+	// what it held of the rollout at that moment (pkg/pipeline), and those
+	// records are on their way.
+	Ended = 2 * time.Second
 )
 
 // Folder holds the records of owned objects in bursts, one per top owner.
@@ -53,13 +58,17 @@ type Folder struct {
 	// a scale-down (a Pod's graceful deletion, seconds after the rest)
 	// then say they continue it instead of printing alone.
 	folds map[string]foldMark
+	// ended is when each held rollout's Deployment was first seen to say
+	// its rollout ended (settled).
+	ended map[string]time.Time
 }
 
-// foldMark is an owner's last fold: its first record's time, and when it
-// was due.
+// foldMark is an owner's last fold: its first record's time, when it was
+// due, and how many old Pods it said were still terminating.
 type foldMark struct {
-	first record.Timestamp
-	due   time.Time
+	first       record.Timestamp
+	due         time.Time
+	terminating int64
 }
 
 // Burst is the records of the objects under one owner, with the Events
@@ -75,6 +84,10 @@ type Burst struct {
 	// time the burst is due: "rolled out 5/5", "stalled: FailedCreate: …"
 	// ("": under way, or not known).
 	Outcome string
+	// Terminating is how many old Pods of a rolled-out Deployment were
+	// still to go when the burst was due: their deletions, when they
+	// come, are no news (Due keeps them to itself).
+	Terminating int64
 }
 
 // Outcome says how the workload kind namespace/name's rollout stood at a
@@ -106,7 +119,7 @@ func New() *Folder {
 // replay of kept records (kubediff history -o text) folds by the records'
 // own times, as watch folded them when they came.
 func NewWithClock(now func() time.Time) *Folder {
-	return &Folder{now: now, owners: map[string]string{}, bursts: map[string]*Burst{}, folds: map[string]foldMark{}}
+	return &Folder{now: now, owners: map[string]string{}, bursts: map[string]*Burst{}, folds: map[string]foldMark{}, ended: map[string]time.Time{}}
 }
 
 // Add holds c in its top owner's burst and reports true, or reports false
@@ -182,7 +195,9 @@ func maxTime(a, b time.Time) time.Time {
 
 // Due removes and returns, oldest first, the bursts that have settled
 // (quiet for Quiet, or waiting for Max), or every burst with all. A
-// burst of an owner folded within Max continues that fold.
+// burst of an owner folded within Max continues that fold; one that is
+// only the deletions of old Pods the fold said were terminating is not
+// returned.
 func (f *Folder) Due(all bool) []*Burst {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -191,8 +206,12 @@ func (f *Folder) Due(all bool) []*Burst {
 	for root, b := range f.bursts {
 		if all || now.Sub(b.first) >= Max || f.settled(b, now) {
 			b.Outcome = f.outcomeOf(b)
+			if f.live && strings.HasPrefix(b.Outcome, "rolled out") {
+				b.Terminating = max(0, b.podsToGo())
+			}
 			due = append(due, b)
 			delete(f.bursts, root)
+			delete(f.ended, root)
 		}
 	}
 	slices.SortFunc(due, func(a, b *Burst) int { return a.first.Compare(b.first) })
@@ -201,15 +220,45 @@ func (f *Folder) Due(all bool) []*Burst {
 			delete(f.folds, root)
 		}
 	}
-	for _, b := range due {
-		if m, ok := f.folds[b.root]; ok {
-			b.Continues = m.first
-		}
-		if b.Folded() {
-			f.folds[b.root] = foldMark{first: cmp.Or(b.Continues, b.First()), due: now}
+	return slices.DeleteFunc(due, func(b *Burst) bool { return f.markFold(b, now) })
+}
+
+// markFold remembers b's fold for the late steps of its owner, and
+// reports whether b is only the deletions its owner's fold announced (old
+// Pods terminating), to be kept from sinks. The caller holds mu.
+func (f *Folder) markFold(b *Burst, now time.Time) (announced bool) {
+	m, ok := f.folds[b.root]
+	if ok {
+		b.Continues = m.first
+		if gone, ok := b.announced(m.terminating); ok {
+			m.terminating -= gone
+			f.folds[b.root] = m
+			return true
 		}
 	}
-	return due
+	if b.Folded() {
+		f.folds[b.root] = foldMark{first: cmp.Or(b.Continues, b.First()), due: now, terminating: b.Terminating}
+	}
+	return false
+}
+
+// announced reports whether b's records are all steps of Pods going that
+// a fold said were terminating (up to terminating of them): Pod updates
+// and deletions, ReplicaSets' status, Events that are no warning. gone is
+// how many Pods it deletes.
+func (b *Burst) announced(terminating int64) (gone int64, ok bool) {
+	for _, c := range b.Records {
+		switch {
+		case c.Type == record.EventRecord && c.Event != nil && !c.Event.Warning():
+		case c.Kind == "Pod" && c.Type == record.Deleted:
+			gone++
+		case c.Kind == "Pod" && c.Type == record.Updated:
+		case c.Kind == "ReplicaSet" && c.Type == record.Updated && record.StatusOnly(c.Changes):
+		default:
+			return 0, false
+		}
+	}
+	return gone, gone <= terminating
 }
 
 // OpenSince is when the oldest burst still held began (its first
@@ -273,26 +322,31 @@ func (f *Folder) outcomeOf(b *Burst) string {
 	return ""
 }
 
-// settled reports whether b has had its steps: quiet for Quiet, unless
-// its Deployment says it rolled out while Pods its ReplicaSets'
-// scale-downs remove are not deleted yet (terminating, their grace period
-// often longer than Quiet): then it waits for them, up to Max, so that
-// the rollout is one line rather than one and its late steps. Only a
-// burst with a ReplicaSet's record can say what is to go. It cannot say
-// sooner that nothing is: the pipeline holds a controller's updates (a
-// ReplicaSet's scale-down) up to 12 s to merge them, so they may come
-// after a rollout's new Pods. The caller holds mu.
+// settled reports whether b has had its steps: quiet for Quiet, or, for
+// a Deployment's rollout (a burst with a ReplicaSet's record), once its
+// Deployment has said for Ended that it rolled out and no record came
+// meanwhile. That is when the pipeline released what it held of the
+// rollout; old Pods still terminating are counted (Terminating), not
+// waited for. The caller holds mu.
 func (f *Folder) settled(b *Burst, now time.Time) bool {
-	if now.Sub(b.last) < Quiet {
+	kind, name := b.Owner()
+	if !f.live || f.outcome == nil || kind != "Deployment" ||
+		!slices.ContainsFunc(b.Records, func(c record.Change) bool { return c.Kind == "ReplicaSet" }) {
+		return now.Sub(b.last) >= Quiet
+	}
+	namespace, name, _ := strings.Cut(name, "/")
+	if !strings.HasPrefix(f.outcome(kind, namespace, name, now), "rolled out") {
+		// Under way, or stalled: its warnings keep coming, each
+		// backoff apart, and read best under the one line.
+		delete(f.ended, b.root)
+		return now.Sub(b.last) >= Quiet
+	}
+	since, seen := f.ended[b.root]
+	if !seen {
+		f.ended[b.root] = now
 		return false
 	}
-	if !f.live || f.outcome == nil || b.podsToGo() <= 0 ||
-		!slices.ContainsFunc(b.Records, func(c record.Change) bool { return c.Kind == "ReplicaSet" }) {
-		return true
-	}
-	kind, name := b.Owner()
-	namespace, name, _ := strings.Cut(name, "/")
-	return kind != "Deployment" || !strings.HasPrefix(f.outcome(kind, namespace, name, now), "rolled out")
+	return now.Sub(since) >= Ended && now.Sub(b.last) >= Ended
 }
 
 // podsToGo is how many Pods the burst's ReplicaSet scale-downs remove
@@ -428,10 +482,17 @@ func (b *Burst) First() record.Timestamp {
 // Headline is the Summary, then how the rollout ended when it did:
 // "ReplicaSet 1 added; Pod 2 added; stalled: FailedCreate: …".
 func (b *Burst) Headline() string {
-	if b.Outcome == "" {
-		return b.Summary()
+	parts := []string{b.Summary()}
+	if b.Outcome != "" {
+		parts = append(parts, b.Outcome)
 	}
-	return b.Summary() + "; " + b.Outcome
+	switch {
+	case b.Terminating == 1:
+		parts = append(parts, "1 old Pod terminating")
+	case b.Terminating > 1:
+		parts = append(parts, fmt.Sprintf("%d old Pods terminating", b.Terminating))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // EventLines are the Events about the burst's objects, a line each for

@@ -103,14 +103,14 @@ func TestLateStepsContinueTheirOwnersFold(t *testing.T) {
 	}
 }
 
-// A rolled-out Deployment's burst whose old Pods are still terminating
-// after Quiet waits for their deletions (up to Max), so that the rollout
-// prints as one line; with every old Pod deleted, with no ReplicaSet's
-// record to say what is to go, or while the Deployment does not say it
-// rolled out (under way, or stalled), it is due after Quiet as any burst.
-func TestRolloutWaitsForItsOldPods(t *testing.T) {
+// A Deployment's rollout prints when its Deployment says it ended (for
+// Ended, with no record meanwhile), counting the old Pods still
+// terminating instead of waiting for them; their deletions, when they
+// come, are not printed again, but a deletion it did not announce is.
+// Under way, or with no ReplicaSet's record, a burst waits Quiet as any.
+func TestRolloutPrintsWhenItEnds(t *testing.T) {
 	clock := time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)
-	outcome := "rolled out 2/2"
+	outcome := ""
 	f := New()
 	f.now = func() time.Time { return clock }
 	f.SetOutcome(func(kind, namespace, name string, _ time.Time) string {
@@ -120,66 +120,61 @@ func TestRolloutWaitsForItsOldPods(t *testing.T) {
 		return outcome
 	})
 	owned := func(typ, kind, name, ownerKind, ownerName string, changes ...record.FieldChange) record.Change {
-		return record.Change{Type: typ, Kind: kind, Namespace: "day", Name: name, Owner: &record.Owner{Kind: ownerKind, Name: ownerName}, Changes: changes}
+		return record.Change{Type: typ, Kind: kind, Namespace: "day", Name: name, Owner: &record.Owner{Kind: ownerKind, Name: ownerName},
+			Changes: changes, Time: record.Timestamp(clock)}
 	}
 	scaledDown := record.FieldChange{Op: record.OpReplace, Path: "/spec/replicas", Field: "spec.replicas", From: int64(2), To: int64(0)}
+	statusReplicas := record.FieldChange{Op: record.OpReplace, Path: "/status/replicas", Field: "status.replicas", From: int64(1), To: int64(0)}
 	steps := []record.Change{
 		owned(record.Added, "ReplicaSet", "web-new", "Deployment", "web"),
 		owned(record.Added, "Pod", "web-new-a", "ReplicaSet", "web-new"), owned(record.Added, "Pod", "web-new-b", "ReplicaSet", "web-new"),
 		owned(record.Updated, "ReplicaSet", "web-old", "Deployment", "web", scaledDown),
 		owned(record.Deleted, "Pod", "web-old-a", "ReplicaSet", "web-old"),
 	}
-	lastPod := owned(record.Deleted, "Pod", "web-old-b", "ReplicaSet", "web-old")
-	start := clock
 	for _, c := range steps {
 		f.Add(c)
 	}
-	clock = clock.Add(Quiet)
-	if due := f.Due(false); len(due) != 0 {
-		t.Fatal("due after Quiet while an old Pod was still to be deleted")
-	}
-	clock = clock.Add(20 * time.Second)
-	f.Add(lastPod)
 	clock = clock.Add(Quiet - time.Millisecond)
 	if due := f.Due(false); len(due) != 0 {
-		t.Fatal("due before its last step was Quiet ago")
+		t.Fatal("under way, due before Quiet")
+	}
+	outcome = "rolled out 2/2"
+	f.Due(false) // the Deployment says so from now
+	clock = clock.Add(Ended - time.Millisecond)
+	if due := f.Due(false); len(due) != 0 {
+		t.Fatal("due before the rollout had ended for Ended")
 	}
 	clock = clock.Add(time.Millisecond)
 	due := f.Due(false)
-	if len(due) != 1 || due[0].Outcome != "rolled out 2/2" || due[0].Summary() != "ReplicaSet 1 added, 1 updated (spec.replicas); Pod 2 added, 2 deleted" {
-		t.Fatalf("the rollout with its last old Pod: %d due %+v", len(due), due)
-	}
-	if clock.Sub(start) >= Max {
-		t.Fatalf("the test waited past Max (%s): it shows nothing", clock.Sub(start))
+	want := "ReplicaSet 1 added, 1 updated (spec.replicas); Pod 2 added, 1 deleted; rolled out 2/2; 1 old Pod terminating"
+	if len(due) != 1 || due[0].Headline() != want {
+		t.Fatalf("the rollout once it ended: %d due %+v; want %q", len(due), due, want)
 	}
 
-	start = clock
-	for _, c := range steps {
-		f.Add(c)
+	f.Add(owned(record.Deleted, "Pod", "web-old-b", "ReplicaSet", "web-old")) // the terminating Pod goes
+	f.Add(owned(record.Updated, "ReplicaSet", "web-old", "Deployment", "web", statusReplicas))
+	clock = clock.Add(Quiet)
+	f.Due(false)
+	clock = clock.Add(Ended)
+	if due := f.Due(false); len(due) != 0 || f.Waiting() {
+		t.Fatalf("the deletion the fold announced was printed again: %+v", due)
 	}
-	clock = start.Add(Max - time.Millisecond)
+	f.Add(owned(record.Deleted, "Pod", "web-new-a", "ReplicaSet", "web-new")) // not announced
+	clock = clock.Add(Quiet)
+	if due := f.Due(false); len(due) != 1 || time.Time(due[0].Continues).IsZero() {
+		t.Fatalf("a deletion the fold did not announce is not late steps of it: %+v", due)
+	}
+
+	clock = clock.Add(Max)
+	f.Add(steps[4]) // Pod deletions without a ReplicaSet's record
+	clock = clock.Add(Ended * 2)
+	f.Due(false)
 	if due := f.Due(false); len(due) != 0 {
-		t.Fatal("a rolled-out burst whose old Pod never went was due before Max")
+		t.Fatal("a burst without a ReplicaSet's record was due before Quiet")
 	}
-	clock = start.Add(Max)
-	if due := f.Due(false); len(due) != 1 {
-		t.Fatal("a rolled-out burst whose old Pod never went was not due after Max")
-	}
-
-	f.Add(steps[4]) // a scale-down's first Pod deletion, before its ReplicaSet's record
 	clock = clock.Add(Quiet)
 	if due := f.Due(false); len(due) != 1 {
 		t.Fatal("Pod deletions without a ReplicaSet's record were not due after Quiet")
-	}
-	for _, o := range []string{"", "stalled: FailedCreate: exceeded quota"} {
-		outcome = o
-		for _, c := range steps {
-			f.Add(c)
-		}
-		clock = clock.Add(Quiet)
-		if due := f.Due(false); len(due) != 1 {
-			t.Fatalf("outcome %q: not due after Quiet", o)
-		}
 	}
 }
 
