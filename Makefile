@@ -74,10 +74,13 @@ UNIT_PKGS = $$($(GO) list ./... | grep -v -e /test/e2e -e /test/living -e /test/
 unit: postgres
 	$(GO) test -race -count=1 $(UNIT_PKGS)
 
-## bench: end-to-end benchmark against the local control plane (BENCH_FLAGS=-quick: under two minutes; -scale: 300,000 objects, about 20 minutes)
+## bench: end-to-end benchmark against the local control plane (BENCH_FLAGS=-quick: under two minutes; -scale: 300,000 objects, about 20 minutes), then the peers' table: kubediff (plain, with history, with 20 rules), kubectl get -w and kubewatch side by side on the same updates, PEERS_FLAGS rounds, medians and ratios (about 5 minutes)
 BENCH_FLAGS ?= -quick
+PEERS_FLAGS ?= -quick -rounds 3 -idle 60s
 bench: build testenv peers
 	$(GO) run ./hack/bench $(BENCH_FLAGS) -out bench-results.json
+	$(GO) run ./hack/bench -compare -peers $(PEERS_FLAGS) -variant 'kubediff|||' \
+		-variant 'history|||--state-dir $$STATEDIR' -variant 'rules20|||--config hack/bench/rules20-cel.yaml'
 
 ## microbench: hot-path benchmarks (ns/op, B/op, allocs/op)
 microbench:

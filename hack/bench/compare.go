@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/kubediff/kubediff/internal/testpg"
 )
@@ -44,7 +46,15 @@ func (v *variants) Set(s string) error {
 	return nil
 }
 
-// compare runs the rounds: each process's CPU per 1,000 updates.
+// figures are one process's measures over the rounds (one value a round).
+type figures struct {
+	cpu, p50, p99, rss  []float64 // CPU-s per 1,000 updates; ms; MB after the updates
+	sync, syncCPU, peak []float64 // kubediff only: start to synced (s, CPU-s), VmHWM (MB)
+	idleRSS             float64   // MB after the last round's idle wait (0: none)
+}
+
+// compare runs the rounds and prints each process's medians, and each
+// one's ratio to the first variant and to the peers.
 func (b *bench) compare() error {
 	vs := b.o.variants
 	if len(vs) == 0 {
@@ -57,43 +67,32 @@ func (b *bench) compare() error {
 		}
 		defer stop()
 	}
-	cpu, syncs, syncCPU := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
-	p50, p99, peak := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
-	var order []string
+	got := map[string]*figures{}
+	var names []string
 	for round := range b.o.rounds {
 		n := min(b.o.updates, b.o.sideUpdates)
 		step(fmt.Sprintf("round %d: %d updates at %d/s", round+1, n, b.o.rate))
-		got, names, synced, err := b.compareRound(rotate(vs, round), n)
-		if err != nil {
+		idle := time.Duration(0)
+		if round == b.o.rounds-1 {
+			idle = b.o.idle
+		}
+		var err error
+		if names, err = b.compareRound(rotate(vs, round), n, idle, got); err != nil {
 			return err
-		}
-		for name, kd := range synced {
-			syncs[name] = append(syncs[name], kd.synced.Seconds())
-			syncCPU[name] = append(syncCPU[name], kd.syncCPU)
-			peak[name] = append(peak[name], mb(kd.peak))
-			p50[name] = append(p50[name], percentile(kd.latencies, 0.5))
-			p99[name] = append(p99[name], percentile(kd.latencies, 0.99))
-		}
-		order = names
-		for name, c := range got {
-			cpu[name] = append(cpu[name], c)
 		}
 		printRound(round, names, got)
 	}
-	printMedians(order, cpu, vs[0].name)
-	fmt.Println("median start to synced (time, CPU-s), peak RSS (VmHWM), write→emit latency p50 / p99")
-	for _, v := range vs {
-		fmt.Printf("  %-24s %.2f s  %.2f s  %.1f MB  %.1f / %.1f ms\n", v.name, median(syncs[v.name]), median(syncCPU[v.name]), median(peak[v.name]), median(p50[v.name]), median(p99[v.name]))
-	}
+	printMedians(names, got, vs[0].name)
 	return nil
 }
 
 // compareRound starts every variant (in the order given: who starts first
 // pays a little more for its sync, so the order rotates) and the peers,
-// applies n updates and returns each one's CPU per 1,000 of them.
-func (b *bench) compareRound(vs variants, n int) (cpu map[string]float64, names []string, synced map[string]*kubediff, err error) {
-	pids, synced := map[string]int{}, map[string]*kubediff{}
-	var kds []*kubediff
+// applies n updates, adds each process's figures to got, and returns
+// their names. After the updates it waits idle, when not 0, and reads
+// each one's RSS again.
+func (b *bench) compareRound(vs variants, n int, idle time.Duration, got map[string]*figures) (names []string, err error) {
+	pids, kds := map[string]int{}, map[string]*kubediff{}
 	defer func() {
 		for _, kd := range kds {
 			kd.stop()
@@ -102,22 +101,25 @@ func (b *bench) compareRound(vs variants, n int) (cpu map[string]float64, names 
 	for _, v := range vs {
 		kd, err := startVariant(v, b.o.binary, b.env.Kubeconfig)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("%s: %w", v.name, err)
+			return nil, fmt.Errorf("%s: %w", v.name, err)
 		}
-		kds = append(kds, kd)
-		synced[v.name] = kd
-		pids[v.name] = kd.cmd.Process.Pid
+		kds[v.name], pids[v.name] = kd, kd.cmd.Process.Pid
 	}
-	stop, err := b.startPeers(pids)
+	kubectl, stop, err := b.startPeers(pids)
 	defer stop()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	waitCPUSettled(kds[0].cmd.Process.Pid)
+	first := kds[vs[0].name]
+	waitCPUSettled(first.cmd.Process.Pid)
 	// A first update of a type costs each process once (kubediff reads the
 	// type's OpenAPI schema for its list keys): not an update's cost.
-	if err := b.warmUp(kds); err != nil {
-		return nil, nil, nil, err
+	ordered := []*kubediff{first}
+	for _, v := range vs[1:] {
+		ordered = append(ordered, kds[v.name])
+	}
+	if err := b.warmUp(ordered); err != nil {
+		return nil, err
 	}
 	for _, kd := range kds {
 		kd.peak = kd.hwm()
@@ -130,28 +132,52 @@ func (b *bench) compareRound(vs variants, n int) (cpu map[string]float64, names 
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	_, lost, _, written, err := applyUpdatesTimed(b.ctx, b.cs, kds[0], b.nss, b.o.large, b.first, n, b.o.rate)
+	_, lost, _, written, err := applyUpdatesTimed(b.ctx, b.cs, first, b.nss, b.o.large, b.first, n, b.o.rate)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	} else if lost > 0 {
-		return nil, nil, nil, fmt.Errorf("%s lost %d of %d updates", vs[0].name, lost, n)
+		return nil, fmt.Errorf("%s lost %d of %d updates", vs[0].name, lost, n)
 	}
-	for i, kd := range kds {
+	for name, kd := range kds {
 		if miss := n - waitSeen(kd, b.first, n); miss > 0 {
-			return nil, nil, nil, fmt.Errorf("%s lost %d of %d updates", vs[i].name, miss, n)
+			return nil, fmt.Errorf("%s lost %d of %d updates", name, miss, n)
 		}
-		kd.latencies = kd.latencies[:0]
+		f := figuresOf(got, name)
+		lat := make([]time.Duration, 0, n)
 		for j := range n {
 			at, _ := kd.seenAt(b.first + j)
-			kd.latencies = append(kd.latencies, at.Sub(written[j]))
+			lat = append(lat, at.Sub(written[j]))
 		}
+		f.p50, f.p99 = append(f.p50, percentile(lat, 0.5)), append(f.p99, percentile(lat, 0.99))
+		f.sync, f.syncCPU, f.peak = append(f.sync, kd.synced.Seconds()), append(f.syncCPU, kd.syncCPU), append(f.peak, mb(kd.peak))
+	}
+	if kubectl != nil {
+		first := b.first
+		lat := kubectl.latencies(n, func(i int) string { return fmt.Sprintf("configmap/cm-%d", (first+i)%b.o.large) }, written)
+		f := figuresOf(got, kubectlName)
+		f.p50, f.p99 = append(f.p50, percentile(lat, 0.5)), append(f.p99, percentile(lat, 0.99))
 	}
 	b.first += n
-	got := map[string]float64{}
 	for name, pid := range pids {
-		got[name] = (cpuSeconds([]int{pid}) - before[name]) / float64(n) * 1000
+		f := figuresOf(got, name)
+		f.cpu = append(f.cpu, (cpuSeconds([]int{pid})-before[name])/float64(n)*1000)
+		f.rss = append(f.rss, mb(procStatus(pid, "VmRSS")))
 	}
-	return got, names, synced, nil
+	if idle > 0 {
+		step(fmt.Sprintf("idle for %s", idle))
+		time.Sleep(idle)
+		for name, pid := range pids {
+			figuresOf(got, name).idleRSS = mb(procStatus(pid, "VmRSS"))
+		}
+	}
+	return names, nil
+}
+
+func figuresOf(got map[string]*figures, name string) *figures {
+	if got[name] == nil {
+		got[name] = &figures{}
+	}
+	return got[name]
 }
 
 // warmUp applies a few updates and waits until every kubediff saw them.
@@ -167,8 +193,15 @@ func (b *bench) warmUp(kds []*kubediff) error {
 	return nil
 }
 
-// startPeers starts kubectl get -w and kubewatch when -peers is set.
-func (b *bench) startPeers(pids map[string]int) (stop func(), err error) {
+// The peers' names in the figures.
+const (
+	kubectlName   = "kubectl get -w"
+	kubewatchName = "kubewatch"
+)
+
+// startPeers starts kubectl get -w and kubewatch when -peers is set, and
+// returns kubectl's watch (nil without -peers) for its latency.
+func (b *bench) startPeers(pids map[string]int) (kubectl *kubectlWatch, stop func(), err error) {
 	var stops []func()
 	stop = func() {
 		for _, s := range stops {
@@ -176,22 +209,22 @@ func (b *bench) startPeers(pids map[string]int) (stop func(), err error) {
 		}
 	}
 	if !b.o.peers {
-		return stop, nil
+		return nil, stop, nil
 	}
 	k, err := startKubectlWatch(b.env)
 	if err != nil {
-		return stop, err
+		return nil, stop, err
 	}
 	stops = append(stops, k.stop)
 	k.waitInitialList(b.o.large)
-	pids["kubectl get -w"] = k.cmd.Process.Pid
+	pids[kubectlName] = k.cmd.Process.Pid
 	kw, err := startKubewatch(b.env)
 	if err != nil {
-		return stop, err
+		return nil, stop, err
 	}
 	stops = append(stops, kw.stop)
-	pids["kubewatch"] = kw.pid()
-	return stop, nil
+	pids[kubewatchName] = kw.pid()
+	return k, stop, nil
 }
 
 func startVariant(v variant, defaultBinary, kubeconfig string) (*kubediff, error) {
@@ -199,7 +232,17 @@ func startVariant(v variant, defaultBinary, kubeconfig string) (*kubediff, error
 	if bin == "" {
 		bin = defaultBinary
 	}
-	return startCmd(v.name, exec.Command(bin, append(watchArgs(kubeconfig), v.args...)...), v.env)
+	args := slices.Clone(v.args)
+	for i, a := range args {
+		if strings.Contains(a, "$STATEDIR") { // a fresh state dir for each start
+			dir, err := os.MkdirTemp("", "kubediff-bench-state-")
+			if err != nil {
+				return nil, err
+			}
+			args[i] = strings.ReplaceAll(a, "$STATEDIR", dir)
+		}
+	}
+	return startCmd(v.name, exec.Command(bin, append(watchArgs(kubeconfig), args...)...), v.env)
 }
 
 func waitSeen(kd *kubediff, first, n int) int {
@@ -212,20 +255,63 @@ func rotate(vs variants, by int) variants {
 	return append(append(variants{}, vs[by:]...), vs[:by]...)
 }
 
-func printRound(round int, names []string, got map[string]float64) {
+func printRound(round int, names []string, got map[string]*figures) {
 	var parts []string
 	for _, name := range names {
-		parts = append(parts, fmt.Sprintf("%s %.3f", name, got[name]))
+		parts = append(parts, fmt.Sprintf("%s %.3f", name, last(got[name].cpu)))
 	}
 	fmt.Printf("round %d (CPU-s per 1,000 updates): %s\n", round+1, strings.Join(parts, ", "))
 }
 
-func printMedians(names []string, cpu map[string][]float64, ref string) {
-	fmt.Println("median CPU-s per 1,000 updates, and the ratio to", ref)
-	for _, name := range names {
-		m := median(cpu[name])
-		fmt.Printf("  %-24s %.3f  %.2fx\n", name, m, m/median(cpu[ref]))
+// printMedians prints each process's medians over the rounds: CPU per
+// 1,000 updates and its ratio to ref's and to each peer's, write→record
+// latency, RSS after the updates (and after the idle wait), and for
+// kubediffs the sync.
+func printMedians(names []string, got map[string]*figures, ref string) {
+	refs := []string{ref}
+	for _, peer := range []string{kubewatchName, kubectlName} {
+		if got[peer] != nil {
+			refs = append(refs, peer)
+		}
 	}
+	fmt.Printf("medians over %d rounds; CPU-s per 1,000 updates and its ratio to %s\n", len(got[ref].cpu), strings.Join(refs, ", "))
+	fmt.Printf("  %-24s %6s %-22s %9s %9s %8s %8s %s\n", "process", "CPU", "ratios", "p50 ms", "p99 ms", "RSS MB", "idle MB", "synced (s, CPU-s, peak MB)")
+	for _, name := range names {
+		f := got[name]
+		var ratios []string
+		for _, r := range refs {
+			ratios = append(ratios, fmt.Sprintf("%.2fx", median(f.cpu)/median(got[r].cpu)))
+		}
+		synced := ""
+		if len(f.sync) > 0 {
+			synced = fmt.Sprintf("%.2f, %.2f, %.1f", median(f.sync), median(f.syncCPU), median(f.peak))
+		}
+		fmt.Printf("  %-24s %6.3f %-22s %9s %9s %8.1f %8s %s\n", name, median(f.cpu), strings.Join(ratios, " "),
+			orDash(f.p50), orDash(f.p99), median(f.rss), idleOrDash(f.idleRSS), synced)
+	}
+}
+
+// orDash is the median of ms, or "-" when the process was not timed
+// (kubewatch prints nothing to time).
+func orDash(ms []float64) string {
+	if len(ms) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", median(ms))
+}
+
+func idleOrDash(mb float64) string {
+	if mb == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", mb)
+}
+
+func last(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	return xs[len(xs)-1]
 }
 
 func median(xs []float64) float64 {

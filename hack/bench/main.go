@@ -52,6 +52,7 @@ type options struct {
 	variants variants
 	rounds   int
 	peers    bool
+	idle     time.Duration // after the last round, RSS again after this long idle
 	// Types mode: CRDs, idle minutes watching them, namespaces of a glob.
 	types, idleMinutes, globNamespaces int
 	// fleet is -fleet: ConfigMaps in each of two clusters (fleet.go).
@@ -84,6 +85,7 @@ func main() {
 	flag.Var(&o.variants, "variant", "with -compare, a kubediff to run: name|binary|K=V,...|args (binary empty: -kubediff; repeatable; the first is the reference)")
 	flag.IntVar(&o.rounds, "rounds", 3, "with -compare, how many rounds")
 	flag.BoolVar(&o.peers, "peers", false, "with -compare, also run kubectl get -w and kubewatch on ConfigMaps (make peers)")
+	flag.DurationVar(&o.idle, "idle", 0, "with -compare, after the last round's updates wait this long idle and read every process's RSS again")
 	flag.IntVar(&o.types, "types", 0, "types mode: create this many CRDs (ten kinds a group), time kubediff resources at 300 types and at all, time kubediff to watching them, read its RSS while idle")
 	flag.IntVar(&o.idleMinutes, "idle-minutes", 10, "with -types, minutes kubediff stays idle watching every type")
 	flag.IntVar(&o.fleet, "fleet", 0, "fleet mode: two clusters with this many ConfigMaps each, watched by one kubediff with both contexts and by one kubediff per context")
