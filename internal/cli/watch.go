@@ -52,7 +52,7 @@ kubectl accepts, or single objects (filtered by the API server).`,
 	f.Int("queue-size", d.QueueSize, fmt.Sprintf("without a state dir, records each sink may have waiting in memory before new ones are dropped, at most %d (stdout waits for its reader instead)", config.MaxQueueSize))
 	f.String("queue-max-bytes", d.QueueMaxBytes, "with a state dir, how much each sink's queue may hold on disk (a byte count or a quantity such as 256Mi); stdout waits for room, other sinks drop new records")
 	f.Duration("drain-timeout", d.DrainTimeout, "at shutdown, how long queued records may take to be delivered")
-	f.Duration("read-batching", d.ReadBatching, "on a busy watch, let events wait up to this long to be read together (fewer wake-ups, less CPU); a lone event is read at once; 0 reads each as it comes")
+	f.Duration("read-batching", d.ReadBatching, "on a watch busy enough to bring 8 events in this long, let them wait up to this long to be read together (fewer wake-ups, less CPU); slower watches are read as events come; 0 always")
 	f.Duration("rediscovery-interval", d.RediscoveryInterval, "how often to look for new or removed types, besides whenever a CRD or APIService changes")
 	f.String("api-service-address", "", "serve the history as the aggregated API history.kubediff.io on this TLS address, for the API server to forward to (needs --state-dir; docs/history.md)")
 	f.String("http-address", d.HTTPAddress, "address serving /healthz, /readyz and /metrics, loopback only by default (in a pod, :8080 lets probes and Prometheus reach it); empty turns it off")

@@ -78,10 +78,10 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// decodeSteadyStream writes n update events 5 ms apart into a watch
+// decodeSteadyStream writes n update events gap apart into a watch
 // stream and decodes them with the given window; it returns how many
 // reads the decoder made.
-func decodeSteadyStream(t *testing.T, window time.Duration, n int) int64 {
+func decodeSteadyStream(t *testing.T, window, gap time.Duration, n int) int64 {
 	t.Helper()
 	line, err := os.ReadFile("testdata/configmap-event.json")
 	if err != nil {
@@ -95,7 +95,7 @@ func decodeSteadyStream(t *testing.T, window time.Duration, n int) int64 {
 	go func() {
 		for range n {
 			stream.Write(line)
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(gap)
 		}
 		stream.Close()
 	}()
@@ -108,29 +108,43 @@ func decodeSteadyStream(t *testing.T, window time.Duration, n int) int64 {
 }
 
 // A busy watch is read in batches: far fewer reads (wake-ups) than
-// events, and every event decoded.
+// events, and every event decoded. One whose events come slower than two
+// a window is read event by event: its reads wait for nothing.
 func TestBusyWatchIsReadInBatches(t *testing.T) {
-	const n = 60
-	unbatched := decodeSteadyStream(t, 0, n)
-	batched := decodeSteadyStream(t, 40*time.Millisecond, n)
-	t.Logf("%d events: %d reads one by one, %d in batches", n, unbatched, batched)
+	const n = 100
+	unbatched := decodeSteadyStream(t, 0, 2*time.Millisecond, n)
+	batched := decodeSteadyStream(t, 40*time.Millisecond, 2*time.Millisecond, n)
+	t.Logf("%d events 2 ms apart: %d reads one by one, %d in batches of a 40 ms window", n, unbatched, batched)
 	if batched*2 > unbatched {
 		t.Errorf("batched reads = %d, want under half of %d", batched, unbatched)
+	}
+	paced := decodeSteadyStream(t, 20*time.Millisecond, 5*time.Millisecond, 60)
+	unpaced := decodeSteadyStream(t, 0, 5*time.Millisecond, 60)
+	t.Logf("60 events 5 ms apart, a 20 ms window (4 events, under %d): %d reads, %d one by one", batchMin, paced, unpaced)
+	if paced*10 < unpaced*9 {
+		t.Errorf("events slower than %d a window were batched: %d reads against %d one by one", batchMin, paced, unpaced)
 	}
 }
 
 func TestReadBatchWaitsOnlyOnABusyWatch(t *testing.T) {
 	lines := bufio.NewReaderSize(strings.NewReader(""), 64)
 	b := readBatch{window: 20 * time.Millisecond}
+	events := func(n int) {
+		for range n {
+			b.event()
+		}
+	}
 
+	events(rateEvents)
 	b.waitingRead()(lines)
 	if b.busy {
 		t.Error("before the initial events end, a read never counts as busy")
 	}
 	b.start()
-	b.waitingRead()(lines) // returned at once: events come quicker than the window
+	events(rateEvents) // at once: far more than two a window
+	b.waitingRead()(lines)
 	if !b.busy {
-		t.Error("a read that waited less than the window: want busy")
+		t.Error("a fast watch's read that waited less than the window: want busy")
 	}
 	done := b.waitingRead()
 	time.Sleep(30 * time.Millisecond) // a quiet watch: the read waits long
@@ -144,6 +158,16 @@ func TestReadBatchWaitsOnlyOnABusyWatch(t *testing.T) {
 	done(full)
 	if b.busy {
 		t.Error("a read that filled the buffer (a backlog): want the next read at once")
+	}
+
+	// A paced watch, two events a window: each read at once.
+	for range rateEvents {
+		time.Sleep(b.window / 2)
+		b.event()
+	}
+	b.waitingRead()(lines)
+	if b.fast || b.busy {
+		t.Errorf("a watch of two events a window (under %d): want no wait", batchMin)
 	}
 }
 

@@ -325,6 +325,7 @@ func (d *eventDecoder) decode() (watch.EventType, runtime.Object, error) {
 	if ev.Type != watch.Added {
 		d.batch.start()
 	}
+	d.batch.event()
 	switch ev.Type {
 	case watch.Added, watch.Modified, watch.Deleted:
 		return d.objectEvent(ev.Type, u)

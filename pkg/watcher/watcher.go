@@ -45,8 +45,9 @@ type Options struct {
 	// of the type's first objects (packing.go): a third of the memory, for
 	// about 2 µs an object.
 	Compress bool
-	// ReadBatching lets a busy watch's events wait up to this long to be
-	// read together (batch.go); 0 reads each as it comes.
+	// ReadBatching lets the events of a watch busy enough to bring
+	// several in this long wait up to this long to be read together
+	// (batch.go); 0 reads each as it comes.
 	ReadBatching time.Duration
 	// Rules fingerprints what Transform does (diff.Differ.RulesFingerprint):
 	// objects stored under other rules go through Transform again when
