@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"syscall"
 )
 
@@ -22,6 +23,12 @@ func profileOnSignal(path string) {
 	go func() {
 		<-usr1
 		f, err := os.Create(path)
+		if hz, _ := strconv.Atoi(os.Getenv("KUBEDIFF_CPUPROFILE_HZ")); hz > 0 && err == nil {
+			// pprof samples at 100 Hz: a paced phase's few CPU-seconds
+			// are too few samples to tell a stage's share. The runtime
+			// keeps a rate set first (pprof warns that it does).
+			runtime.SetCPUProfileRate(hz)
+		}
 		if err == nil {
 			err = pprof.StartCPUProfile(f)
 		}
