@@ -106,12 +106,12 @@ func (s *Store) flushLocked() error {
 		}
 		return nil
 	})
+	s.spoolsWritten(spools, err == nil)
 	if err != nil {
 		s.requeue(pending)
 		s.requeueKept(kept)
 		return err
 	}
-	s.spoolsWritten(spools)
 	if written >= bigWrite {
 		// A full write (the first list of every type, or a relist) built
 		// the transaction's pages on the heap, several times the data.
@@ -187,12 +187,16 @@ func writeSpools(tx *bolt.Tx, spools []flushed) error {
 	return nil
 }
 
-// spoolsWritten drops from memory what a committed write held.
-func (s *Store) spoolsWritten(spools []flushed) {
+// spoolsWritten counts what a write encoded in its spool's size and,
+// once committed, drops it from memory.
+func (s *Store) spoolsWritten(spools []flushed, committed bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, f := range spools {
-		f.written()
+		f.sized()
+		if committed {
+			f.written()
+		}
 	}
 }
 

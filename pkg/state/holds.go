@@ -114,10 +114,10 @@ func (s *Store) WriteFull(target, rules string, list journal.List, records ...jo
 		}
 		return tx.Bucket(stagingBucket).MoveBucket(name, targets)
 	})
+	s.spoolsWritten(spools, err == nil)
 	if err != nil {
 		s.requeueKept(kept)
 		return err
 	}
-	s.spoolsWritten(spools)
 	return nil
 }
