@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubediff/kubediff/pkg/change"
+	"github.com/kubediff/kubediff/pkg/objectjson"
 )
 
 // States are kept as zstd-compressed JSON at its fastest level: measured
@@ -19,11 +20,16 @@ var (
 	decoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
 )
 
+// packState is u's JSON, compressed. The JSON is written through a
+// tokenizer (pkg/objectjson): encoding/json's reflection over the maps
+// was a quarter of what keeping a state cost (BenchmarkPackState, a
+// ConfigMap of 2.5 KB: 11.9 → 9.1 µs, 37 → 2 allocations).
 func packState(u *unstructured.Unstructured) ([]byte, error) {
-	raw, err := u.MarshalJSON()
+	raw, release, err := objectjson.Encode(u.Object)
 	if err != nil {
 		return nil, fmt.Errorf("history: encode %s/%s: %w", u.GetNamespace(), u.GetName(), err)
 	}
+	defer release()
 	return encoder.EncodeAll(raw, nil), nil
 }
 

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/klauspost/compress/s2"
+
+	"github.com/kubediff/kubediff/pkg/objectjson"
 )
 
 // compactObject is how the watcher caches an object: its identity, which
@@ -63,7 +65,7 @@ func (c *compactObject) GetObjectMeta() metav1.Object {
 
 // compact returns u in the cache form, packed by p (nil: not packed).
 func compact(u *unstructured.Unstructured, keepDecoded bool, p *typePacker) (*compactObject, error) {
-	raw, release, err := encodeObject(u.Object)
+	raw, release, err := objectjson.Encode(u.Object)
 	if err != nil {
 		return nil, fmt.Errorf("compact %s/%s: %w", u.GetNamespace(), u.GetName(), err)
 	}

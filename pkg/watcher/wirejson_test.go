@@ -10,6 +10,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/kubediff/kubediff/pkg/managedfields"
+	"github.com/kubediff/kubediff/pkg/objectjson"
 )
 
 // wireCases are objects as the API server sends them: the diff corpus
@@ -82,7 +83,7 @@ func TestObjectEncoderMatchesEncodingJSON(t *testing.T) {
 			if err := sigsjson.UnmarshalCaseSensitivePreserveInts(obj, &m); err != nil {
 				t.Fatal(err)
 			}
-			got, release, err := encodeObject(m)
+			got, release, err := objectjson.Encode(m)
 			if err != nil {
 				t.Fatal(err)
 			}

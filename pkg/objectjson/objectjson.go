@@ -1,4 +1,9 @@
-package watcher
+// Package objectjson writes a Kubernetes object held as maps
+// (unstructured) as JSON through a tokenizer (jsontext) rather than
+// encoding/json's reflection, which cost a fifth of an update's CPU where
+// kubediff encodes objects: the watch cache's form, and each state the
+// history keeps.
+package objectjson
 
 import (
 	"bytes"
@@ -9,10 +14,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// objectEncoder writes an object in the cache form's JSON through a
-// tokenizer (jsontext) rather than encoding/json's reflection: map keys
-// sorted, as encoding/json sorts them, so an object's JSON is the same
-// each time; HTML characters are not escaped (nothing renders it as HTML).
+// objectEncoder writes an object's JSON: map keys sorted, as
+// encoding/json sorts them, so an object's JSON is the same each time;
+// HTML characters are not escaped (nothing renders it as HTML).
 type objectEncoder struct {
 	buf  bytes.Buffer
 	enc  jsontext.Encoder
@@ -21,13 +25,16 @@ type objectEncoder struct {
 
 var encoders = sync.Pool{New: func() any { return new(objectEncoder) }}
 
-// encodeObject returns obj's JSON, in a buffer valid until release.
-func encodeObject(obj map[string]any) (raw []byte, release func(), err error) {
+// maxKeptBuffer is the largest buffer kept for the next object.
+const maxKeptBuffer = 1 << 20
+
+// Encode returns obj's JSON, in a buffer valid until release.
+func Encode(obj map[string]any) (raw []byte, release func(), err error) {
 	e := encoders.Get().(*objectEncoder)
 	e.buf.Reset()
 	e.enc.Reset(&e.buf, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	release = func() {
-		if e.buf.Cap() <= maxKeptLine {
+		if e.buf.Cap() <= maxKeptBuffer {
 			encoders.Put(e)
 		}
 	}
