@@ -840,9 +840,7 @@ type kubediff struct {
 	// watching counts "watching" lines: one per cluster.
 	watching atomic.Int32
 	peak     int64 // VmHWM before a compare round's updates
-	// latencies of the last compare round's updates, write to record
-	latencies []time.Duration
-	objects   int
+	objects  int
 
 	mu       sync.Mutex
 	httpAddr string // from the "serving health and metrics" line

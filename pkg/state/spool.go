@@ -35,9 +35,9 @@ type Spool struct {
 	// A record appended while the sink has taken every other one is not
 	// encoded until a flush writes it (0 until then): most are delivered
 	// before and never need encoding. Once records wait, each is.
-	sizes      []int
-	bytes      int64
-	pending    []entry // appended, not yet written: the last len(pending) records
+	sizes   []int
+	bytes   int64
+	pending []entry // appended, not yet written: the last len(pending) records
 	// diskHead is head as last written: records below it are deleted.
 	diskHead uint64
 }
