@@ -498,3 +498,50 @@ func TestHelmReleaseDriftDetectionIgnore(t *testing.T) {
 		t.Error("a deleted HelmRelease's ignore still honoured")
 	}
 }
+
+// What argocd-cm's system-level ignoreDifferences name is not drift for
+// objects Argo CD owns: .apps_Deployment's pointers and managers for
+// Deployments, .all's for every kind; YAML that does not parse and a
+// pointer that is not one are said once in the log and left out; other
+// ConfigMaps are passed over; deleting argocd-cm drops its rules.
+func TestArgoCDSystemLevelIgnoreDifferences(t *testing.T) {
+	var logs bytes.Buffer
+	ignores := NewIgnores(slog.New(slog.NewTextHandler(&logs, nil)))
+	cm := func(name string, data map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": name, "namespace": "argocd"}, "data": data}}
+	}
+	ignores.Observe(cm("other", map[string]any{systemIgnorePrefix + "all": "jsonPointers: [/spec]"}))
+	settings := cm(argoSettings, map[string]any{
+		systemIgnorePrefix + "apps_Deployment": "jsonPointers:\n- /spec/replicas\n- spec/paused\nmanagedFieldsManagers:\n- rollouts-controller\n",
+		systemIgnorePrefix + "all":             "jsonpointers: [/metadata/labels/team]\njqPathExpressions: ['.x']",
+		systemIgnorePrefix + "Service":         "jsonPointers: [/spec/ports",
+		"url":                                  "https://argocd.example.com",
+	})
+	ignores.Observe(settings)
+	ignores.Observe(settings) // seen again: said once
+	argo := []any{entry("argocd-controller", "", merge(ownsEverthing, ownsLabel))}
+	meta := `{"labels":{"app.kubernetes.io/instance":"shop","team":"a"}}`
+	got, _ := runWith(t, meta, []step{
+		{manager: "argocd-controller", entries: argo},
+		{manager: "kubectl", subresource: "scale", change: scale(5), entries: argo},
+		{manager: "kubectl-label", change: label("team", "b"), entries: argo},
+		{manager: "rollouts-controller", change: image("nginx:1.28"), entries: argo},
+		{manager: "kubectl-edit", change: image("nginx:1.29"), entries: argo},
+	}, ignores)
+	want := []string{"sync by Argo CD app shop", "-", "-", "-",
+		`outside Argo CD app shop [sync]; spec.template.spec.containers[0].image: declared "nginx:1.27", was "nginx:1.28", now "nginx:1.29"`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("facts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if n := strings.Count(logs.String(), "not honoured"); n != 1 ||
+		!strings.Contains(logs.String(), "not a JSON pointer: spec/paused") || !strings.Contains(logs.String(), "jqPathExpressions") ||
+		!strings.Contains(logs.String(), systemIgnorePrefix+"Service: not YAML") {
+		t.Errorf("%d log lines, want one naming the broken pointer, jq and the YAML that does not parse:\n%s", n, logs.String())
+	}
+	ignores.Forget("ConfigMap", "argocd", argoSettings)
+	got, _ = runWith(t, meta, []step{{manager: "argocd-controller", entries: argo}, {manager: "kubectl-edit", change: scale(5), entries: argo}}, ignores)
+	if got[1] == "-" {
+		t.Error("a deleted argocd-cm's ignoreDifferences still honoured")
+	}
+}

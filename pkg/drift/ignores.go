@@ -2,10 +2,13 @@ package drift
 
 import (
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubediff/kubediff/pkg/record"
 )
@@ -13,17 +16,29 @@ import (
 // Ignores keeps what the GitOps tools are told to ignore, read as the
 // watch decodes their objects, so that kubediff never calls drift what
 // the tool itself does not: Argo CD Applications' spec.ignoreDifferences
+// and the system level's, in argocd-cm's
+// resource.customizations.ignoreDifferences.<group>_<Kind> and .all
 // (JSON pointers and managed-fields managers; jq path expressions are
-// not supported) and Flux HelmReleases' spec.driftDetection.ignore
+// not supported), and Flux HelmReleases' spec.driftDetection.ignore
 // (JSON pointers). What is not honoured is said once per object in the
 // log; a pointer that is not one is left out. Safe for concurrent use.
 type Ignores struct {
 	log *slog.Logger
 
-	mu   sync.Mutex
-	apps map[string][]ignoreRule // by "Kind:namespace/name" of the Application or HelmRelease
-	said map[string]bool         // the objects whose rules were logged about
+	mu     sync.Mutex
+	apps   map[string][]ignoreRule // by "Kind:namespace/name" of the Application or HelmRelease
+	system map[string][]ignoreRule // Argo CD's system level, by the namespace of its argocd-cm
+	said   map[string]bool         // the objects whose rules were logged about
 }
+
+const (
+	// argoSettings is the ConfigMap of Argo CD's settings, in the
+	// namespace Argo CD runs in.
+	argoSettings = "argocd-cm"
+	// systemIgnorePrefix begins its keys of system-level ignore rules:
+	// .all, .<group>_<Kind>, or .<Kind> for the core group.
+	systemIgnorePrefix = "resource.customizations.ignoreDifferences."
+)
 
 // ignoreRule is one entry of ignoreDifferences.
 type ignoreRule struct {
@@ -38,23 +53,35 @@ func NewIgnores(log *slog.Logger) *Ignores {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Ignores{log: log, apps: map[string][]ignoreRule{}, said: map[string]bool{}}
+	return &Ignores{log: log, apps: map[string][]ignoreRule{}, system: map[string][]ignoreRule{}, said: map[string]bool{}}
 }
 
-// Observe reads an Application's ignoreDifferences, or a HelmRelease's
-// driftDetection.ignore.
-func (a *Ignores) Observe(app *unstructured.Unstructured) {
+// Observe reads an Application's ignoreDifferences, a HelmRelease's
+// driftDetection.ignore, or argocd-cm's system-level rules (any other
+// ConfigMap is passed over).
+func (a *Ignores) Observe(obj *unstructured.Unstructured) {
 	if a == nil {
 		return
 	}
-	read, path := ruleOf, []string{"spec", "ignoreDifferences"}
-	if app.GetKind() == "HelmRelease" {
-		read, path = helmRuleOf, []string{"spec", "driftDetection", "ignore"}
-	}
-	list, _, _ := unstructured.NestedSlice(app.Object, path...)
-	key := keyOf(app.GetKind(), app.GetNamespace(), app.GetName())
 	var rules []ignoreRule
 	var problems []string
+	switch obj.GetKind() {
+	case "ConfigMap":
+		if obj.GetName() != argoSettings {
+			return
+		}
+		rules, problems = systemRulesOf(obj)
+	case "HelmRelease":
+		rules, problems = rulesIn(obj, helmRuleOf, "spec", "driftDetection", "ignore")
+	default:
+		rules, problems = rulesIn(obj, ruleOf, "spec", "ignoreDifferences")
+	}
+	a.keep(obj, rules, problems)
+}
+
+// rulesIn reads the list of rules at path, each with read.
+func rulesIn(obj *unstructured.Unstructured, read func(map[string]any) (ignoreRule, string), path ...string) (rules []ignoreRule, problems []string) {
+	list, _, _ := unstructured.NestedSlice(obj.Object, path...)
 	for _, item := range list {
 		m, _ := item.(map[string]any)
 		r, problem := read(m)
@@ -63,11 +90,22 @@ func (a *Ignores) Observe(app *unstructured.Unstructured) {
 			problems = append(problems, problem)
 		}
 	}
+	return rules, problems
+}
+
+// keep keeps obj's rules in place of those it had, and says once what
+// of them is not honoured.
+func (a *Ignores) keep(obj *unstructured.Unstructured, rules []ignoreRule, problems []string) {
+	key := keyOf(obj.GetKind(), obj.GetNamespace(), obj.GetName())
+	book, at := a.apps, key
+	if obj.GetKind() == "ConfigMap" {
+		book, at = a.system, obj.GetNamespace()
+	}
 	a.mu.Lock()
 	if len(rules) == 0 {
-		delete(a.apps, key)
+		delete(book, at)
 	} else {
-		a.apps[key] = rules
+		book[at] = rules
 	}
 	say := len(problems) > 0 && !a.said[key] && len(a.said) < maxLogged
 	if say {
@@ -76,8 +114,47 @@ func (a *Ignores) Observe(app *unstructured.Unstructured) {
 	a.mu.Unlock()
 	if say {
 		a.log.Warn("part of what a GitOps tool is told to ignore is not honoured: kubediff may call drift what the tool ignores",
-			"kind", app.GetKind(), "namespace", app.GetNamespace(), "name", app.GetName(), "problems", strings.Join(problems, "; "))
+			"kind", obj.GetKind(), "namespace", obj.GetNamespace(), "name", obj.GetName(), "problems", strings.Join(problems, "; "))
 	}
+}
+
+// systemRulesOf reads argocd-cm's system-level ignore rules: one per
+// resource.customizations.ignoreDifferences key, whose value is YAML
+// (jsonPointers, managedFieldsManagers, jqPathExpressions).
+func systemRulesOf(cm *unstructured.Unstructured) (rules []ignoreRule, problems []string) {
+	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+	keys := slices.Sorted(maps.Keys(data)) // problems in the same order each time
+	for _, k := range keys {
+		target, ok := strings.CutPrefix(k, systemIgnorePrefix)
+		if !ok {
+			continue
+		}
+		var spec struct {
+			JSONPointers          []string `json:"jsonPointers"`
+			ManagedFieldsManagers []string `json:"managedFieldsManagers"`
+			JQPathExpressions     []string `json:"jqPathExpressions"`
+		}
+		if err := yaml.Unmarshal([]byte(data[k]), &spec); err != nil {
+			problems = append(problems, k+": not YAML of ignoreDifferences: "+err.Error())
+			continue
+		}
+		r := ignoreRule{anyType: target == "all", managers: spec.ManagedFieldsManagers}
+		if group, kind, found := strings.Cut(target, "_"); found {
+			r.group, r.kind = group, kind
+		} else {
+			r.kind = target // the core group's
+		}
+		var bad []string
+		r.pointers, bad = jsonPointers(spec.JSONPointers)
+		for _, p := range bad {
+			problems = append(problems, k+": "+p)
+		}
+		if len(spec.JQPathExpressions) > 0 {
+			problems = append(problems, k+": jqPathExpressions are not supported")
+		}
+		rules = append(rules, r)
+	}
+	return rules, problems
 }
 
 // ruleOf reads one ignoreDifferences entry, and what of it is not honoured.
@@ -127,13 +204,20 @@ func jsonPointers(in []string) (pointers, problems []string) {
 // keyOf is where an Application's or HelmRelease's rules are kept.
 func keyOf(kind, namespace, name string) string { return kind + ":" + namespace + "/" + name }
 
-// Forget drops a deleted Application's or HelmRelease's rules.
+// Forget drops a deleted Application's, HelmRelease's or argocd-cm's
+// rules.
 func (a *Ignores) Forget(kind, namespace, name string) {
 	if a == nil {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if kind == "ConfigMap" {
+		if name == argoSettings {
+			delete(a.system, namespace)
+		}
+		return
+	}
 	delete(a.apps, keyOf(kind, namespace, name))
 }
 
@@ -146,7 +230,7 @@ func (a *Ignores) ignored(o owner, rec *record.Change, fc record.FieldChange) bo
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, r := range a.rulesOf(o) {
+	for _, r := range slices.Concat(a.rulesOf(o), a.systemRulesFor(o)) {
 		if !r.selects(rec) {
 			continue
 		}
@@ -186,6 +270,25 @@ func (a *Ignores) rulesOf(o owner) []ignoreRule {
 	return found
 }
 
+// systemRulesFor are the system-level rules of the Argo CD owning o's
+// object: those of the argocd-cm in its Application's namespace, else of
+// the only argocd-cm there is. The caller holds mu.
+func (a *Ignores) systemRulesFor(o owner) []ignoreRule {
+	if o.tool != record.ToolArgoCD {
+		return nil
+	}
+	if rules, ok := a.system[o.namespace]; ok && o.namespace != "" {
+		return rules
+	}
+	if len(a.system) != 1 {
+		return nil
+	}
+	for _, rules := range a.system {
+		return rules
+	}
+	return nil
+}
+
 // selects says whether r applies to rec's object: its group and kind,
 // and its name and namespace when r names them.
 func (r ignoreRule) selects(rec *record.Change) bool {
@@ -194,8 +297,9 @@ func (r ignoreRule) selects(rec *record.Change) bool {
 }
 
 // IgnoreSource says whether group/resource is a type whose objects tell
-// a GitOps tool what to ignore: Argo CD's Applications, Flux's
-// HelmReleases.
+// a GitOps tool what to ignore: Argo CD's Applications and ConfigMaps
+// (argocd-cm, Observe passes over the others), Flux's HelmReleases.
 func IgnoreSource(group, resource string) bool {
-	return group == "argoproj.io" && resource == "applications" || group == "helm.toolkit.fluxcd.io" && resource == "helmreleases"
+	return group == "argoproj.io" && resource == "applications" || group == "helm.toolkit.fluxcd.io" && resource == "helmreleases" ||
+		group == "" && resource == "configmaps"
 }
