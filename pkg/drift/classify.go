@@ -38,6 +38,9 @@ type Classifier struct {
 	lastApplied LastApplied
 	// ignores are Argo CD Applications' ignoreDifferences (nil: none).
 	ignores *Ignores
+	// manifests give a Helm release's objects as its manifest declares
+	// them (nil: not read).
+	manifests Manifests
 	// transitions is told when an object's drift opens or ends (nil:
 	// no one), under mu.
 	transitions func(Transition)
@@ -82,6 +85,21 @@ type LastApplied interface {
 	At(uid, resourceVersion string) map[string]any
 	// Forget drops what is kept of an object that is gone.
 	Forget(uid string)
+}
+
+// Manifests is the declared state of an object of a Helm release, as
+// its newest revision's manifest has it, redacted as the object is (nil:
+// none known). The map is shared: read it, never change it.
+type Manifests interface {
+	Declared(releaseNamespace, release string, rec *record.Change) map[string]any
+}
+
+// SetManifests makes outside changes to a Helm release's objects compare
+// with its manifest when kubediff has not seen Helm write the object.
+func (c *Classifier) SetManifests(m Manifests) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.manifests = m
 }
 
 const maxLogged = 1000

@@ -545,3 +545,51 @@ func TestArgoCDSystemLevelIgnoreDifferences(t *testing.T) {
 		t.Error("a deleted argocd-cm's ignoreDifferences still honoured")
 	}
 }
+
+// fakeManifests declares one object for release shop/web.
+type fakeManifests map[string]any
+
+func (f fakeManifests) Declared(releaseNamespace, release string, rec *record.Change) map[string]any {
+	if releaseNamespace != "shop" || release != "web" || rec.Kind != "Deployment" || rec.Name != "web" {
+		return nil
+	}
+	return f
+}
+
+// An object of a Helm release that kubediff never saw Helm write is
+// compared with the release's manifest: a hand edit says the manifest's
+// value (declaredFrom manifest); without a manifest it says none.
+func TestHelmManifestIsTheDeclaredSource(t *testing.T) {
+	d, err := diff.New(diff.Options{Rules: diff.Rules{Defaults: diff.AllDefaults}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := map[string]any{"name": "web", "namespace": "shop", "uid": "u1",
+		"annotations": map[string]any{helmNameAnnotation: "web", helmNamespaceAnnotation: "shop"},
+		"labels":      map[string]any{managedByLabel: "Helm"}}
+	helmOwns := entry("helm", "", ownsReplicas)
+	for _, tc := range []struct {
+		manifests Manifests
+		want      string
+	}{
+		{fakeManifests{"apiVersion": "apps/v1", "kind": "Deployment", "spec": map[string]any{"replicas": int64(4)}},
+			"outside Helm release shop/web [manifest]; spec.replicas: declared 4, was 2, now 5"},
+		{nil, "outside Helm release shop/web [unknown]; spec.replicas: declared unknown, was 2, now 5"},
+	} {
+		cls := New(nil, nil, nil)
+		if tc.manifests != nil {
+			cls.SetManifests(tc.manifests)
+		}
+		old := deploymentAt(nil, meta, 1)
+		old.Object["metadata"].(map[string]any)["managedFields"] = []any{helmOwns}
+		obj := deploymentAt(old, meta, 2)
+		scale(5)(obj.Object["spec"].(map[string]any), nil)
+		obj.Object["metadata"].(map[string]any)["managedFields"] = []any{helmOwns, entry("kubectl-patch", "", ownsReplicas)}
+		rec, _ := d.Diff(change.Event{Type: change.Updated, Resource: deployments, Old: old, New: obj})
+		rec.Manager = &record.Manager{Name: "kubectl-patch"}
+		cls.Classify(old, obj, &rec)
+		if got := summary(rec.GitOps); got != tc.want {
+			t.Errorf("got %s\nwant %s", got, tc.want)
+		}
+	}
+}

@@ -24,7 +24,7 @@ func (c *Classifier) outside(o owner, oldObj, newObj *unstructured.Unstructured,
 		return nil
 	}
 	g := o.fact(record.ViaOutside)
-	source, from := c.source(st, oldObj, rec)
+	source, from := c.source(o, st, oldObj, rec)
 	g.DeclaredFrom = from
 	wasOpen := st != nil && st.open != nil
 	merges := fluxMerges(o, newObj)
@@ -60,11 +60,17 @@ func (c *Classifier) outside(o owner, oldObj, newObj *unstructured.Unstructured,
 }
 
 // source is the declared state an outside change is compared with, and
-// its name: the object right after its owner's last write, else its
-// last-applied-configuration before the change, else none (unknown).
-func (c *Classifier) source(st *objectState, oldObj *unstructured.Unstructured, rec *record.Change) (map[string]any, string) {
+// its name: the object right after its owner's last write, else its Helm
+// release's manifest, else its last-applied-configuration before the
+// change, else none (unknown).
+func (c *Classifier) source(o owner, st *objectState, oldObj *unstructured.Unstructured, rec *record.Change) (map[string]any, string) {
 	if st != nil && st.declared != nil {
 		return st.declared, record.DeclaredFromSync
+	}
+	if o.tool == record.ToolHelm && c.manifests != nil {
+		if declared := c.manifests.Declared(o.namespace, o.name, rec); declared != nil {
+			return declared, record.DeclaredFromManifest
+		}
 	}
 	if c.lastApplied != nil {
 		if applied := c.lastApplied.At(rec.UID, oldObj.GetResourceVersion()); applied != nil {

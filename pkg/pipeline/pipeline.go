@@ -135,7 +135,11 @@ func New(o Options) *Pipeline {
 	var next emitter = keep{history: o.History, cluster: &p.cluster, next: gate}
 	next = judge{rules: o.Rules, namespaces: p.namespaces, cluster: &p.cluster, metrics: o.Metrics, next: next}
 	p.applied, p.gitopsIgnores = drift.NewAppliedBook(), drift.NewIgnores(o.Log)
-	next = newGitops(drift.New(o.Log, p.applied, p.gitopsIgnores), o.Metrics, &p.cluster, next)
+	classifier := drift.New(o.Log, p.applied, p.gitopsIgnores)
+	if o.Releases != nil && o.Objects != nil {
+		classifier.SetManifests(helmManifests{releases: o.Releases, types: o.Objects, differ: o.Differ})
+	}
+	next = newGitops(classifier, o.Metrics, &p.cluster, next)
 	if o.Identities != nil || o.Releases != nil {
 		p.identify = newIdentify(nil, o.IdentityWait, next, o.Holds)
 		next = p.identify

@@ -24,6 +24,10 @@ const (
 	// kubectl.kubernetes.io/last-applied-configuration annotation,
 	// which client-side apply (Argo CD's default) writes.
 	DeclaredFromLastApplied = "last-applied"
+	// DeclaredFromManifest is the object as its Helm release's newest
+	// revision's manifest declares it (the release Secret, read as it is
+	// decoded: nothing of a Secret or of the values is kept).
+	DeclaredFromManifest = "manifest"
 	// DeclaredFromUnknown says kubediff knows no declared state: it
 	// never saw the owner write the object since it started, and the
 	// object carries no last-applied-configuration.

@@ -47,8 +47,8 @@ type Book struct {
 	// helmSources are the types whose Helm release records are believed.
 	helmSources map[string]bool
 	// warnedLarge is set once a release record too large to read was
-	// logged.
-	warnedLarge bool
+	// logged, warnedManifest once a manifest too large to keep was.
+	warnedLarge, warnedManifest bool
 }
 
 // Options configure a Book.

@@ -22,11 +22,17 @@ const canary = "values-canary-password-0451"
 // holding a password.
 func helmSecret(t *testing.T, name string, rev int, status, chartVersion string, rv int) *unstructured.Unstructured {
 	t.Helper()
+	return helmSecretWith(t, name, rev, status, chartVersion, rv, "kind: Secret\nmetadata: {name: creds}\nstringData: {password: "+canary+"}")
+}
+
+// helmSecretWith is helmSecret with the given manifest.
+func helmSecretWith(t *testing.T, name string, rev int, status, chartVersion string, rv int, manifest string) *unstructured.Unstructured {
+	t.Helper()
 	release := map[string]any{
 		"name":     name,
 		"chart":    map[string]any{"metadata": map[string]any{"name": name, "version": chartVersion, "appVersion": "2.0"}, "values": map[string]any{"password": canary}},
 		"config":   map[string]any{"password": canary},
-		"manifest": "kind: Secret\nstringData: {password: " + canary + "}",
+		"manifest": manifest,
 		"version":  rev,
 	}
 	raw, err := json.Marshal(release)
@@ -287,5 +293,48 @@ func TestHelmReleaseState(t *testing.T) {
 	want = record.Release{Tool: "flux", Kind: "HelmRelease", Namespace: "flux-system", Name: "web", Status: "Reconciling", Chart: "web-1.5.0"}
 	if got := helmReleaseState(v2); got != want {
 		t.Errorf("v2 upgrading: %+v, want %+v", got, want)
+	}
+}
+
+// A release's manifest declares its objects: found by kind, namespace
+// and name (a chart that names no namespace installs into the
+// release's), integers as the API server has them, escapes undone;
+// never a Secret, nothing of the values; the newest revision's alone.
+func TestHelmManifestDeclaresItsObjects(t *testing.T) {
+	manifest := func(replicas int, note string) string {
+		return "---\n# Source: web/templates/secret.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  password: " + canary +
+			"\n---\n# Source: web/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: shop\ndata:\n  note: \"" + note + "\"\n" +
+			"---\n# Source: web/templates/deploy.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: " + fmt.Sprint(replicas) + "\n---\n# only a comment\n"
+	}
+	b := NewBook(Options{})
+	b.Observe("", "secrets", helmSecretWith(t, "web", 1, "superseded", "1.0.0", 10, manifest(2, "a <b> & ü")))
+	if cm := b.Declared("shop", "web", "ConfigMap", "shop", "settings"); cm == nil || cm["data"].(map[string]any)["note"] != "a <b> & ü" {
+		t.Fatalf("the ConfigMap as revision 1 declares it: %v", cm)
+	}
+	b.Observe("", "secrets", helmSecretWith(t, "web", 2, "deployed", "1.0.1", 20, manifest(3, "b")))
+	deploy := b.Declared("shop", "web", "Deployment", "shop", "web")
+	if replicas, _, _ := unstructured.NestedFieldNoCopy(deploy, "spec", "replicas"); replicas != int64(3) {
+		t.Errorf("the Deployment's replicas as revision 2 declares them: %#v (%T)", replicas, replicas)
+	}
+	if cm := b.Declared("shop", "web", "ConfigMap", "shop", "settings"); cm == nil || cm["data"].(map[string]any)["note"] != "b" {
+		t.Errorf("the ConfigMap as the newest revision declares it: %v", cm)
+	}
+	if b.Declared("shop", "web", "Secret", "shop", "creds") != nil || b.Declared("shop", "web", "ConfigMap", "other", "settings") != nil {
+		t.Error("a Secret, or an object of another namespace, is declared")
+	}
+	b.mu.Lock()
+	kept := fmt.Sprint(b.helm)
+	for _, rev := range b.helm["shop/web"].revisions {
+		for _, c := range rev.claims {
+			kept += fmt.Sprint(c.objects)
+		}
+	}
+	older := b.helm["shop/web"].revisions[1].claims[sourceSecrets].objects
+	b.mu.Unlock()
+	if strings.Contains(kept, canary) {
+		t.Error("the book keeps the values' password")
+	}
+	if older != nil {
+		t.Error("an older revision's manifest is still kept")
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -33,6 +35,8 @@ var (
 	// maxDecompressed bytes of its JSON.
 	errTooLarge = errors.New("the release JSON's chart metadata is not within its first 16 MiB")
 	errSyntax   = errors.New("the release is not JSON")
+	// errCaptureTooLarge is a value read longer than the scanner keeps.
+	errCaptureTooLarge = errors.New("the value is longer than is kept")
 )
 
 // chartOf reads the chart's name, version and appVersion from a
@@ -44,22 +48,11 @@ var (
 // a ConfigMap's. A record without readable metadata names no chart;
 // errTooLarge says it was cut at maxDecompressed.
 func chartOf(obj *unstructured.Unstructured, inSecret bool) (record.Release, error) {
-	encoded, _, _ := unstructured.NestedString(obj.Object, "data", "release")
-	in := base64.NewDecoder(base64.StdEncoding, strings.NewReader(encoded))
-	if inSecret {
-		in = base64.NewDecoder(base64.StdEncoding, in)
+	s, done, ok := releaseJSON(obj, inSecret, maxMetadata)
+	if !ok {
+		return record.Release{}, nil
 	}
-	raw := bufio.NewReader(in)
-	in = raw
-	if head, _ := raw.Peek(3); bytes.Equal(head, []byte{0x1f, 0x8b, 0x08}) { // gzip, as Helm writes it
-		z, err := gzip.NewReader(raw)
-		if err != nil {
-			return record.Release{}, nil
-		}
-		defer z.Close()
-		in = z
-	}
-	s := &scanner{r: bufio.NewReader(&capped{r: in, left: maxDecompressed})}
+	defer done()
 	found, err := s.metadata()
 	if errors.Is(err, errTooLarge) {
 		return record.Release{}, err
@@ -73,6 +66,27 @@ func chartOf(obj *unstructured.Unstructured, inSecret bool) (record.Release, err
 		return record.Release{}, nil
 	}
 	return record.Release{Chart: meta.Name + "-" + meta.Version, AppVersion: meta.AppVersion}, nil
+}
+
+// releaseJSON is a scanner over a release record's JSON, capturing at
+// most limit bytes, and what to call once done with it; false when the
+// record is not gzip as Helm writes it.
+func releaseJSON(obj *unstructured.Unstructured, inSecret bool, limit int) (s *scanner, done func(), ok bool) {
+	encoded, _, _ := unstructured.NestedString(obj.Object, "data", "release")
+	in := base64.NewDecoder(base64.StdEncoding, strings.NewReader(encoded))
+	if inSecret {
+		in = base64.NewDecoder(base64.StdEncoding, in)
+	}
+	raw := bufio.NewReader(in)
+	in, done = raw, func() {}
+	if head, _ := raw.Peek(3); bytes.Equal(head, []byte{0x1f, 0x8b, 0x08}) { // gzip, as Helm writes it
+		z, err := gzip.NewReader(raw)
+		if err != nil {
+			return nil, nil, false
+		}
+		in, done = z, func() { z.Close() }
+	}
+	return &scanner{r: bufio.NewReader(&capped{r: in, left: maxDecompressed}), limit: limit}, done, true
 }
 
 // capped reads at most left bytes of r, then fails with errTooLarge.
@@ -100,8 +114,9 @@ func (c *capped) Read(p []byte) (int, error) {
 // encoding/json, which checks the rest.
 type scanner struct {
 	r *bufio.Reader
-	// capture, when not nil, receives each byte read.
+	// capture, when not nil, receives each byte read, up to limit.
 	capture []byte
+	limit   int
 }
 
 func (s *scanner) next() (byte, error) {
@@ -110,8 +125,8 @@ func (s *scanner) next() (byte, error) {
 		return 0, err
 	}
 	if s.capture != nil {
-		if len(s.capture) >= maxMetadata {
-			return 0, errSyntax
+		if len(s.capture) >= s.limit {
+			return 0, errCaptureTooLarge
 		}
 		s.capture = append(s.capture, c)
 	}
@@ -178,6 +193,95 @@ func (s *scanner) field(key string) (bool, error) {
 			return false, err
 		}
 	}
+}
+
+// eachLine reads a JSON string whose '"' was read to its end, unescaped,
+// and hands each of its lines to take (the slice is reused), the last
+// one too.
+func (s *scanner) eachLine(take func([]byte) error) error {
+	var line []byte
+	for {
+		c, err := s.next()
+		if err != nil {
+			return err
+		}
+		switch c {
+		case '"':
+			return take(line)
+		case '\\':
+			if line, err = s.escaped(line); err != nil {
+				return err
+			}
+		default:
+			line = append(line, c)
+		}
+		if n := len(line); n > 0 && line[n-1] == '\n' {
+			if err := take(line[:n-1]); err != nil {
+				return err
+			}
+			line = line[:0]
+		}
+		if len(line) > maxDocument {
+			return errCaptureTooLarge
+		}
+	}
+}
+
+// escaped appends to line what the escape whose '\\' was read stands for.
+func (s *scanner) escaped(line []byte) ([]byte, error) {
+	c, err := s.next()
+	if err != nil {
+		return line, err
+	}
+	switch c {
+	case 'n':
+		return append(line, '\n'), nil
+	case 't':
+		return append(line, '\t'), nil
+	case 'r':
+		return append(line, '\r'), nil
+	case 'b':
+		return append(line, '\b'), nil
+	case 'f':
+		return append(line, '\f'), nil
+	case 'u':
+		r, err := s.hexRune()
+		if err != nil {
+			return line, err
+		}
+		if utf16.IsSurrogate(r) {
+			if a, err := s.next(); err != nil || a != '\\' {
+				return line, errSyntax
+			}
+			if b, err := s.next(); err != nil || b != 'u' {
+				return line, errSyntax
+			}
+			low, err := s.hexRune()
+			if err != nil {
+				return line, err
+			}
+			r = utf16.DecodeRune(r, low)
+		}
+		return utf8.AppendRune(line, r), nil
+	}
+	return append(line, c), nil // \" \\ \/
+}
+
+// hexRune reads the four hex digits of a \u escape.
+func (s *scanner) hexRune() (rune, error) {
+	var r rune
+	for range 4 {
+		c, err := s.next()
+		if err != nil {
+			return 0, err
+		}
+		d := strings.IndexByte("0123456789abcdef", c|0x20)
+		if d < 0 {
+			return 0, errSyntax
+		}
+		r = r<<4 | rune(d)
+	}
+	return r, nil
 }
 
 // key reads a member's name, whose '"' was read, and the ':' after it.

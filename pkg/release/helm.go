@@ -38,6 +38,9 @@ type helmClaim struct {
 	statuses []versioned[string] // the revision's status as it moved
 	chart    record.Release      // Chart and AppVersion only
 	read     bool                // the chart's metadata was looked for
+	// objects are the revision's manifest's, by manifestKey (Secrets
+	// left out), kept for the newest revision alone.
+	objects map[string]map[string]any
 }
 
 // versioned is a value as of a resourceVersion.
@@ -106,7 +109,60 @@ func (b *Book) observeHelm(source string, obj *unstructured.Unstructured, rv uin
 	if !claim.read {
 		claim.read = true
 		b.readChart(claim, source, obj)
+		b.readManifest(rel, revision, claim, source, obj)
 	}
+}
+
+// readManifest reads the manifest of a release's revision when it is the
+// newest known, and drops the older revisions' (Declared reads the
+// newest's). The caller holds mu.
+func (b *Book) readManifest(rel *helmRelease, revision int, claim *helmClaim, source string, obj *unstructured.Unstructured) {
+	for n := range rel.revisions {
+		if n > revision {
+			return
+		}
+	}
+	objects, err := manifestOf(obj, source == sourceSecrets)
+	if err != nil && !b.warnedManifest {
+		b.warnedManifest = true
+		b.log.Warn("a Helm release's manifest is too large to keep: changes to its objects by others are compared with what kubediff saw Helm write, or with nothing (this is said once)",
+			"namespace", obj.GetNamespace(), "name", obj.GetName(), "err", err)
+	}
+	claim.objects = objects
+	for n, rev := range rel.revisions {
+		if n < revision {
+			for _, c := range rev.claims {
+				c.objects = nil
+			}
+		}
+	}
+}
+
+// Declared is the object kind namespace/name as the newest revision of
+// Helm release releaseNamespace/name declares it in its manifest (nil:
+// not known, or a Secret). The map is shared: read it, never change it.
+func (b *Book) Declared(releaseNamespace, release, kind, namespace, name string) map[string]any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rel := b.helm[releaseNamespace+"/"+release]
+	if rel == nil {
+		return nil
+	}
+	newest := 0
+	for n := range rel.revisions {
+		newest = max(newest, n)
+	}
+	claim, ok := rel.revisions[newest].believed()
+	if !ok || claim.objects == nil {
+		return nil
+	}
+	if obj := claim.objects[manifestKey(kind, namespace, name)]; obj != nil {
+		return obj
+	}
+	if namespace == releaseNamespace || namespace == "" {
+		return claim.objects[manifestKey(kind, "", name)] // the chart named no namespace
+	}
+	return nil
 }
 
 // readChart reads a record's chart metadata into claim. The caller
