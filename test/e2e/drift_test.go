@@ -170,6 +170,48 @@ spec:
 	}
 }
 
+// TestDeclaredStateFromAHelmManifest: a chart installed with the real
+// Helm before kubediff starts (so kubediff never sees Helm write its
+// objects), a ConfigMap from its values and a Secret holding a password
+// from them: the ConfigMap patched with the real kubectl says outside
+// Helm release web, the value the release's manifest declares beside
+// the value now (declaredFrom manifest); the password is nowhere in
+// kubediff's output.
+func TestDeclaredStateFromAHelmManifest(t *testing.T) {
+	const password = "manifest-canary-0451"
+	ns := newNamespace(t)
+	chart := t.TempDir()
+	for name, text := range map[string]string{
+		"Chart.yaml":              "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+		"values.yaml":             "greeting: hello\npassword: " + password + "\n",
+		"templates/settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  greeting: {{ .Values.greeting | quote }}\n  retries: \"3\"\n",
+		"templates/creds.yaml":    "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  password: {{ .Values.password | quote }}\n",
+	} {
+		path := filepath.Join(chart, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := helm(t, "install", "web", chart, "--namespace", ns, "--kubeconfig", env.Kubeconfig); err != nil {
+		t.Fatalf("helm install: %v\n%s", err, out)
+	}
+	w := startWatch(t, "-n", ns)
+	w.logOnFailure()
+	kubectl(t, "", "-n", ns, "patch", "configmap", "settings", "--type", "merge", "-p", `{"data":{"greeting":"hi"}}`)
+	c := w.waitRecords("ConfigMap", ns, "settings", 1)[0]
+	checkVia(t, c, record.ViaOutside, record.GitOps{Tool: record.ToolHelm, Namespace: ns, Name: "web"})
+	if g := c.GitOps; g == nil || g.DeclaredFrom != record.DeclaredFromManifest || len(g.Drift) != 1 ||
+		jsonOf(g.Drift[0].Declared) != `"hello"` || jsonOf(g.Drift[0].Now) != `"hi"` {
+		t.Errorf("record says %s, want data.greeting declared \"hello\" (from the manifest), now \"hi\"", jsonOf(c.GitOps))
+	}
+	if out := w.stdout.String() + w.stderr.String(); strings.Contains(out, password) {
+		t.Errorf("the chart's password is in kubediff's output:\n%s", out)
+	}
+}
+
 // TestArgoCDIgnoreDifferencesIsNotDrift: with Argo CD's real Application
 // CRD, an Application whose ignoreDifferences names spec.replicas of
 // Deployments (as a team with an autoscaler writes it): scaling the
