@@ -307,7 +307,14 @@ func TestHelmManifestDeclaresItsObjects(t *testing.T) {
 			"---\n# Source: web/templates/deploy.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: " + fmt.Sprint(replicas) + "\n---\n# only a comment\n"
 	}
 	b := NewBook(Options{})
-	b.Observe("", "secrets", helmSecretWith(t, "web", 1, "superseded", "1.0.0", 10, manifest(2, "a <b> & ü")))
+	first := helmSecretWith(t, "web", 1, "superseded", "1.0.0", 10, manifest(2, "a <b> & ü"))
+	b.Observe("", "secrets", first)
+	if b.Declared("shop", "web", "ConfigMap", "shop", "settings") != nil {
+		t.Fatal("a superseded revision's manifest is read (a first list of ten revisions would read ten)")
+	}
+	b = NewBook(Options{})
+	first.SetLabels(map[string]string{"owner": "helm", "name": "web", "version": "1", "status": "deployed"})
+	b.Observe("", "secrets", first)
 	if cm := b.Declared("shop", "web", "ConfigMap", "shop", "settings"); cm == nil || cm["data"].(map[string]any)["note"] != "a <b> & ü" {
 		t.Fatalf("the ConfigMap as revision 1 declares it: %v", cm)
 	}

@@ -72,12 +72,16 @@ func TestReleaseBombIsNotAllocated(t *testing.T) {
 			secret := bombSecret(t, tc.metadataFirst)
 			var logged bytes.Buffer
 			b := NewBook(Options{Log: slog.New(slog.NewTextHandler(&logged, nil))})
-			n := allocated(func() { b.Observe("", "secrets", secret) })
-			t.Logf("observing the bomb allocated %d KiB", n>>10)
+			var declared map[string]any
+			n := allocated(func() {
+				b.Observe("", "secrets", secret)
+				declared = b.Declared("shop", "web", "ConfigMap", "shop", "web") // its manifest read
+			})
+			t.Logf("observing the bomb and reading its manifest allocated %d KiB", n>>10)
 			if n > 16<<20 {
 				t.Errorf("observing the bomb allocated %d MiB, want under 16 MiB (it decompresses to %d MiB)", n>>20, bombSize>>20)
 			}
-			if b.Declared("shop", "web", "ConfigMap", "shop", "web") != nil {
+			if declared != nil {
 				t.Error("the bomb's manifest gave a declared object")
 			}
 			r, _ := b.Release(helmManaged, "200")

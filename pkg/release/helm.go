@@ -38,9 +38,11 @@ type helmClaim struct {
 	statuses []versioned[string] // the revision's status as it moved
 	chart    record.Release      // Chart and AppVersion only
 	read     bool                // the chart's metadata was looked for
-	// objects are the revision's manifest's, by manifestKey (Secrets
-	// left out), kept for the newest revision alone.
-	objects map[string]map[string]any
+	// objects are the newest revision's manifest's, each as JSON by
+	// manifestKey (Secrets left out), and declared those of them decoded
+	// (Declared); older revisions keep neither.
+	objects  map[string][]byte
+	declared map[string]map[string]any
 }
 
 // versioned is a value as of a resourceVersion.
@@ -113,14 +115,17 @@ func (b *Book) observeHelm(source string, obj *unstructured.Unstructured, rv uin
 	}
 }
 
-// readManifest reads the manifest of a release's revision when it is the
-// newest known, and drops the older revisions' (Declared reads the
-// newest's). The caller holds mu.
+// readManifest reads the manifest of a release's revision when it is
+// the newest known and not superseded (so a first list of ten revisions
+// reads one), and drops the older revisions'. The caller holds mu.
 func (b *Book) readManifest(rel *helmRelease, revision int, claim *helmClaim, source string, obj *unstructured.Unstructured) {
 	for n := range rel.revisions {
 		if n > revision {
 			return
 		}
+	}
+	if metadataStrings(obj, "labels").of("status") == "superseded" {
+		return
 	}
 	objects, err := manifestOf(obj, source == sourceSecrets)
 	if err != nil && !b.warnedManifest {
@@ -128,11 +133,11 @@ func (b *Book) readManifest(rel *helmRelease, revision int, claim *helmClaim, so
 		b.log.Warn("a Helm release's manifest is too large to keep: changes to its objects by others are compared with what kubediff saw Helm write, or with nothing (this is said once)",
 			"namespace", obj.GetNamespace(), "name", obj.GetName(), "err", err)
 	}
-	claim.objects = objects
+	claim.objects, claim.declared = objects, map[string]map[string]any{}
 	for n, rev := range rel.revisions {
 		if n < revision {
 			for _, c := range rev.claims {
-				c.objects = nil
+				c.objects, c.declared = nil, nil
 			}
 		}
 	}
@@ -153,16 +158,32 @@ func (b *Book) Declared(releaseNamespace, release, kind, namespace, name string)
 		newest = max(newest, n)
 	}
 	claim, ok := rel.revisions[newest].believed()
-	if !ok || claim.objects == nil {
+	if !ok {
 		return nil
 	}
-	if obj := claim.objects[manifestKey(kind, namespace, name)]; obj != nil {
+	key := manifestKey(kind, namespace, name)
+	if _, ok := claim.objects[key]; !ok && (namespace == releaseNamespace || namespace == "") {
+		key = manifestKey(kind, "", name) // the chart named no namespace
+	}
+	return claim.decoded(key)
+}
+
+// decoded is the manifest's object at key, decoded once (nil: none).
+// The caller holds mu.
+func (c *helmClaim) decoded(key string) map[string]any {
+	if obj, ok := c.declared[key]; ok {
 		return obj
 	}
-	if namespace == releaseNamespace || namespace == "" {
-		return claim.objects[manifestKey(kind, "", name)] // the chart named no namespace
+	raw, ok := c.objects[key]
+	if !ok {
+		return nil
 	}
-	return nil
+	var u unstructured.Unstructured
+	if err := u.UnmarshalJSON(raw); err != nil { // integers as int64, as the API server's
+		return nil
+	}
+	c.declared[key] = u.Object
+	return u.Object
 }
 
 // readChart reads a record's chart metadata into claim. The caller

@@ -26,11 +26,11 @@ const (
 // maxManifestObjects, or not within maxDecompressed of the record.
 var errManifestTooLarge = errors.New("the release's manifest is over 8 MiB or 5,000 objects, or past the first 16 MiB its record decompresses to")
 
-// manifestOf reads the objects of a release record's manifest, by
-// manifestKey, Secrets left out; nil when the record has none. The
-// manifest is read a document at a time, out of the JSON string that
+// manifestOf reads the objects of a release record's manifest, each as
+// JSON by manifestKey, Secrets left out; nil when the record has none.
+// The manifest is read a document at a time, out of the JSON string that
 // holds it: what is held is one document, never the manifest.
-func manifestOf(obj *unstructured.Unstructured, inSecret bool) (map[string]map[string]any, error) {
+func manifestOf(obj *unstructured.Unstructured, inSecret bool) (map[string][]byte, error) {
 	s, done, ok := releaseJSON(obj, inSecret, 0)
 	if !ok {
 		return nil, nil
@@ -46,7 +46,7 @@ func manifestOf(obj *unstructured.Unstructured, inSecret bool) (map[string]map[s
 	if c, err := s.token(); err != nil || c != '"' {
 		return nil, tooLarge(err)
 	}
-	m := manifestReader{objects: map[string]map[string]any{}}
+	m := manifestReader{objects: map[string][]byte{}}
 	if err := s.eachLine(m.line); err != nil {
 		return nil, tooLarge(err)
 	}
@@ -58,7 +58,7 @@ func manifestOf(obj *unstructured.Unstructured, inSecret bool) (map[string]map[s
 
 // manifestReader gathers a manifest's documents line by line.
 type manifestReader struct {
-	objects map[string]map[string]any
+	objects map[string][]byte
 	doc     []byte
 	read    int  // bytes of the manifest so far
 	skip    bool // the document is over maxDocument: passed over
@@ -103,7 +103,7 @@ func (m *manifestReader) end() error {
 	if len(m.objects) == maxManifestObjects {
 		return errManifestTooLarge
 	}
-	m.objects[manifestKey(u.GetKind(), u.GetNamespace(), u.GetName())] = u.Object // integers as int64, as the API server's
+	m.objects[manifestKey(u.GetKind(), u.GetNamespace(), u.GetName())] = raw // JSON: a fraction of its maps' size
 	return nil
 }
 
