@@ -71,6 +71,7 @@ func main() {
 	var o options
 	quick := flag.Bool("quick", false, "quick mode: under two minutes")
 	scale := flag.Bool("scale", false, "scale mode: 300,000 objects over 100 namespaces, 500 updates/s for 60 s, then as fast as the server takes them (about 20 minutes)")
+	scaleObjects := flag.Int("scale-objects", 300000, "with -scale, how many objects (ConfigMaps and 1,000 Deployments)")
 	flag.IntVar(&o.small, "small", 2000, "ConfigMaps at the first memory point")
 	flag.IntVar(&o.large, "large", 10000, "ConfigMaps at the second memory point")
 	flag.IntVar(&o.namespaces, "namespaces", 10, "namespaces the objects are spread over")
@@ -102,7 +103,8 @@ func main() {
 		// for a minute: at 2,000/s the local API server on 2 cores,
 		// holding 300,000 objects, timed out PATCH requests after about
 		// a minute (2026-11-23); the burst phase shows the most it takes.
-		o.small, o.large, o.namespaces, o.deployments = 150000, 299000, 100, 1000
+		o.namespaces, o.deployments = 100, 1000
+		o.small, o.large = *scaleObjects/2, *scaleObjects-o.deployments
 		o.updates, o.rate, o.burst, o.sideUpdates = 30000, 500, 10000, 10000
 	}
 	if err := run(o); err != nil {
