@@ -59,6 +59,11 @@ type coalescer struct {
 	// the lock: a record of the same object waits for that release, so
 	// an object's records keep their order.
 	releasing map[string]*heldUpdate
+	// ended are the workloads whose rollout ended, by namespace, with
+	// when: their objects' updates that come within coalesceMax are the
+	// rollout's stragglers (another type's watch may deliver them after
+	// the workload's), which go on at once to reach its fold.
+	ended map[string]map[workload]time.Time
 	seq       uint64 // updates held so far
 	stopped   bool
 }
@@ -126,7 +131,8 @@ func releaseState(holds StateHolds, ev watcher.Event) {
 }
 
 func newCoalescer(differ *diff.Differ, next emitter, holds StateHolds) *coalescer {
-	return &coalescer{differ: differ, next: next, holds: holds, now: time.Now, held: map[string]*heldUpdate{}, releasing: map[string]*heldUpdate{}}
+	return &coalescer{differ: differ, next: next, holds: holds, now: time.Now, held: map[string]*heldUpdate{}, releasing: map[string]*heldUpdate{},
+		ended: map[string]map[workload]time.Time{}}
 }
 
 // add passes c (the record of ev) on, or holds the update to join it with
@@ -134,7 +140,7 @@ func newCoalescer(differ *diff.Differ, next emitter, holds StateHolds) *coalesce
 // held kind of update sends that object's held update first.
 func (co *coalescer) add(ev watcher.Event, c record.Change) {
 	co.mu.Lock()
-	if co.stopped || !holdable(c) {
+	if co.stopped || !holdable(c) || co.straggler(c) {
 		h := co.take(c.UID)
 		co.mu.Unlock()
 		if h != nil {
@@ -178,9 +184,41 @@ func (co *coalescer) releaseEndedRollout(ev watcher.Event, c record.Change) {
 	if c.Owner != nil || ev.Old == nil || ev.New == nil || !rollout.UnderWay(ev.Old) || rollout.Outcome(ev.New) == "" {
 		return
 	}
+	co.mu.Lock()
+	if co.ended[c.Namespace] == nil {
+		co.ended[c.Namespace] = map[workload]time.Time{}
+	}
+	co.ended[c.Namespace][workload{c.Kind, c.Name}] = co.now()
+	co.mu.Unlock()
 	co.flush(func(h *heldUpdate) bool {
 		return h.first.UID == c.UID || h.first.Namespace == c.Namespace && under(h.first.Owner, c.Kind, c.Name)
 	})
+}
+
+// workload is a workload's kind and name.
+type workload struct{ kind, name string }
+
+// straggler says whether c is an update of an object under a workload
+// whose rollout ended within coalesceMax: not held. Older ends are
+// forgotten. The caller holds mu.
+func (co *coalescer) straggler(c record.Change) bool {
+	ended := co.ended[c.Namespace]
+	if c.Owner == nil || len(ended) == 0 {
+		return false
+	}
+	now, found := co.now(), false
+	for w, at := range ended {
+		switch {
+		case now.Sub(at) >= coalesceMax:
+			delete(ended, w)
+		case under(c.Owner, w.kind, w.name):
+			found = true
+		}
+	}
+	if len(ended) == 0 {
+		delete(co.ended, c.Namespace)
+	}
+	return found
 }
 
 // under says whether an object with owner o is the workload kind/name's:

@@ -341,6 +341,16 @@ func TestCoalescerReleasesARolloutWhenItEnds(t *testing.T) {
 	if strings.Contains(got, "api-x") {
 		t.Errorf("another Deployment's ReplicaSet was released with it:\n%s", got)
 	}
+	// A straggler of the rollout (its ReplicaSet's watch behind the
+	// Deployment's) goes on at once; another Deployment's is held.
+	n := len(out.list())
+	s.scale("old", 1, 0)
+	ev = watcher.Event{Event: change.Event{Type: change.Updated, Resource: replicaSets, Old: replicaSetOf("api", "x", 3, 3), New: replicaSetOf("api", "x", 4, 4)}}
+	c, _ = s.differ.Diff(ev.Event)
+	s.co.add(ev, c)
+	if got := out.list()[n:]; len(got) != 1 || got[0] != "updated web-old spec.replicas 1→0" {
+		t.Errorf("after the rollout ended, emitted %v; want its ReplicaSet's straggler alone", got)
+	}
 }
 
 // A GitOps owner's self-heal seconds after a person's edit of an owned

@@ -33,7 +33,7 @@ const (
 	// the rollout ended, and after its last record: the pipeline releases
 	// what it held of the rollout at that moment (pkg/pipeline), and those
 	// records are on their way.
-	Ended = 2 * time.Second
+	Ended = 3 * time.Second
 )
 
 // Folder holds the records of owned objects in bursts, one per top owner.
@@ -386,8 +386,13 @@ func count(v any) (int64, bool) {
 }
 
 // Folded reports whether the burst shows as one line: enough changes
-// (Events are shown under it apart), or late steps of its owner's fold.
+// (Events are shown under it apart), late steps of its owner's fold, or
+// a rollout that says old Pods are still terminating (their deletions
+// then print no line of their own).
 func (b *Burst) Folded() bool {
+	if b.Terminating > 0 {
+		return true
+	}
 	n := 0
 	for _, c := range b.Records {
 		if c.Type != record.EventRecord {

@@ -165,6 +165,22 @@ func TestRolloutPrintsWhenItEnds(t *testing.T) {
 		t.Fatalf("a deletion the fold did not announce is not late steps of it: %+v", due)
 	}
 
+	// A scale-down: its ReplicaSet's record and one Pod's deletion fold
+	// into one line saying the rest are terminating, which they continue.
+	clock = clock.Add(Max)
+	f.Add(owned(record.Updated, "ReplicaSet", "web-new", "Deployment", "web", scaledDown))
+	f.Add(owned(record.Deleted, "Pod", "web-new-b", "ReplicaSet", "web-new"))
+	f.Due(false)
+	clock = clock.Add(Ended)
+	if due := f.Due(false); len(due) != 1 || !due[0].Folded() || due[0].Terminating != 1 {
+		t.Fatalf("a scale-down of two records: %+v, want one folded line, 1 old Pod terminating", due)
+	}
+	f.Add(owned(record.Deleted, "Pod", "web-new-c", "ReplicaSet", "web-new"))
+	clock = clock.Add(Quiet)
+	if due := f.Due(false); len(due) != 0 {
+		t.Fatalf("the scale-down's announced deletion printed: %+v", due)
+	}
+
 	clock = clock.Add(Max)
 	f.Add(steps[4]) // Pod deletions without a ReplicaSet's record
 	clock = clock.Add(Ended * 2)
