@@ -64,11 +64,11 @@ type Folder struct {
 }
 
 // foldMark is an owner's last fold: its first record's time, when it was
-// due, and how many old Pods it said were still terminating.
+// due, and whether it said the owner rolled out.
 type foldMark struct {
-	first       record.Timestamp
-	due         time.Time
-	terminating int64
+	first     record.Timestamp
+	due       time.Time
+	rolledOut bool
 }
 
 // Burst is the records of the objects under one owner, with the Events
@@ -140,10 +140,10 @@ func (f *Folder) Add(c record.Change) bool {
 		delete(f.owners, objectKey(c.Kind, c.Namespace, c.Name)) // the map stays as small as the cluster
 	}
 	if root == "" {
-		if c.Type != record.EventRecord {
+		if c.Type != record.EventRecord && !(c.Type == record.Updated && record.StatusOnly(c.Changes)) {
 			// The owner itself changed (an upgrade after an install):
 			// what its controllers do next is a new burst, not late
-			// steps of the last one.
+			// steps of the last one. Its status moving is no change.
 			delete(f.folds, objectKey(c.Kind, c.Namespace, c.Name))
 		}
 		return false
@@ -196,8 +196,7 @@ func maxTime(a, b time.Time) time.Time {
 // Due removes and returns, oldest first, the bursts that have settled
 // (quiet for Quiet, or waiting for Max), or every burst with all. A
 // burst of an owner folded within Max continues that fold; one that is
-// only the deletions of old Pods the fold said were terminating is not
-// returned.
+// only the tail of a rollout the fold said ended is not returned.
 func (f *Folder) Due(all bool) []*Burst {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -224,41 +223,41 @@ func (f *Folder) Due(all bool) []*Burst {
 }
 
 // markFold remembers b's fold for the late steps of its owner, and
-// reports whether b is only the deletions its owner's fold announced (old
-// Pods terminating), to be kept from sinks. The caller holds mu.
-func (f *Folder) markFold(b *Burst, now time.Time) (announced bool) {
+// reports whether b is only the tail of a rollout its owner's fold said
+// ended, to be kept from sinks. The caller holds mu.
+func (f *Folder) markFold(b *Burst, now time.Time) (tail bool) {
 	m, ok := f.folds[b.root]
 	if ok {
 		b.Continues = m.first
-		if gone, ok := b.announced(m.terminating); ok {
-			m.terminating -= gone
-			f.folds[b.root] = m
+		if m.rolledOut && b.rolloutTail() {
 			return true
 		}
 	}
 	if b.Folded() {
-		f.folds[b.root] = foldMark{first: cmp.Or(b.Continues, b.First()), due: now, terminating: b.Terminating}
+		f.folds[b.root] = foldMark{first: cmp.Or(b.Continues, b.First()), due: now, rolledOut: strings.HasPrefix(b.Outcome, "rolled out")}
 	}
 	return false
 }
 
-// announced reports whether b's records are all steps of Pods going that
-// a fold said were terminating (up to terminating of them): Pod updates
-// and deletions, ReplicaSets' status, Events that are no warning. gone is
-// how many Pods it deletes.
-func (b *Burst) announced(terminating int64) (gone int64, ok bool) {
+// rolloutTail reports whether b's records are all the last steps of a
+// rollout that ended: its ReplicaSets' updates (the old one's last
+// scale-down, which the Deployment controller may make after it says the
+// rollout is complete, and status), its Pods' updates and deletions (the
+// old Pods terminating), Events that are no warning. A Pod added, a
+// warning, or any other object is news. The owner's own change (a new
+// rollout, a scale) ends the fold first (Add), so its steps are never a
+// tail.
+func (b *Burst) rolloutTail() bool {
 	for _, c := range b.Records {
 		switch {
 		case c.Type == record.EventRecord && c.Event != nil && !c.Event.Warning():
-		case c.Kind == "Pod" && c.Type == record.Deleted:
-			gone++
-		case c.Kind == "Pod" && c.Type == record.Updated:
-		case c.Kind == "ReplicaSet" && c.Type == record.Updated && record.StatusOnly(c.Changes):
+		case c.Kind == "Pod" && (c.Type == record.Deleted || c.Type == record.Updated):
+		case c.Kind == "ReplicaSet" && c.Type == record.Updated:
 		default:
-			return 0, false
+			return false
 		}
 	}
-	return gone, gone <= terminating
+	return true
 }
 
 // OpenSince is when the oldest burst still held began (its first

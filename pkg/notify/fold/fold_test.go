@@ -159,10 +159,19 @@ func TestRolloutPrintsWhenItEnds(t *testing.T) {
 	if due := f.Due(false); len(due) != 0 || f.Waiting() {
 		t.Fatalf("the deletion the fold announced was printed again: %+v", due)
 	}
-	f.Add(owned(record.Deleted, "Pod", "web-new-a", "ReplicaSet", "web-new")) // not announced
+	f.Add(record.Change{Type: record.Updated, Kind: "Deployment", Namespace: "day", Name: "web", // its status moving is no change of it
+		Changes: []record.FieldChange{{Op: record.OpReplace, Path: "/status/observedGeneration", Field: "status.observedGeneration"}}})
+	f.Add(owned(record.Updated, "ReplicaSet", "web-old", "Deployment", "web", scaledDown)) // a last scale-down after the end
+	clock = clock.Add(Quiet)
+	f.Due(false)
+	clock = clock.Add(Ended)
+	if due := f.Due(false); len(due) != 0 || f.Waiting() {
+		t.Fatalf("the rollout's tail (a ReplicaSet's last scale-down) printed: %+v", due)
+	}
+	f.Add(owned(record.Added, "Pod", "web-new-d", "ReplicaSet", "web-new")) // news: a Pod replaced
 	clock = clock.Add(Quiet)
 	if due := f.Due(false); len(due) != 1 || time.Time(due[0].Continues).IsZero() {
-		t.Fatalf("a deletion the fold did not announce is not late steps of it: %+v", due)
+		t.Fatalf("a Pod added after the rollout is not late steps of its fold: %+v", due)
 	}
 
 	// A scale-down: its ReplicaSet's record and one Pod's deletion fold
