@@ -63,9 +63,9 @@ type coalescer struct {
 	// when: their objects' updates that come within coalesceMax are the
 	// rollout's stragglers (another type's watch may deliver them after
 	// the workload's), which go on at once to reach its fold.
-	ended map[string]map[workload]time.Time
-	seq       uint64 // updates held so far
-	stopped   bool
+	ended   map[string]map[workload]time.Time
+	seq     uint64 // updates held so far
+	stopped bool
 }
 
 // emitter is the stage after coalescing (keep): it takes each record
