@@ -284,3 +284,17 @@ func reportHistoryCost(t *testing.T, dir string) {
 		t.Error("the history kept no quiet state: get --at would show the status of the last record as current")
 	}
 }
+
+// kubectlOrFail is a kubectl against the living cluster that fails the
+// test when a command fails, each within ten minutes of the first.
+func kubectlOrFail(t *testing.T) func(stdin string, args ...string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+	k := scenario.Kubectl{Path: env.Kubectl, Kubeconfig: env.Kubeconfig}
+	return func(stdin string, args ...string) {
+		t.Helper()
+		if out, err := k.Run(ctx, stdin, args...); err != nil {
+			t.Fatalf("kubectl %v: %v\n%s", args, err, out)
+		}
+	}
+}

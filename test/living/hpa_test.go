@@ -1,13 +1,11 @@
 package living
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/kubediff/kubediff/internal/scenario"
 	"github.com/kubediff/kubediff/internal/testenv"
 	"github.com/kubediff/kubediff/pkg/record"
 )
@@ -21,15 +19,7 @@ import (
 // says nothing of GitOps, where a person's edit of the same Deployment
 // says outside.
 func TestAnHPAsScalingIsNotDrift(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	k := scenario.Kubectl{Path: env.Kubectl, Kubeconfig: env.Kubeconfig}
-	run := func(stdin string, args ...string) {
-		t.Helper()
-		if out, err := k.Run(ctx, stdin, args...); err != nil {
-			t.Fatalf("kubectl %v: %v\n%s", args, err, out)
-		}
-	}
+	run := kubectlOrFail(t)
 	ns := fmt.Sprintf("hpa-%d", time.Now().UnixNano()%100000)
 	run("", "create", "namespace", ns)
 	stdout, _, _ := watch(t, "-o", "json", "-n", ns)

@@ -1,7 +1,6 @@
 package living
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubediff/kubediff/internal/scenario"
 	"github.com/kubediff/kubediff/internal/testenv"
 	"github.com/kubediff/kubediff/pkg/record"
 )
@@ -23,15 +21,7 @@ import (
 // controller's part; this holds kubediff to the real controller's order
 // and speed, without an audit trail.
 func TestNamespaceDeletionOnALivingCluster(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	k := scenario.Kubectl{Path: env.Kubectl, Kubeconfig: env.Kubeconfig}
-	run := func(stdin string, args ...string) {
-		t.Helper()
-		if out, err := k.Run(ctx, stdin, args...); err != nil {
-			t.Fatalf("kubectl %v: %v\n%s", args, err, out)
-		}
-	}
+	run := kubectlOrFail(t)
 	ns := fmt.Sprintf("gone-%d", time.Now().UnixNano()%100000)
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	pack := "rulePack: [namespace-deleted, secret-deleted, configmap-deleted, workload-deleted, networkpolicy-deleted]\n"
