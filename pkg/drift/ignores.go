@@ -210,12 +210,13 @@ func (a *Ignores) Forget(kind, namespace, name string) {
 	if a == nil {
 		return
 	}
+	if kind == "ConfigMap" && name != argoSettings {
+		return // every other ConfigMap's deletion: no lock taken
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if kind == "ConfigMap" {
-		if name == argoSettings {
-			delete(a.system, namespace)
-		}
+		delete(a.system, namespace)
 		return
 	}
 	delete(a.apps, keyOf(kind, namespace, name))
