@@ -512,6 +512,11 @@ func TestArgoCDSystemLevelIgnoreDifferences(t *testing.T) {
 			"metadata": map[string]any{"name": name, "namespace": "argocd"}, "data": data}}
 	}
 	ignores.Observe(cm("other", map[string]any{systemIgnorePrefix + "all": "jsonPointers: [/spec]"}))
+	elsewhere := cm(argoSettings, map[string]any{systemIgnorePrefix + "all": "jsonPointers: [/spec, /metadata]"})
+	elsewhere.SetNamespace("team-a") // whoever may write a ConfigMap there hides nothing of Argo CD's apps
+	ignores.Observe(elsewhere)
+	ignores.Observe(&unstructured.Unstructured{Object: map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+		"metadata": map[string]any{"name": "shop", "namespace": "argocd"}}})
 	settings := cm(argoSettings, map[string]any{
 		systemIgnorePrefix + "apps_Deployment": "jsonPointers:\n- /spec/replicas\n- spec/paused\nmanagedFieldsManagers:\n- rollouts-controller\n",
 		systemIgnorePrefix + "all":             "jsonpointers: [/metadata/labels/team]\njqPathExpressions: ['.x']",

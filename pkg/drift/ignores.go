@@ -28,6 +28,10 @@ type Ignores struct {
 	mu     sync.Mutex
 	apps   map[string][]ignoreRule // by "Kind:namespace/name" of the Application or HelmRelease
 	system map[string][]ignoreRule // Argo CD's system level, by the namespace of its argocd-cm
+	// homes are the namespaces holding an Application of each name:
+	// an object names its Application without one when it is in Argo
+	// CD's own namespace, whose argocd-cm then applies.
+	homes map[string]map[string]bool
 	said   map[string]bool         // the objects whose rules were logged about
 }
 
@@ -53,7 +57,7 @@ func NewIgnores(log *slog.Logger) *Ignores {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Ignores{log: log, apps: map[string][]ignoreRule{}, system: map[string][]ignoreRule{}, said: map[string]bool{}}
+	return &Ignores{log: log, apps: map[string][]ignoreRule{}, system: map[string][]ignoreRule{}, homes: map[string]map[string]bool{}, said: map[string]bool{}}
 }
 
 // Observe reads an Application's ignoreDifferences, a HelmRelease's
@@ -102,6 +106,12 @@ func (a *Ignores) keep(obj *unstructured.Unstructured, rules []ignoreRule, probl
 		book, at = a.system, obj.GetNamespace()
 	}
 	a.mu.Lock()
+	if obj.GetKind() == "Application" {
+		if a.homes[obj.GetName()] == nil {
+			a.homes[obj.GetName()] = map[string]bool{}
+		}
+		a.homes[obj.GetName()][obj.GetNamespace()] = true
+	}
 	if len(rules) == 0 {
 		delete(book, at)
 	} else {
@@ -219,6 +229,12 @@ func (a *Ignores) Forget(kind, namespace, name string) {
 		delete(a.system, namespace)
 		return
 	}
+	if kind == "Application" {
+		delete(a.homes[name], namespace)
+		if len(a.homes[name]) == 0 {
+			delete(a.homes, name)
+		}
+	}
 	delete(a.apps, keyOf(kind, namespace, name))
 }
 
@@ -272,22 +288,25 @@ func (a *Ignores) rulesOf(o owner) []ignoreRule {
 }
 
 // systemRulesFor are the system-level rules of the Argo CD owning o's
-// object: those of the argocd-cm in its Application's namespace, else of
-// the only argocd-cm there is. The caller holds mu.
+// object: those of the argocd-cm in its Application's namespace (for an
+// object naming its Application without one, where the only Application
+// of that name is). Never another namespace's: whoever may create a
+// ConfigMap named argocd-cm in their own namespace must not hide drift
+// elsewhere. The caller holds mu.
 func (a *Ignores) systemRulesFor(o owner) []ignoreRule {
 	if o.tool != record.ToolArgoCD {
 		return nil
 	}
-	if rules, ok := a.system[o.namespace]; ok && o.namespace != "" {
-		return rules
+	namespace := o.namespace
+	if namespace == "" {
+		if len(a.homes[o.name]) != 1 {
+			return nil
+		}
+		for home := range a.homes[o.name] {
+			namespace = home
+		}
 	}
-	if len(a.system) != 1 {
-		return nil
-	}
-	for _, rules := range a.system {
-		return rules
-	}
-	return nil
+	return a.system[namespace]
 }
 
 // selects says whether r applies to rec's object: its group and kind,
