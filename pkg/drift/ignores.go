@@ -32,7 +32,7 @@ type Ignores struct {
 	// an object names its Application without one when it is in Argo
 	// CD's own namespace, whose argocd-cm then applies.
 	homes map[string]map[string]bool
-	said   map[string]bool         // the objects whose rules were logged about
+	said  map[string]bool // the objects whose rules were logged about
 }
 
 const (
