@@ -31,16 +31,19 @@ const maxValueSize = 2 * 3 << 20
 // when they say false the rule does not match, as CEL's && says whatever
 // the other conjuncts would; otherwise the whole rule runs tracked.
 //
-// A rule that reads only the record (not object or oldObject) costs what
-// the record's sizes make it cost; most records are small (see
-// smallRecord), and on a small record such a rule runs untracked when its
-// worst case on a small record is within the limit.
+// A rule costs what the sizes of what it reads make it cost; most records
+// and most objects are small (see smallRecord and smallObject), and on
+// small ones a rule runs untracked when its worst case on small values
+// is within the limit: a rule that reads the objects only when they are
+// small too. A rule that reads record.rbac never does: the permissions
+// are computed from the objects, and are not bounded by their sizes.
 type plan struct {
-	prefilter prefilter
-	objects   objectFilter
-	program   cel.Program // tracked unless cheap
-	guard     cel.Program // nil: none
-	small     cel.Program // untracked, for a small record; nil: none
+	prefilter    prefilter
+	objects      objectFilter
+	program      cel.Program // tracked unless cheap
+	guard        cel.Program // nil: none
+	small        cel.Program // untracked, for small values; nil: none
+	readsObjects bool        // small needs the objects small too
 }
 
 // eval evaluates the rule on act.
@@ -51,7 +54,7 @@ func (p plan) eval(act *activation) (any, error) {
 		}
 	}
 	prg := p.program
-	if p.small != nil && act.small() {
+	if p.small != nil && act.small(p.readsObjects) {
 		prg = p.small
 	}
 	out, _, err := prg.Eval(act)
@@ -75,8 +78,9 @@ func newPlan(env *cel.Env, checked *cel.Ast) (plan, error) {
 	if err != nil {
 		return plan{}, err
 	}
-	p := plan{prefilter: prefilterOf(checked), objects: objectFilterOf(checked.NativeRep().Expr()), program: prg, guard: guardOf(env, checked)}
-	if readsOnlyRecord(checked) && cheapOn(env, checked, smallSizes{}) {
+	p := plan{prefilter: prefilterOf(checked), objects: objectFilterOf(checked.NativeRep().Expr()), program: prg, guard: guardOf(env, checked),
+		readsObjects: readsObjects(checked)}
+	if !readsRBAC(checked) && cheapOn(env, checked, smallSizes{}) {
 		if p.small, err = env.Program(checked, untrackedOptions()...); err != nil {
 			return plan{}, err
 		}
@@ -84,23 +88,27 @@ func newPlan(env *cel.Env, checked *cel.Ast) (plan, error) {
 	return p, nil
 }
 
-// readsOnlyRecord says whether checked reads no object's state, nor
-// record.rbac, which is computed from the states and is not bounded by
-// the record's sizes (a few rules of long lists grant thousands of
-// permissions).
-func readsOnlyRecord(checked *cel.Ast) bool {
+// readsObjects says whether checked reads object or oldObject.
+func readsObjects(checked *cel.Ast) bool {
 	for _, ref := range checked.NativeRep().ReferenceMap() {
 		if ref.Name == "object" || ref.Name == "oldObject" {
-			return false
+			return true
 		}
 	}
+	return false
+}
+
+// readsRBAC says whether checked reads record.rbac, which is computed
+// from the states and is not bounded by their sizes (a few rules of long
+// lists grant thousands of permissions).
+func readsRBAC(checked *cel.Ast) bool {
 	rbac := false
 	ast.PreOrderVisit(checked.NativeRep().Expr(), ast.NewExprVisitor(func(e ast.Expr) {
 		if e.Kind() == ast.SelectKind && e.AsSelect().FieldName() == "rbac" {
 			rbac = true
 		}
 	}))
-	return !rbac
+	return rbac
 }
 
 // guardOf compiles the cheap conjuncts of checked, untracked; nil when
@@ -244,6 +252,15 @@ func smallRecord(c *record.Change) bool {
 		}
 	}
 	return true
+}
+
+// smallObject says whether every string of an object's state (keys
+// included) is at most smallString bytes and every list and map at most
+// smallEntries long; nil is small. Objects of more than smallWalk values
+// are not.
+func smallObject(obj map[string]any) bool {
+	budget := smallWalk
+	return obj == nil || smallValue(obj, &budget)
 }
 
 // smallValue says whether v is small, spending budget on the values it

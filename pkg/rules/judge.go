@@ -56,7 +56,7 @@ func (s *Set) Judge(in Input) Verdict {
 		}
 		if act == nil {
 			// Made of CEL values once for every rule, not by each rule that reads them.
-			act = &activation{change: in.Record, recordVal: &lazyRecord{c: in.Record, old: in.OldObject, new: in.Object},
+			act = &activation{in: &in, change: in.Record, recordVal: &lazyRecord{c: in.Record, old: in.OldObject, new: in.Object},
 				object: adapt(in.Object), oldObject: adapt(in.OldObject)}
 		}
 		out, err := r.plan.eval(act)
@@ -151,22 +151,36 @@ type failFlag struct{ atomic.Bool }
 
 // activation resolves the rules' three variables without a map.
 type activation struct {
+	in                *Input
 	change            *record.Change // for summaries
 	recordVal         ref.Val
 	object, oldObject ref.Val
-	smallness         int8 // smallRecord: 0 unknown yet, 1 small, -1 not
+	// smallRecord and smallObject of both states: 0 unknown yet, 1
+	// small, -1 not.
+	recordSmall, objectsSmall int8
 }
 
-// small says whether the record is small (smallRecord), looked at once
-// and only when a rule asks.
-func (a *activation) small() bool {
-	if a.smallness == 0 {
-		a.smallness = -1
-		if smallRecord(a.change) {
-			a.smallness = 1
-		}
+// small says whether the record is small (smallRecord), and with
+// objects whether both objects are too (smallObject), each looked at
+// once and only when a rule asks.
+func (a *activation) small(objects bool) bool {
+	if a.recordSmall == 0 {
+		a.recordSmall = smallness(smallRecord(a.change))
 	}
-	return a.smallness > 0
+	if a.recordSmall < 0 || !objects {
+		return a.recordSmall > 0
+	}
+	if a.objectsSmall == 0 {
+		a.objectsSmall = smallness(smallObject(a.in.Object) && smallObject(a.in.OldObject))
+	}
+	return a.objectsSmall > 0
+}
+
+func smallness(small bool) int8 {
+	if small {
+		return 1
+	}
+	return -1
 }
 
 func (a *activation) ResolveName(name string) (any, bool) {

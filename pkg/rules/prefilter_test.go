@@ -56,7 +56,7 @@ func TestThePrefilterSkipsOnlyRulesThatWouldNotMatch(t *testing.T) {
 	for _, c := range records {
 		got := set.Judge(Input{Record: c}).Rules
 		var want []string
-		act := &activation{change: c, recordVal: celRecord(c, nil, nil), object: types.NullValue, oldObject: types.NullValue}
+		act := &activation{in: &Input{Record: c}, change: c, recordVal: celRecord(c, nil, nil), object: types.NullValue, oldObject: types.NullValue}
 		for _, r := range set.rules {
 			if out, err := r.plan.eval(act); err == nil && out == types.True {
 				want = append(want, r.Name)
@@ -115,7 +115,7 @@ func TestTheObjectFilterSkipsOnlyRulesThatWouldNotMatch(t *testing.T) {
 		in.Record = &record.Change{Type: record.Updated, Kind: "ConfigMap"}
 		got := set.Judge(in).Rules
 		var want []string
-		act := &activation{change: in.Record, recordVal: celRecord(in.Record, nil, nil), object: adapt(in.Object), oldObject: adapt(in.OldObject)}
+		act := &activation{in: &in, change: in.Record, recordVal: celRecord(in.Record, nil, nil), object: adapt(in.Object), oldObject: adapt(in.OldObject)}
 		for _, r := range set.rules {
 			if out, err := r.plan.eval(act); err == nil && out == types.True {
 				want = append(want, r.Name)

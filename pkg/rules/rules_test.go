@@ -341,3 +341,30 @@ func TestARuleReadsTheRelease(t *testing.T) {
 		t.Errorf("a record of no release matched: %+v", v)
 	}
 }
+
+// A rule that reads the objects runs without CEL's cost tracking when
+// the record and both objects are small (its worst case on small values
+// is within the limit), and tracked, stopped at the limit, when an
+// object has a string too long to say so.
+func TestARuleOnSmallObjectsRunsUntrackedAndALongStringIsStillBounded(t *testing.T) {
+	set, err := Compile([]Spec{{Name: "unsafe-value",
+		When: `has(object.data) && object.data.exists(k, object.data[k].contains("unsafe-mode"))`}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.rules[0].plan.small == nil || !set.rules[0].plan.readsObjects {
+		t.Fatal("no untracked plan for small objects")
+	}
+	var told []string
+	set.OnError = func(rule string, err error, healed bool) { told = append(told, fmt.Sprint(err)) }
+	rec := &record.Change{Type: record.Updated, Kind: "ConfigMap", APIVersion: "v1"}
+	small := map[string]any{"data": map[string]any{"a": "x", "b": "unsafe-mode=on"}}
+	if v := set.Judge(Input{Record: rec, Object: small, OldObject: small}); !slices.Equal(v.Rules, []string{"unsafe-value"}) {
+		t.Fatalf("small object: %+v", v)
+	}
+	long := strings.Repeat("a", 2<<20)
+	big := map[string]any{"data": map[string]any{"a": long, "b": long, "c": long, "d": long, "e": long + "unsafe-mode"}}
+	if v := set.Judge(Input{Record: rec, Object: big, OldObject: small}); len(v.Rules) != 0 || len(told) != 1 || !strings.Contains(told[0], "cost limit") {
+		t.Fatalf("long strings: verdict %+v, told %q; want the cost limit", v, told)
+	}
+}
