@@ -49,6 +49,7 @@ func (v *variants) Set(s string) error {
 // figures are one process's measures over the rounds (one value a round).
 type figures struct {
 	cpu, p50, p99, rss  []float64 // CPU-s per 1,000 updates; ms; MB after the updates
+	anon                []float64 // MB of the RSS that is private (RssAnon): not the binary's pages
 	sync, syncCPU, peak []float64 // kubediff only: start to synced (s, CPU-s), VmHWM (MB)
 	idleRSS             float64   // MB after the last round's idle wait (0: none)
 }
@@ -162,6 +163,7 @@ func (b *bench) compareRound(vs variants, n int, idle time.Duration, got map[str
 		f := figuresOf(got, name)
 		f.cpu = append(f.cpu, (cpuSeconds([]int{pid})-before[name])/float64(n)*1000)
 		f.rss = append(f.rss, mb(procStatus(pid, "VmRSS")))
+		f.anon = append(f.anon, mb(procStatus(pid, "RssAnon")))
 	}
 	if idle > 0 {
 		step(fmt.Sprintf("idle for %s", idle))
@@ -275,7 +277,7 @@ func printMedians(names []string, got map[string]*figures, ref string) {
 		}
 	}
 	fmt.Printf("medians over %d rounds; CPU-s per 1,000 updates and its ratio to %s\n", len(got[ref].cpu), strings.Join(refs, ", "))
-	fmt.Printf("  %-24s %6s %-22s %9s %9s %8s %8s %s\n", "process", "CPU", "ratios", "p50 ms", "p99 ms", "RSS MB", "idle MB", "synced (s, CPU-s, peak MB)")
+	fmt.Printf("  %-24s %6s %-22s %9s %9s %8s %8s %8s %s\n", "process", "CPU", "ratios", "p50 ms", "p99 ms", "RSS MB", "private", "idle MB", "synced (s, CPU-s, peak MB)")
 	for _, name := range names {
 		f := got[name]
 		var ratios []string
@@ -286,8 +288,8 @@ func printMedians(names []string, got map[string]*figures, ref string) {
 		if len(f.sync) > 0 {
 			synced = fmt.Sprintf("%.2f, %.2f, %.1f", median(f.sync), median(f.syncCPU), median(f.peak))
 		}
-		fmt.Printf("  %-24s %6.3f %-22s %9s %9s %8.1f %8s %s\n", name, median(f.cpu), strings.Join(ratios, " "),
-			orDash(f.p50), orDash(f.p99), median(f.rss), idleOrDash(f.idleRSS), synced)
+		fmt.Printf("  %-24s %6.3f %-22s %9s %9s %8.1f %8.1f %8s %s\n", name, median(f.cpu), strings.Join(ratios, " "),
+			orDash(f.p50), orDash(f.p99), median(f.rss), median(f.anon), idleOrDash(f.idleRSS), synced)
 	}
 }
 
