@@ -52,7 +52,10 @@ type options struct {
 	variants variants
 	rounds   int
 	peers    bool
-	idle     time.Duration // after the last round, RSS again after this long idle
+	// noPeers skips the full mode's phase beside kubectl get -w and
+	// kubewatch (-scale-peers=false).
+	noPeers bool
+	idle    time.Duration // after the last round, RSS again after this long idle
 	// Types mode: CRDs, idle minutes watching them, namespaces of a glob.
 	types, idleMinutes, globNamespaces int
 	// fleet is -fleet: ConfigMaps in each of two clusters (fleet.go).
@@ -72,6 +75,7 @@ func main() {
 	quick := flag.Bool("quick", false, "quick mode: under two minutes")
 	scale := flag.Bool("scale", false, "scale mode: 300,000 objects over 100 namespaces, 500 updates/s for 60 s, then as fast as the server takes them (about 20 minutes)")
 	scaleObjects := flag.Int("scale-objects", 300000, "with -scale, how many objects (ConfigMaps and 1,000 Deployments)")
+	scalePeers := flag.Bool("scale-peers", true, "with -scale, run kubectl get -w and kubewatch beside kubediff (at 1,000,000 objects they and the API server need more than 24 GiB)")
 	flag.IntVar(&o.small, "small", 2000, "ConfigMaps at the first memory point")
 	flag.IntVar(&o.large, "large", 10000, "ConfigMaps at the second memory point")
 	flag.IntVar(&o.namespaces, "namespaces", 10, "namespaces the objects are spread over")
@@ -106,6 +110,7 @@ func main() {
 		o.namespaces, o.deployments = 100, 1000
 		o.small, o.large = *scaleObjects/2, *scaleObjects-o.deployments
 		o.updates, o.rate, o.burst, o.sideUpdates = 30000, 500, 10000, 10000
+		o.noPeers = !*scalePeers
 	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -205,7 +210,12 @@ func run(o options) error {
 			b.kd.stop()
 		}
 	}()
-	phases := []func() error{b.emptyCluster, b.populate, b.withObjects, b.idle, b.paced, b.besidePeers, b.burst, b.besidePlain, b.besideState}
+	phases := []func() error{b.emptyCluster, b.populate, b.withObjects, b.idle, b.paced}
+	if !o.noPeers {
+		phases = append(phases, b.besidePeers)
+	}
+	phases = append(phases, b.burst, b.besidePlain, b.besideState)
+	full := !o.compare && o.types == 0 && o.fleet == 0 && o.historyQueries == 0
 	if o.compare {
 		phases = []func() error{b.createObjects, b.compare}
 	}
@@ -219,16 +229,32 @@ func run(o options) error {
 		phases = []func() error{b.createObjects, b.historyLoad}
 	}
 	for _, phase := range phases {
-		if err := phase(); err != nil {
+		err := phase()
+		if full && err != nil {
+			// What the phases before measured is kept: a run of an hour
+			// that fails in its last phase still says what it saw.
+			printTable(os.Stdout, b.res)
+			_ = b.writeResults()
+		}
+		if err != nil {
 			return err
 		}
+		if full {
+			if err := b.writeResults(); err != nil {
+				return err
+			}
+		}
 	}
-	if o.compare || o.types > 0 || o.fleet > 0 || o.historyQueries > 0 {
-		return nil
+	if full {
+		printTable(os.Stdout, b.res)
 	}
-	printTable(os.Stdout, b.res)
+	return nil
+}
+
+// writeResults writes what the full mode measured so far to -out.
+func (b *bench) writeResults() error {
 	data, _ := json.MarshalIndent(b.res, "", "  ")
-	return os.WriteFile(o.out, append(data, '\n'), 0o644)
+	return os.WriteFile(b.o.out, append(data, '\n'), 0o644)
 }
 
 // bench is one run's shared parts: the control plane, the namespaces, the
