@@ -51,11 +51,9 @@ func loadKeys(t testing.TB) recordedKeys {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var doc map[string]any
-		if err := json.Unmarshal(data, &doc); err != nil {
+		if keys[gv], err = listkeys.FromOpenAPI(data, gv); err != nil {
 			t.Fatal(err)
 		}
-		keys[gv] = listkeys.FromOpenAPI(doc, gv)
 	}
 	return keys
 }
