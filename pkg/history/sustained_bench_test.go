@@ -64,21 +64,8 @@ func sustain(b *testing.B, policy history.Policy, objects, flushes, perFlush int
 	var run sustained
 	for f := range flushes {
 		at := t0.Add(time.Duration(f) * time.Second)
-		updates := make([]changegen.Update, perFlush)
-		entries := make([]journal.Entry, perFlush)
-		for i := range updates {
-			var err error
-			if updates[i], err = m.update(at); err != nil {
-				b.Fatal(err)
-			}
-			entries[i] = updates[i].Entry
-		}
-		err := db.Update(func(tx *bolt.Tx) error {
-			if err := putStates(tx.Bucket(stateBucket), updates); err != nil {
-				return err
-			}
-			return history.Write(tx, entries, policy, at)
-		})
+		updates := m.updates(b, at, perFlush)
+		err := db.Update(func(tx *bolt.Tx) error { return flushUpdates(tx, updates, policy, at) })
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -124,6 +111,31 @@ func firstList(tx *bolt.Tx, m *mix) error {
 
 // putStates writes the objects' states as the store encodes them:
 // uid \n resourceVersion \n JSON.
+// updates makes n updates at at.
+func (m *mix) updates(b *testing.B, at time.Time, n int) []changegen.Update {
+	updates := make([]changegen.Update, n)
+	for i := range updates {
+		var err error
+		if updates[i], err = m.update(at); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return updates
+}
+
+// flushUpdates writes updates' states and keeps their records, as the
+// state store's flush does.
+func flushUpdates(tx *bolt.Tx, updates []changegen.Update, policy history.Policy, at time.Time) error {
+	if err := putStates(tx.Bucket(stateBucket), updates); err != nil {
+		return err
+	}
+	entries := make([]journal.Entry, len(updates))
+	for i, u := range updates {
+		entries[i] = u.Entry
+	}
+	return history.Write(tx, entries, policy, at)
+}
+
 func putStates(bucket *bolt.Bucket, updates []changegen.Update) error {
 	for _, u := range updates {
 		v := fmt.Appendf(nil, "%s\n%s\n%s", u.UID, u.ResourceVersion, u.Raw)

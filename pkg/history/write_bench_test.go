@@ -7,9 +7,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/kubediff/kubediff/internal/changegen"
 	"github.com/kubediff/kubediff/pkg/history"
-	"github.com/kubediff/kubediff/pkg/journal"
 )
 
 // BenchmarkWritePerChange is the history's CPU per kept change as the
@@ -32,22 +30,9 @@ func BenchmarkWritePerChange(b *testing.B) {
 	at := t0
 	flush := func(n int) {
 		at = at.Add(time.Second)
-		updates := make([]changegen.Update, n)
-		entries := make([]journal.Entry, n)
-		for i := range updates {
-			var err error
-			if updates[i], err = m.update(at); err != nil {
-				b.Fatal(err)
-			}
-			entries[i] = updates[i].Entry
-		}
+		updates := m.updates(b, at, n)
 		b.StartTimer()
-		err := db.Update(func(tx *bolt.Tx) error {
-			if err := putStates(tx.Bucket(stateBucket), updates); err != nil {
-				return err
-			}
-			return history.Write(tx, entries, policy, at)
-		})
+		err := db.Update(func(tx *bolt.Tx) error { return flushUpdates(tx, updates, policy, at) })
 		b.StopTimer()
 		if err != nil {
 			b.Fatal(err)
