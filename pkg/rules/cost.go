@@ -191,33 +191,43 @@ func (boundedSizes) EstimateCallCost(string, string, *checker.AstNode, []checker
 	return nil
 }
 
-// The sizes of a small record: strings of at most smallString bytes (a
-// record cuts a value's string over 4 KiB to an excerpt), lists and maps
-// of at most smallEntries.
+// The sizes of a small record and small objects: the record's strings
+// of at most smallString bytes (a record cuts a value's string over 4 KiB
+// to an excerpt), lists and maps of at most smallEntries. A value whose
+// type the rule cannot know (an object's fields, a change's from and to)
+// is estimated at smallDyn whatever it is, a string's bytes or a list's
+// entries, so such values are small when their strings are at most
+// smallDyn bytes and their lists and maps at most smallEntries long.
 const (
 	smallString  = 8 << 10
 	smallEntries = 256
+	smallDyn     = 1 << 10
 	// smallWalk bounds the values smallRecord looks at: a record with
 	// more is not small.
 	smallWalk = 4096
 )
 
-// smallSizes bounds sizes as a small record has them.
+// smallSizes bounds sizes as small values have them.
 type smallSizes struct{}
 
 func (smallSizes) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
-	if n.Type() != nil && n.Type().Kind() == types.StringKind {
-		return &checker.SizeEstimate{Min: 0, Max: smallString}
+	if t := n.Type(); t != nil {
+		switch t.Kind() {
+		case types.StringKind, types.BytesKind:
+			return &checker.SizeEstimate{Min: 0, Max: smallString}
+		case types.ListKind, types.MapKind:
+			return &checker.SizeEstimate{Min: 0, Max: smallEntries}
+		}
 	}
-	return &checker.SizeEstimate{Min: 0, Max: smallEntries}
+	return &checker.SizeEstimate{Min: 0, Max: smallDyn}
 }
 func (smallSizes) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
 	return nil
 }
 
 // smallRecord says whether every string of c is at most smallString
-// bytes and every list and map at most smallEntries long, values of the
-// changes included.
+// bytes and every list and map at most smallEntries long, and the
+// changes' values small (smallValue).
 func smallRecord(c *record.Change) bool {
 	budget := smallWalk
 	strs := []string{c.Type, c.APIVersion, c.Kind, c.Resource, c.Namespace, c.Name, c.UID, c.ResourceVersion, c.Changed}
@@ -254,30 +264,29 @@ func smallRecord(c *record.Change) bool {
 	return true
 }
 
-// smallObject says whether every string of an object's state (keys
-// included) is at most smallString bytes and every list and map at most
-// smallEntries long; nil is small. Objects of more than smallWalk values
-// are not.
+// smallObject says whether an object's state is a small value
+// (smallValue); nil is. Objects of more than smallWalk values are not.
 func smallObject(obj map[string]any) bool {
 	budget := smallWalk
 	return obj == nil || smallValue(obj, &budget)
 }
 
-// smallValue says whether v is small, spending budget on the values it
-// looks at.
+// smallValue says whether v, a value of unknown type, is small: its
+// strings (map keys included) at most smallDyn bytes, its lists and maps
+// at most smallEntries long. It spends budget on the values it looks at.
 func smallValue(v any, budget *int) bool {
 	if *budget--; *budget < 0 {
 		return false
 	}
 	switch v := v.(type) {
 	case string:
-		return len(v) <= smallString
+		return len(v) <= smallDyn
 	case map[string]any:
 		if len(v) > smallEntries {
 			return false
 		}
 		for k, e := range v {
-			if len(k) > smallString || !smallValue(e, budget) {
+			if len(k) > smallDyn || !smallValue(e, budget) {
 				return false
 			}
 		}

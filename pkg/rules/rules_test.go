@@ -362,6 +362,17 @@ func TestARuleOnSmallObjectsRunsUntrackedAndALongStringIsStillBounded(t *testing
 	if v := set.Judge(Input{Record: rec, Object: small, OldObject: small}); !slices.Equal(v.Rules, []string{"unsafe-value"}) {
 		t.Fatalf("small object: %+v", v)
 	}
+	// A value of unknown type is estimated as small at 1 KiB: an object
+	// with a longer string is not small, whatever its size.
+	for _, c := range []struct {
+		value string
+		small bool
+	}{{strings.Repeat("a", 1<<10), true}, {strings.Repeat("a", 1<<10+1), false}} {
+		act := &activation{in: &Input{Record: rec, Object: map[string]any{"data": map[string]any{"a": c.value}}}, change: rec}
+		if got := act.small(true); got != c.small {
+			t.Errorf("a %d-byte value: small %v, want %v", len(c.value), got, c.small)
+		}
+	}
 	long := strings.Repeat("a", 2<<20)
 	big := map[string]any{"data": map[string]any{"a": long, "b": long, "c": long, "d": long, "e": long + "unsafe-mode"}}
 	if v := set.Judge(Input{Record: rec, Object: big, OldObject: small}); len(v.Rules) != 0 || len(told) != 1 || !strings.Contains(told[0], "cost limit") {
