@@ -226,33 +226,13 @@ func (smallSizes) EstimateCallCost(string, string, *checker.AstNode, []checker.A
 }
 
 // smallRecord says whether every string of c is at most smallString
-// bytes and every list and map at most smallEntries long, and the
-// changes' values small (smallValue).
+// bytes, every list and map at most smallEntries long, and the values of
+// its changes and its drift small (smallValue). It looks at every field
+// a rule can read but rbac, which no untracked plan reads.
 func smallRecord(c *record.Change) bool {
-	budget := smallWalk
-	strs := []string{c.Type, c.APIVersion, c.Kind, c.Resource, c.Namespace, c.Name, c.UID, c.ResourceVersion, c.Changed}
-	if c.Manager != nil {
-		strs = append(strs, c.Manager.Name, c.Manager.Operation, c.Manager.Subresource, c.Manager.Time)
-	}
-	if c.User != nil {
-		strs = append(strs, c.User.Name)
-		strs = append(strs, c.User.Groups...)
-		if len(c.User.Groups) > smallEntries {
-			return false
-		}
-	}
-	if r := c.Release; r != nil {
-		strs = append(strs, r.Tool, r.Kind, r.Namespace, r.Name, r.Status, r.Chart, r.AppVersion, r.GitRevision, r.StartedAt, r.FinishedAt)
-	}
-	for k, v := range c.Labels {
-		strs = append(strs, k, v)
-	}
-	if len(c.Labels) > smallEntries || len(c.Changes) > smallEntries {
-		return false
-	}
-	for _, fc := range c.Changes {
-		strs = append(strs, fc.Op, fc.Path, fc.Field)
-		if !smallValue(fc.From, &budget) || !smallValue(fc.To, &budget) {
+	strs, lengths := recordStrings(c)
+	for _, n := range lengths {
+		if n > smallEntries {
 			return false
 		}
 	}
@@ -261,7 +241,61 @@ func smallRecord(c *record.Change) bool {
 			return false
 		}
 	}
+	budget := smallWalk
+	for _, fc := range c.Changes {
+		if !smallValue(fc.From, &budget) || !smallValue(fc.To, &budget) {
+			return false
+		}
+	}
+	if g := c.GitOps; g != nil {
+		for _, d := range g.Drift {
+			if !smallValue(d.Declared, &budget) || !smallValue(d.Before, &budget) || !smallValue(d.Now, &budget) {
+				return false
+			}
+		}
+	}
 	return true
+}
+
+// recordStrings are the strings of c a rule can read, and the lengths of
+// its lists and maps.
+func recordStrings(c *record.Change) (strs []string, lengths []int) {
+	strs = []string{c.Type, c.APIVersion, c.Kind, c.Resource, c.Namespace, c.Name, c.UID, c.ResourceVersion, c.Changed}
+	strs = append(strs, c.Access...)
+	lengths = []int{len(c.Access), len(c.Labels), len(c.Changes)}
+	if o := c.Owner; o != nil {
+		strs = append(strs, o.Kind, o.Name)
+	}
+	if cl := c.Cluster; cl != nil {
+		strs = append(strs, cl.Name, cl.ID)
+	}
+	if m := c.Manager; m != nil {
+		strs = append(strs, m.Name, m.Operation, m.Subresource, m.Time)
+	}
+	if u := c.User; u != nil {
+		strs = append(append(strs, u.Name), u.Groups...)
+		lengths = append(lengths, len(u.Groups))
+		if sa := u.ServiceAccount; sa != nil {
+			strs = append(strs, sa.Namespace, sa.Name)
+		}
+	}
+	if r := c.Release; r != nil {
+		strs = append(strs, r.Tool, r.Kind, r.Namespace, r.Name, r.Status, r.Chart, r.AppVersion, r.GitRevision, r.StartedAt, r.FinishedAt)
+	}
+	if g := c.GitOps; g != nil {
+		strs = append(strs, g.Via, g.Tool, g.Kind, g.Namespace, g.Name, g.DeclaredFrom, g.Reverts)
+		lengths = append(lengths, len(g.Drift))
+		for _, d := range g.Drift {
+			strs = append(strs, d.Path, d.Field)
+		}
+	}
+	for k, v := range c.Labels {
+		strs = append(strs, k, v)
+	}
+	for _, fc := range c.Changes {
+		strs = append(strs, fc.Op, fc.Path, fc.Field)
+	}
+	return strs, lengths
 }
 
 // smallObject says whether an object's state is a small value

@@ -373,9 +373,37 @@ func TestARuleOnSmallObjectsRunsUntrackedAndALongStringIsStillBounded(t *testing
 			t.Errorf("a %d-byte value: small %v, want %v", len(c.value), got, c.small)
 		}
 	}
+	// Six values of 2 MiB without the needle: each one's contains costs a
+	// fifth of the limit, and all six are read whatever the map's order.
 	long := strings.Repeat("a", 2<<20)
-	big := map[string]any{"data": map[string]any{"a": long, "b": long, "c": long, "d": long, "e": long + "unsafe-mode"}}
+	big := map[string]any{"data": map[string]any{"a": long, "b": long, "c": long, "d": long, "e": long, "f": long}}
 	if v := set.Judge(Input{Record: rec, Object: big, OldObject: small}); len(v.Rules) != 0 || len(told) != 1 || !strings.Contains(told[0], "cost limit") {
 		t.Fatalf("long strings: verdict %+v, told %q; want the cost limit", v, told)
+	}
+}
+
+// Every field of the record a rule can read counts toward its being
+// small: a drifted value or an access sentence too long makes it not.
+func TestEveryRecordFieldCountsTowardSmall(t *testing.T) {
+	base := func() *record.Change {
+		return &record.Change{Type: record.Updated, Kind: "Deployment", Name: "web", Access: []string{"may get pods"},
+			GitOps: &record.GitOps{Via: "argocd", Name: "shop", Drift: []record.DriftedField{{Path: "/spec/replicas", Declared: int64(3), Now: int64(0)}}},
+			Owner:  &record.Owner{Kind: "Rollout", Name: "web"}, Cluster: &record.Cluster{Name: "prod"}}
+	}
+	if !smallRecord(base()) {
+		t.Fatal("a small record is not small")
+	}
+	for name, grow := range map[string]func(c *record.Change){
+		"a drifted value of 2 KiB":    func(c *record.Change) { c.GitOps.Drift[0].Now = strings.Repeat("x", 2<<10) },
+		"300 drifted fields":          func(c *record.Change) { c.GitOps.Drift = make([]record.DriftedField, 300) },
+		"an access sentence of 9 KiB": func(c *record.Change) { c.Access = []string{strings.Repeat("x", 9<<10)} },
+		"an owner named with 9 KiB":   func(c *record.Change) { c.Owner.Name = strings.Repeat("x", 9<<10) },
+		"a change's value of 2 KiB":   func(c *record.Change) { c.Changes = []record.FieldChange{{To: strings.Repeat("x", 2<<10)}} },
+	} {
+		c := base()
+		grow(c)
+		if smallRecord(c) {
+			t.Errorf("%s: small", name)
+		}
 	}
 }
