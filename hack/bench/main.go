@@ -229,14 +229,13 @@ func run(o options) error {
 		phases = []func() error{b.createObjects, b.historyLoad}
 	}
 	for _, phase := range phases {
-		err := phase()
-		if full && err != nil {
-			// What the phases before measured is kept: a run of an hour
-			// that fails in its last phase still says what it saw.
-			printTable(os.Stdout, b.res)
-			_ = b.writeResults()
-		}
-		if err != nil {
+		if err := phase(); err != nil {
+			if full {
+				// What the phases before measured is kept: a run of an
+				// hour that fails in its last phase still says what it saw.
+				printTable(os.Stdout, b.res)
+				_ = b.writeResults()
+			}
 			return err
 		}
 		if full {
@@ -1145,24 +1144,34 @@ func printTable(w io.Writer, r Results) {
 		{fmt.Sprintf("RSS (private) per cached object (%d→%d ConfigMaps)", r.ConfigMapsSmall, r.ConfigMapsLarge), fmt.Sprintf("%.0f B (%.2fx raw JSON)", r.RSSPerObjectBytes, r.RSSPerObjectOverRaw)},
 		{"  --compress-cache=false", fmt.Sprintf("%.0f B (%.2fx raw JSON); synced in %.2f s", r.PlainRSSPerObjectBytes, r.PlainRSSPerObjectOverRaw, r.PlainSyncSeconds)},
 		{"records for objects existing at start", fmt.Sprint(r.RecordsAtStart)},
-		{"paced updates", fmt.Sprintf("%d at %.0f/s", r.Updates, r.AchievedRate)},
+		{"paced updates", ifMeasured(r.Updates > 0, "%d at %.0f/s", r.Updates, r.AchievedRate)},
 		{"kubediff CPU when idle", fmt.Sprintf("%.2f%% of a core", r.IdleCPUPercent)},
-		{"kubediff CPU per 1000 updates", fmt.Sprintf("%.3f s", r.KubediffCPUPer1000)},
-		{"beside the peers, CPU per 1000 updates", fmt.Sprintf("kubediff %.3f s, kubectl get -w %.3f s, kubewatch %.3f s", r.BesidePeersCPUPer1000, r.KubectlCPUPer1000, r.KubewatchCPUPer1000)},
-		{"  write→seen latency p50 / p99 in that phase", fmt.Sprintf("kubectl %.1f / %.1f ms, kubediff %.1f / %.1f ms", r.KubectlLatencyP50Ms, r.KubectlLatencyP99Ms, r.BesideKubectlP50Ms, r.BesideKubectlP99Ms)},
-		{"kube-apiserver+etcd CPU per 1000 updates", fmt.Sprintf("%.3f s", r.APIServerCPUPer1000)},
-		{"kubediff / control plane CPU", fmt.Sprintf("%.3f", r.CPURatio)},
-		{"write→emit latency p50 / p99 / max", fmt.Sprintf("%.1f / %.1f / %.1f ms", r.LatencyP50Ms, r.LatencyP99Ms, r.LatencyMaxMs)},
-		{"records lost", fmt.Sprint(r.Lost)},
-		{"burst updates", fmt.Sprintf("%d at %.0f/s, max latency %.0f ms, lost %d, peak RSS %.1f MB", r.BurstUpdates, r.BurstRate, r.BurstLatencyMaxMs, r.BurstLost, r.BurstPeakRSSMB)},
-		{"burst: kubediff CPU per 1000 updates", fmt.Sprintf("%.3f s (%.3f of the control plane's)", r.BurstKubediffCPUPer1000, r.BurstCPURatio)},
-		{"compressed cache: CPU per 1000 updates (side by side)", fmt.Sprintf("%.3f s, %.3f s plain (%.2fx)", r.PackedCPUPer1000, r.PlainCPUPer1000, r.PackedCPUPer1000/r.PlainCPUPer1000)},
-		{"compressed cache: RSS", fmt.Sprintf("%.1f MB, %.1f MB plain (%.2fx)", r.PackedRSSMB, r.PlainRSSMB, r.PackedRSSMB/r.PlainRSSMB)},
-		{fmt.Sprintf("state dir: CPU per 1000 updates (%d, side by side)", r.StateUpdates), fmt.Sprintf("%.3f s with, %.3f s without (%.2fx)", r.StateCPUPer1000, r.NoStateCPUPer1000, r.StateCPUPer1000/r.NoStateCPUPer1000)},
-		{"state dir: RSS", fmt.Sprintf("%.1f MB with, %.1f MB without (%.2fx); file %.1f MB; lost %d", r.StateRSSMB, r.NoStateRSSMB, r.StateRSSMB/r.NoStateRSSMB, r.StateFileMB, r.StateLost)},
-		{"state dir: restart", fmt.Sprintf("synced in %.2f s (first start %.2f s); %d records for %d changes made while down", r.StateRestartSeconds, r.StateSyncSeconds, r.StateRestartRecords, r.StateRestartChanges)},
+		{"kubediff CPU per 1000 updates", ifMeasured(r.Updates > 0, "%.3f s", r.KubediffCPUPer1000)},
+		{"beside the peers, CPU per 1000 updates", ifMeasured(r.BesidePeersCPUPer1000 > 0, "kubediff %.3f s, kubectl get -w %.3f s, kubewatch %.3f s", r.BesidePeersCPUPer1000, r.KubectlCPUPer1000, r.KubewatchCPUPer1000)},
+		{"  write→seen latency p50 / p99 in that phase", ifMeasured(r.BesidePeersCPUPer1000 > 0, "kubectl %.1f / %.1f ms, kubediff %.1f / %.1f ms", r.KubectlLatencyP50Ms, r.KubectlLatencyP99Ms, r.BesideKubectlP50Ms, r.BesideKubectlP99Ms)},
+		{"kube-apiserver+etcd CPU per 1000 updates", ifMeasured(r.Updates > 0, "%.3f s", r.APIServerCPUPer1000)},
+		{"kubediff / control plane CPU", ifMeasured(r.Updates > 0, "%.3f", r.CPURatio)},
+		{"write→emit latency p50 / p99 / max", ifMeasured(r.Updates > 0, "%.1f / %.1f / %.1f ms", r.LatencyP50Ms, r.LatencyP99Ms, r.LatencyMaxMs)},
+		{"records lost", ifMeasured(r.Updates > 0, "%d", r.Lost)},
+		{"burst updates", ifMeasured(r.BurstUpdates > 0, "%d at %.0f/s, max latency %.0f ms, lost %d, peak RSS %.1f MB", r.BurstUpdates, r.BurstRate, r.BurstLatencyMaxMs, r.BurstLost, r.BurstPeakRSSMB)},
+		{"burst: kubediff CPU per 1000 updates", ifMeasured(r.BurstUpdates > 0, "%.3f s (%.3f of the control plane's)", r.BurstKubediffCPUPer1000, r.BurstCPURatio)},
+		{"compressed cache: CPU per 1000 updates (side by side)", ifMeasured(r.PlainCPUPer1000 > 0, "%.3f s, %.3f s plain (%.2fx)", r.PackedCPUPer1000, r.PlainCPUPer1000, r.PackedCPUPer1000/r.PlainCPUPer1000)},
+		{"compressed cache: RSS", ifMeasured(r.PlainRSSMB > 0, "%.1f MB, %.1f MB plain (%.2fx)", r.PackedRSSMB, r.PlainRSSMB, r.PackedRSSMB/r.PlainRSSMB)},
+		{fmt.Sprintf("state dir: CPU per 1000 updates (%d, side by side)", r.StateUpdates), ifMeasured(r.NoStateCPUPer1000 > 0, "%.3f s with, %.3f s without (%.2fx)", r.StateCPUPer1000, r.NoStateCPUPer1000, r.StateCPUPer1000/r.NoStateCPUPer1000)},
+		{"state dir: RSS", ifMeasured(r.NoStateRSSMB > 0, "%.1f MB with, %.1f MB without (%.2fx); file %.1f MB; lost %d", r.StateRSSMB, r.NoStateRSSMB, r.StateRSSMB/r.NoStateRSSMB, r.StateFileMB, r.StateLost)},
+		{"state dir: restart", ifMeasured(r.StateRestartSeconds > 0, "synced in %.2f s (first start %.2f s); %d records for %d changes made while down", r.StateRestartSeconds, r.StateSyncSeconds, r.StateRestartRecords, r.StateRestartChanges)},
 	}
 	for _, row := range rows {
 		fmt.Fprintf(w, "%-54s %s\n", row[0], row[1])
 	}
+}
+
+// ifMeasured formats a row's figures, or says they were not measured (a
+// phase left out, or one after the phase that failed): never zeros that
+// read as figures.
+func ifMeasured(measured bool, format string, args ...any) string {
+	if !measured {
+		return "not measured"
+	}
+	return fmt.Sprintf(format, args...)
 }
